@@ -1,0 +1,40 @@
+"""Scene definitions and their registry (DESIGN.md: scene names are part of the public contract).
+
+A scene is a name, its parameters and a `build(params) -> World`; every build is deterministic
+for given parameters (random placement and colours come from the `seed` parameter).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from solver.params import Param, ParamError, resolve
+from solver.world import World
+
+from . import seed
+
+
+@dataclass(frozen=True)
+class Scene:
+    name: str
+    description: str
+    build_world: Callable[[dict], World]
+    params: tuple[Param, ...] = ()
+
+    def build(self, overrides: dict | None = None) -> World:
+        """World for the defaults updated by `overrides` (text or values); ParamError on bad input."""
+        return self.build_world(resolve(self.params, overrides or {}, f"scene {self.name}"))
+
+
+SCENES: dict[str, Scene] = {s.name: s for s in (Scene(*spec) for spec in seed.SPECS)}
+
+
+def get(name: str) -> Scene:
+    try:
+        return SCENES[name]
+    except KeyError:
+        raise ParamError(f"unknown scene '{name}'; valid: {', '.join(SCENES)}") from None
+
+
+def build(name: str, overrides: dict | None = None) -> World:
+    return get(name).build(overrides)

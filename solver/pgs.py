@@ -1,0 +1,66 @@
+"""Projected Gauss-Seidel, a.k.a. sequential impulses with accumulated clamping (SOLVERS.md §3).
+
+Sweep the contacts; at each, recompute e_c from the current velocities and clamp the accumulated
+impulse, λ_c <- max(0, λ_c - ω e_c / A_cc), applying the change to both marbles at once. No matrix
+is formed: the velocities carry A λ. ω = 1 here; `psor` reuses this kernel with ω in (0, 2).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .method import Method, SolveSettings, run
+from .problem import ContactProblem
+
+
+@njit(cache=True, nogil=True)
+def projected_sweeps(body_a, body_b, normal, bias, inv_mass, diag, v, lam, omega, count):
+    """`count` sweeps in place. v: (n, 3) = v* + M^-1 J^T λ, kept consistent with λ."""
+    for _ in range(count):
+        for c in range(lam.shape[0]):
+            a = body_a[c]
+            b = body_b[c]
+            n0 = normal[c, 0]
+            n1 = normal[c, 1]
+            n2 = normal[c, 2]
+            e = n0 * v[b, 0] + n1 * v[b, 1] + n2 * v[b, 2] + bias[c]
+            if a >= 0:
+                e -= n0 * v[a, 0] + n1 * v[a, 1] + n2 * v[a, 2]
+            new = lam[c] - omega * e / diag[c]
+            if new < 0.0:
+                new = 0.0
+            delta = new - lam[c]
+            lam[c] = new
+            s = inv_mass[b] * delta
+            v[b, 0] += s * n0
+            v[b, 1] += s * n1
+            v[b, 2] += s * n2
+            if a >= 0:
+                s = inv_mass[a] * delta
+                v[a, 0] -= s * n0
+                v[a, 1] -= s * n1
+                v[a, 2] -= s * n2
+
+
+def solve_relaxed(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings,
+                  omega: float):
+    lam = np.array(lam0, dtype=np.float64)
+    v = problem.velocity(lam)
+    bias = problem.bias
+
+    def sweep(count: int) -> None:
+        projected_sweeps(problem.body_a, problem.body_b, problem.normal, bias,
+                         problem.inv_mass, problem.diag, v, lam, omega, count)
+
+    def sync() -> None:
+        v[:] = problem.velocity(lam)
+
+    return run(problem, lam, settings, sweep, sync)
+
+
+def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
+    return solve_relaxed(problem, lam0, settings, 1.0)
+
+
+METHOD = Method("pgs", "Projected Gauss-Seidel", solve,
+                "sequential impulses with accumulated clamping (Bullet, most game engines)")

@@ -1,0 +1,205 @@
+"""The frictionless contact LCP of one step, matrix-free (SOLVERS.md §2).
+
+    e = A λ + b,   A = J M^-1 J^T,   b = J v* + gap/h,   λ >= 0, e >= 0, λ·e = 0
+
+Row c of J holds -n_c at marble a and +n_c at marble b (nothing for a wall). A is never formed in
+the time step: `apply` computes J (M^-1 (J^T λ)) in O(m + n). The dense matrix and its COO
+triplets exist for tests, small snapshots and exports only.
+
+The kernels here are shared by the solver modules; they take plain arrays so that every method
+compiles against the same few signatures.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv):
+    """dv (n, 3) <- M^-1 J^T λ: the velocity change, m/s, that impulses λ (N s) cause."""
+    dv[:] = 0.0
+    for c in range(lam.shape[0]):
+        a = body_a[c]
+        b = body_b[c]
+        lc = lam[c]
+        if a >= 0:
+            s = inv_mass[a] * lc
+            dv[a, 0] -= s * normal[c, 0]
+            dv[a, 1] -= s * normal[c, 1]
+            dv[a, 2] -= s * normal[c, 2]
+        s = inv_mass[b] * lc
+        dv[b, 0] += s * normal[c, 0]
+        dv[b, 1] += s * normal[c, 1]
+        dv[b, 2] += s * normal[c, 2]
+
+
+@njit(cache=True, nogil=True)
+def contact_velocity(body_a, body_b, normal, v, out):
+    """out (m,) <- J v: relative normal velocity of every contact, m/s."""
+    for c in range(out.shape[0]):
+        a = body_a[c]
+        b = body_b[c]
+        u = normal[c, 0] * v[b, 0] + normal[c, 1] * v[b, 1] + normal[c, 2] * v[b, 2]
+        if a >= 0:
+            u -= normal[c, 0] * v[a, 0] + normal[c, 1] * v[a, 1] + normal[c, 2] * v[a, 2]
+        out[c] = u
+
+
+@njit(cache=True, nogil=True)
+def apply_matrix(body_a, body_b, normal, inv_mass, lam, dv, out):
+    """out <- A λ, using dv (n, 3) as scratch."""
+    impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv)
+    contact_velocity(body_a, body_b, normal, dv, out)
+
+
+@njit(cache=True, nogil=True)
+def natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv):
+    """‖min(λ, A λ + b)‖∞, computed exactly from λ (one product with A); dv is scratch.
+    Returns inf if any entry is not finite, so callers see divergence."""
+    impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv)
+    worst = 0.0
+    for c in range(lam.shape[0]):
+        a = body_a[c]
+        b = body_b[c]
+        e = rhs[c] + normal[c, 0] * dv[b, 0] + normal[c, 1] * dv[b, 1] + normal[c, 2] * dv[b, 2]
+        if a >= 0:
+            e -= normal[c, 0] * dv[a, 0] + normal[c, 1] * dv[a, 1] + normal[c, 2] * dv[a, 2]
+        r = abs(min(lam[c], e))
+        if not np.isfinite(r):
+            return np.inf
+        if r > worst:
+            worst = r
+    return worst
+
+
+@njit(cache=True, nogil=True)
+def _assemble(body_a, body_b, normal, gap, inv_mass, v_pred, h, diag, rhs):
+    for c in range(gap.shape[0]):
+        a = body_a[c]
+        b = body_b[c]
+        u = normal[c, 0] * v_pred[b, 0] + normal[c, 1] * v_pred[b, 1] + normal[c, 2] * v_pred[b, 2]
+        k = inv_mass[b]
+        if a >= 0:
+            u -= normal[c, 0] * v_pred[a, 0] + normal[c, 1] * v_pred[a, 1] + normal[c, 2] * v_pred[a, 2]
+            k += inv_mass[a]
+        diag[c] = k
+        rhs[c] = u + gap[c] / h
+
+
+@dataclass
+class ContactProblem:
+    """One step's LCP. body_a, body_b: (m,) int64 (-1 = wall); normal: (m, 3); gap: (m,) m;
+    inv_mass: (n,) 1/kg; v_pred: (n, 3) m/s, velocities after gravity, before contact;
+    dt: s. Derived: diag (m,) = A_cc = w_a + w_b (1/kg); rhs (m,) = b = J v* + gap/h (m/s)."""
+
+    body_a: np.ndarray
+    body_b: np.ndarray
+    normal: np.ndarray
+    gap: np.ndarray
+    inv_mass: np.ndarray
+    v_pred: np.ndarray
+    dt: float
+    key: np.ndarray | None = None
+    diag: np.ndarray = field(init=False)
+    rhs: np.ndarray = field(init=False)
+    _dv: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        m = self.gap.shape[0]
+        self.diag = np.empty(m)
+        self.rhs = np.empty(m)
+        self._dv = np.empty_like(self.v_pred)
+        _assemble(self.body_a, self.body_b, self.normal, self.gap, self.inv_mass, self.v_pred,
+                  float(self.dt), self.diag, self.rhs)
+
+    @property
+    def m(self) -> int:
+        return self.gap.shape[0]
+
+    @property
+    def n(self) -> int:
+        return self.v_pred.shape[0]
+
+    @property
+    def bias(self) -> np.ndarray:
+        """gap / h, m/s: the part of b that does not depend on velocities."""
+        return self.gap / self.dt
+
+    def copy(self) -> "ContactProblem":
+        return replace(self, body_a=self.body_a.copy(), body_b=self.body_b.copy(),
+                       normal=self.normal.copy(), gap=self.gap.copy(),
+                       inv_mass=self.inv_mass.copy(), v_pred=self.v_pred.copy(),
+                       key=None if self.key is None else self.key.copy())
+
+    def apply(self, lam: np.ndarray) -> np.ndarray:
+        """A λ, (m,)."""
+        out = np.empty(self.m)
+        apply_matrix(self.body_a, self.body_b, self.normal, self.inv_mass,
+                     np.ascontiguousarray(lam, dtype=np.float64), self._dv, out)
+        return out
+
+    def error(self, lam: np.ndarray) -> np.ndarray:
+        """e = A λ + b, (m,) m/s: post-impulse velocity errors."""
+        return self.apply(lam) + self.rhs
+
+    def velocity(self, lam: np.ndarray) -> np.ndarray:
+        """v* + M^-1 J^T λ, (n, 3) m/s: the velocities the impulses λ leave."""
+        dv = np.empty_like(self.v_pred)
+        impulse_velocity(self.body_a, self.body_b, self.normal, self.inv_mass,
+                         np.ascontiguousarray(lam, dtype=np.float64), dv)
+        return self.v_pred + dv
+
+    def residual(self, lam: np.ndarray) -> float:
+        """Natural-map residual ‖min(λ, Aλ + b)‖∞, m/s (inf when not finite)."""
+        return natural_residual(self.body_a, self.body_b, self.normal, self.inv_mass, self.rhs,
+                                np.ascontiguousarray(lam, dtype=np.float64), self._dv)
+
+    def jacobian(self) -> np.ndarray:
+        """Dense J, (m, 3n). For tests and small exports."""
+        J = np.zeros((self.m, 3 * self.n))
+        rows = np.arange(self.m)
+        for k in range(3):
+            J[rows, 3 * self.body_b + k] += self.normal[:, k]
+            marble = self.body_a >= 0
+            J[rows[marble], 3 * self.body_a[marble] + k] -= self.normal[marble, k]
+        return J
+
+    def dense(self) -> np.ndarray:
+        """Dense A, (m, m). For tests and small exports."""
+        J = self.jacobian()
+        return J @ (np.repeat(self.inv_mass, 3)[:, None] * J.T)
+
+    def coo(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A as COO triplets (row, col, value), built from the contacts around each marble, so
+        its size is the number of nonzeros, not m^2."""
+        ends = np.concatenate([self.body_a, self.body_b])
+        sign = np.concatenate([-np.ones(self.m), np.ones(self.m)])
+        contact = np.concatenate([np.arange(self.m), np.arange(self.m)])
+        keep = ends >= 0
+        ends, sign, contact = ends[keep], sign[keep], contact[keep]
+        order = np.argsort(ends, kind="stable")
+        ends, sign, contact = ends[order], sign[order], contact[order]
+        bounds = np.flatnonzero(np.diff(ends)) + 1
+        rows, cols, vals = [], [], []
+        for group in np.split(np.arange(ends.size), bounds):
+            if group.size == 0:
+                continue
+            i = ends[group[0]]
+            c = contact[group]
+            s = sign[group]
+            nn = self.normal[c] @ self.normal[c].T
+            rows.append(np.repeat(c, c.size))
+            cols.append(np.tile(c, c.size))
+            vals.append((self.inv_mass[i] * np.outer(s, s) * nn).ravel())
+        if not rows:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        r, cc, v = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
+        # Two contacts between the same two marbles would appear once per shared marble; sum them.
+        flat = r * self.m + cc
+        uniq, inverse = np.unique(flat, return_inverse=True)
+        summed = np.zeros(uniq.size)
+        np.add.at(summed, inverse, v)
+        return uniq // self.m, uniq % self.m, summed

@@ -1,0 +1,119 @@
+"""One time step: predict -> collide -> assemble -> solve -> integrate (DESIGN.md, data flow).
+
+`Simulation` owns a `World`, the chosen method and the buffers that persist between steps
+(contact arrays, last step's impulses for warm starting). `step()` returns a `StepReport` with the
+wall time of every phase; the world is left finite whatever the solver did.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import registry
+from .collide import Collider, Contacts
+from .method import SolveResult, SolveSettings
+from .params import Param, resolve
+from .problem import ContactProblem
+from .world import World, container_geometry
+
+PHASES = ("collide", "assemble", "solve", "integrate", "total")
+
+SIM_PARAMS = (
+    Param("warm_start", False, bool, "start each solve from last step's impulses, matched by pair"),
+)
+
+
+@dataclass(frozen=True)
+class StepReport:
+    """timings: seconds per phase (PHASES); contacts: m; result: the solve's SolveResult."""
+
+    timings: dict
+    contacts: int
+    result: SolveResult
+    method: str
+
+
+class Simulation:
+    """Steps `world` in place with solver `method` (a registry name)."""
+
+    def __init__(self, world: World, method: str = "pgs", iterations: int = 20,
+                 params: dict | None = None, warm_start: bool = False, trace: bool = True):
+        self.world = world
+        self.collider = Collider(container_geometry(world.container))
+        self.warm_start = bool(warm_start)
+        self.trace = bool(trace)
+        self.set_method(method, iterations, params)
+        self.problem: ContactProblem | None = None
+        self.lam = np.zeros(0)
+        self._prev_keys = np.zeros(0, dtype=np.int64)
+        self._prev_lam = np.zeros(0)
+        self.steps = 0
+
+    def set_method(self, method: str, iterations: int | None = None,
+                   params: dict | None = None) -> None:
+        """Switch solver (validating its parameters); raises ParamError on bad input."""
+        iterations = self.settings.iterations if iterations is None else int(iterations)
+        if iterations < 1:
+            raise ValueError(f"iterations={iterations} is not valid: must be at least 1")
+        self.method = registry.get(method)
+        self.settings = registry.settings(method, iterations, True, params)
+
+    def _initial_impulses(self, contacts: Contacts) -> np.ndarray:
+        lam0 = np.zeros(contacts.m)
+        if not self.warm_start or self._prev_keys.size == 0 or contacts.m == 0:
+            return lam0
+        order = np.argsort(self._prev_keys)
+        sorted_keys = self._prev_keys[order]
+        where = np.minimum(np.searchsorted(sorted_keys, contacts.key), sorted_keys.size - 1)
+        hit = sorted_keys[where] == contacts.key
+        lam0[hit] = self._prev_lam[order[where[hit]]]
+        return lam0
+
+    def step(self, trace: bool | None = None) -> StepReport:
+        w = self.world
+        h = w.dt
+        t0 = time.perf_counter()
+        v_pred = w.v + h * w.gravity
+        if w.planar:
+            v_pred[:, 1] = 0.0
+        contacts = self.collider.collide(w.x, v_pred, w.radius, h)
+        t1 = time.perf_counter()
+        problem = ContactProblem(contacts.body_a, contacts.body_b, contacts.normal, contacts.gap,
+                                 w.inv_mass, v_pred, h, contacts.key)
+        lam0 = self._initial_impulses(contacts)
+        t2 = time.perf_counter()
+        settings = self.settings
+        if trace is not None or not self.trace:
+            settings = SolveSettings(settings.iterations,
+                                     self.trace if trace is None else bool(trace),
+                                     settings.params)
+        result = self.method.solve(problem, lam0, settings)
+        t3 = time.perf_counter()
+        v = problem.velocity(result.lam)
+        if w.planar:
+            v[:, 1] = 0.0
+        w.v = v
+        w.x += h * v
+        w.time += h
+        self.problem = problem
+        self.lam = result.lam
+        self._prev_keys = contacts.key
+        self._prev_lam = result.lam
+        self.steps += 1
+        t4 = time.perf_counter()
+        timings = {"collide": t1 - t0, "assemble": t2 - t1, "solve": t3 - t2,
+                   "integrate": t4 - t3, "total": t4 - t0}
+        return StepReport(timings, contacts.m, result, self.method.name)
+
+
+def sim_params(overrides: dict) -> dict:
+    return resolve(SIM_PARAMS, overrides, "the simulation")
+
+
+def max_penetration(world: World) -> float:
+    """Deepest overlap (m, >= 0) among marbles and walls at the current positions."""
+    collider = Collider(container_geometry(world.container))
+    contacts = collider.collide(world.x, np.zeros_like(world.v), world.radius, world.dt)
+    return float(max(0.0, -contacts.gap.min())) if contacts.m else 0.0

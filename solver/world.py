@@ -1,0 +1,150 @@
+"""World state: a struct of arrays of marbles plus the fixed container they live in.
+
+Units are SI; ``z`` is up. A container is a small JSON-able dict (it is written verbatim into state
+snapshots and read by the renderer); `container_geometry` turns it into the plain arrays that the
+collision kernel reads.
+
+Container kinds (all walls are fixed bodies with infinite mass):
+
+- ``{"kind": "sphere", "center": [x, y, z], "radius": R}``: marbles inside a sphere (the bowl);
+  with ``"planar": true`` it is the disk of the planar scene.
+- ``{"kind": "floor", "height": z0}``: the plane ``z = z0``.
+- ``{"kind": "box", "center": [x, y], "half_width": a, "floor": z0, "height": H}``: an open
+  square box; its four walls are treated as unbounded planes (marbles cannot leave over the rim),
+  ``height`` is for drawing only.
+- ``{"kind": "tube", "center": [x, y], "radius": R, "floor": z0, "height": H}``: a vertical
+  cylinder with a floor; ``height`` is for drawing only.
+
+Any kind may carry ``"planar": true``: marbles then stay in the ``x–z`` plane (``y = 0``).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+GRAVITY = np.array([0.0, 0.0, -9.81])
+DEFAULT_DT = 0.02  # s; the article's 50 Hz
+GLASS_DENSITY = 2500.0  # kg/m^3
+
+
+def marble_mass(radius: np.ndarray | float, density: float = GLASS_DENSITY) -> np.ndarray:
+    """Mass in kg of solid spheres of the given radius in metres."""
+    return density * 4.0 / 3.0 * np.pi * np.asarray(radius, dtype=np.float64) ** 3
+
+
+@dataclass
+class World:
+    """x, v: (n, 3) float64, metres and m/s; radius: (n,) metres; inv_mass: (n,) 1/kg;
+    colour: (n, 3) float32 RGB in [0, 1]; dt: seconds; gravity: (3,) m/s^2; time: seconds."""
+
+    x: np.ndarray
+    v: np.ndarray
+    radius: np.ndarray
+    inv_mass: np.ndarray
+    container: dict
+    colour: np.ndarray | None = None
+    dt: float = DEFAULT_DT
+    gravity: np.ndarray = field(default_factory=lambda: GRAVITY.copy())
+    time: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.x = np.ascontiguousarray(self.x, dtype=np.float64).reshape(-1, 3)
+        n = self.x.shape[0]
+        self.v = np.ascontiguousarray(self.v, dtype=np.float64).reshape(n, 3)
+        self.radius = np.ascontiguousarray(np.broadcast_to(self.radius, (n,)), dtype=np.float64)
+        self.inv_mass = np.ascontiguousarray(np.broadcast_to(self.inv_mass, (n,)), dtype=np.float64)
+        self.gravity = np.ascontiguousarray(self.gravity, dtype=np.float64).reshape(3)
+        if self.colour is None:
+            self.colour = np.full((n, 3), 0.7, dtype=np.float32)
+        self.colour = np.ascontiguousarray(self.colour, dtype=np.float32).reshape(n, 3)
+        container_geometry(self.container)  # refuse a malformed container early
+
+    @property
+    def n(self) -> int:
+        return self.x.shape[0]
+
+    @property
+    def planar(self) -> bool:
+        return bool(self.container.get("planar", False))
+
+    @property
+    def mass(self) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return np.where(self.inv_mass > 0, 1.0 / self.inv_mass, np.inf)
+
+    def copy(self) -> "World":
+        return World(self.x.copy(), self.v.copy(), self.radius.copy(), self.inv_mass.copy(),
+                     json.loads(json.dumps(self.container)), self.colour.copy(), self.dt,
+                     self.gravity.copy(), self.time)
+
+    def kinetic_energy(self) -> float:
+        """Joules; static bodies (inv_mass 0) carry none."""
+        m = np.where(self.inv_mass > 0, self.mass, 0.0)
+        return float(0.5 * np.sum(m * np.einsum("ij,ij->i", self.v, self.v)))
+
+    def potential_energy(self) -> float:
+        """Joules, relative to the origin: -sum m g.x."""
+        m = np.where(self.inv_mass > 0, self.mass, 0.0)
+        return float(-np.sum(m * (self.x @ self.gravity)))
+
+
+@dataclass(frozen=True)
+class ContainerGeometry:
+    """Walls as plain arrays for the collision kernel. planes: (P, 6) point then unit inward
+    normal; spheres: (S, 4) centre then radius (marbles inside); tubes: (T, 3) axis x, y then
+    radius (vertical cylinders, marbles inside). Wall feature ids number planes, then spheres,
+    then tubes, in that order."""
+
+    planes: np.ndarray
+    spheres: np.ndarray
+    tubes: np.ndarray
+
+    @property
+    def n_features(self) -> int:
+        return len(self.planes) + len(self.spheres) + len(self.tubes)
+
+
+def _vec(container: dict, key: str, size: int) -> list[float]:
+    value = container.get(key)
+    if not (isinstance(value, (list, tuple)) and len(value) == size):
+        raise ValueError(f"container {container.get('kind')!r}: '{key}' must be {size} numbers")
+    return [float(c) for c in value]
+
+
+def _num(container: dict, key: str, positive: bool = False) -> float:
+    value = container.get(key)
+    if not isinstance(value, (int, float)) or not np.isfinite(value) or (positive and value <= 0):
+        raise ValueError(f"container {container.get('kind')!r}: '{key}' must be a "
+                         f"{'positive ' if positive else ''}finite number, got {value!r}")
+    return float(value)
+
+
+def container_geometry(container: dict) -> ContainerGeometry:
+    kind = container.get("kind") if isinstance(container, dict) else None
+    planes: list[list[float]] = []
+    spheres: list[list[float]] = []
+    tubes: list[list[float]] = []
+    if kind == "sphere":
+        spheres.append(_vec(container, "center", 3) + [_num(container, "radius", True)])
+    elif kind == "floor":
+        planes.append([0.0, 0.0, _num(container, "height"), 0.0, 0.0, 1.0])
+    elif kind == "box":
+        cx, cy = _vec(container, "center", 2)
+        a = _num(container, "half_width", True)
+        z0 = _num(container, "floor")
+        planes += [[cx, cy, z0, 0, 0, 1],
+                   [cx - a, cy, z0, 1, 0, 0], [cx + a, cy, z0, -1, 0, 0],
+                   [cx, cy - a, z0, 0, 1, 0], [cx, cy + a, z0, 0, -1, 0]]
+    elif kind == "tube":
+        cx, cy = _vec(container, "center", 2)
+        planes.append([cx, cy, _num(container, "floor"), 0, 0, 1])
+        tubes.append([cx, cy, _num(container, "radius", True)])
+    else:
+        raise ValueError(f"unknown container kind {kind!r}; valid: box, floor, sphere, tube")
+
+    def arr(rows: list, width: int) -> np.ndarray:
+        return np.ascontiguousarray(np.array(rows, dtype=np.float64).reshape(-1, width))
+
+    return ContainerGeometry(arr(planes, 6), arr(spheres, 4), arr(tubes, 3))

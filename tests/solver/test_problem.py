@@ -1,0 +1,47 @@
+"""The matrix-free contact problem against its dense definition A = J M^-1 J^T."""
+import numpy as np
+import pytest
+
+from solver import metrics
+from tests.solver.reference import random_problem
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_matrix_free_product_equals_dense(seed):
+    rng = np.random.default_rng(seed)
+    p = random_problem(rng, n_bodies=6, m=15)
+    A = p.dense()
+    lam = rng.uniform(0, 2, size=p.m)
+    np.testing.assert_allclose(p.apply(lam), A @ lam, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.diag(A), p.diag, rtol=1e-12)
+    J = p.jacobian()
+    np.testing.assert_allclose(p.rhs, J @ p.v_pred.ravel() + p.gap / p.dt, rtol=1e-12)
+    assert np.allclose(A, A.T) and np.linalg.eigvalsh(A).min() > -1e-10
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_coo_triplets_are_the_dense_matrix(seed):
+    p = random_problem(np.random.default_rng(seed), n_bodies=5, m=12)
+    rows, cols, vals = p.coo()
+    W = np.zeros((p.m, p.m))
+    np.add.at(W, (rows, cols), vals)
+    np.testing.assert_allclose(W, p.dense(), atol=1e-12)
+
+
+def test_residual_is_the_natural_map():
+    rng = np.random.default_rng(3)
+    p = random_problem(rng, 4, 8)
+    lam = rng.uniform(0, 1, size=p.m)
+    expected = metrics.natural_map(lam, p.dense() @ lam + p.rhs)
+    assert p.residual(lam) == pytest.approx(expected, rel=1e-12)
+    lam[2] = np.nan
+    assert p.residual(lam) == np.inf
+
+
+def test_measures_are_zero_at_a_solution_only():
+    lam = np.array([0.0, 2.0, 1.0])
+    e = np.array([3.0, 0.0, 0.0])
+    assert metrics.all_measures(lam, e, e + 1)["natural_map"] == 0.0
+    assert metrics.fischer_burmeister(lam, e) == pytest.approx(0.0, abs=1e-15)
+    bad = metrics.parts(np.array([-1.0, 1.0]), np.array([1.0, -2.0]))
+    assert bad == {"negativity": 1.0, "penetration": 2.0, "complementarity": 3.0}
