@@ -1,12 +1,23 @@
-"""Contact generation: a hashed uniform grid broadphase and sphere/sphere, sphere/wall narrowphase.
+"""Contact generation: a uniform grid broadphase and sphere/sphere, sphere/wall narrowphase.
 
 A contact is generated for every pair whose gap is below its speculative margin
 ``h (|v_a| + |v_b|) + eps`` (SOLVERS.md §1): a pair that may close its gap within the step gets a
 contact now, and ``e = u + d/h`` then stops it exactly at touching. Contact ``c`` is the pair
-``(body_a[c], body_b[c])`` with ``body_a = -1`` for a container wall; ``normal`` points from a to b.
+``(body_a[c], body_b[c])`` with ``body_a < body_b``, or ``body_a = -1`` for a container wall;
+``normal`` points from a to b.
 
 The grid is linear in the number of marbles: cells are as wide as the largest interaction range,
-so only the 27 cells around a marble can hold partners.
+so only the 27 cells around a marble can hold partners, and each pair is looked for from one side
+only (the marble's own cell and the 13 "forward" neighbours). Cells are numbered z-major over the
+bounding box of the marbles and bucketed by a counting sort into a table that is at least as large
+as the box whenever that costs at most a few entries per marble, so cell numbers normally do not
+collide; when they do (marbles spread far apart) the bucket is filtered by the exact cell number.
+
+Contacts come out in the order the marbles are visited, which is the cell order: bottom layer
+first, and within a layer row by row. So the solver sweeps the pile from the bottom up along
+gravity (``-z``), and consecutive contacts touch nearby marbles (cache locality).
+
+Nothing is allocated per call once the buffers have grown to the pile's size.
 """
 from __future__ import annotations
 
@@ -23,131 +34,257 @@ MARGIN_EPS_FRACTION = 0.01
 # The speculative margin is capped at two diameters: a marble faster than that per step may
 # tunnel, but a dragged marble cannot blow the grid up to O(n^2) candidate pairs.
 MARGIN_CAP_DIAMETERS = 2.0
+# Cell coordinates are clamped to this many cells per axis, so the z-major cell number fits an
+# int64 however far a marble flies. Clamping merges far cells, which only adds candidates that the
+# exact distance test then drops; it never loses a pair.
+_MAX_CELLS_PER_AXIS = 1 << 20
+# The table has one bucket per cell of the bounding box when the box has at most this many cells
+# per marble; otherwise 2 buckets per marble and cell numbers share buckets.
+_DENSE_CELLS_PER_MARBLE = 8
+# Contacts are handed out in this many interleaved runs of the bottom-up order. A Gauss-Seidel
+# sweep is latency-bound when consecutive contacts share a marble (each update waits for the
+# previous one's velocity write); dealing from 4 runs, far apart in the pile, lets the processor
+# overlap 4 updates. Measured on the settled bowl and box n=10000 (PGS, 20 sweeps): about 10 ns
+# per contact update in plain grid order, about 6 ns dealt from 4 runs.
+INTERLEAVE = 4
 
 
 @njit(cache=True, nogil=True)
-def _cell_hash(cx, cy, cz, mask):
-    return ((cx * 73856093) ^ (cy * 19349663) ^ (cz * 83492791)) & mask
-
-
-@njit(cache=True, nogil=True)
-def _generate(x, speed, radius, h, eps, margin_cap, planes, spheres, tubes,
-              body_a, body_b, normal, gap, feature):
-    """Fill the contact arrays (up to their capacity) and return the number of contacts found.
-    If the return value exceeds the capacity the caller grows the arrays and calls again."""
-    n = x.shape[0]
-    capacity = body_a.shape[0]
-    count = 0
-    if n == 0:
-        return 0
-    rmax = 0.0
-    vmax = 0.0
-    for i in range(n):
-        rmax = max(rmax, radius[i])
-        vmax = max(vmax, speed[i])
-    reach = 2.0 * rmax + min(2.0 * h * vmax + eps, margin_cap)
-    inv_cell = 1.0 / reach
-
+def _table_size(n, cells):
+    """Power of two: >= cells when that is affordable (no two cells share a bucket), else >= 2n."""
+    want = cells if cells <= _DENSE_CELLS_PER_MARBLE * n else 2 * n
     table = 1
-    while table < 2 * n:
+    while table < want:
         table *= 2
-    mask = table - 1
-    cell = np.empty((n, 3), dtype=np.int64)
-    key = np.empty(n, dtype=np.int64)
-    start = np.zeros(table + 1, dtype=np.int64)
+    return table
+
+
+@njit(cache=True, nogil=True)
+def _cell_coordinate(value, low, inv_cell):
+    c = np.int64(np.floor((value - low) * inv_cell))
+    if c < 0:  # only rounding can get here
+        c = 0
+    if c >= _MAX_CELLS_PER_AXIS:
+        c = _MAX_CELLS_PER_AXIS - 1
+    return c
+
+
+@njit(cache=True, nogil=True)
+def _grid(x, v, radius, h, eps_fraction, cap_diameters, speed, lin, start, order, packed,
+          sorted_lin, dims):
+    """Bucket the marbles into the grid. Fills speed (n,) m/s, lin (n,) cell numbers, and, sorted
+    by cell: order (n,) marble indices, packed (n, 5) x, y, z, radius, speed, sorted_lin (n,).
+    dims <- (nx, ny, nz, table). Returns (cell width, eps, cap) in metres, or table = -1 in dims
+    when `start` is too small (the caller grows it to dims[3] + 1 and calls again)."""
+    n = x.shape[0]
+    rmax = 0.0
+    rmin = np.inf
+    vmax = 0.0
+    lo0 = np.inf
+    lo1 = np.inf
+    lo2 = np.inf
     for i in range(n):
-        for k in range(3):
-            cell[i, k] = np.int64(np.floor(x[i, k] * inv_cell))
-        key[i] = _cell_hash(cell[i, 0], cell[i, 1], cell[i, 2], mask)
-        start[key[i] + 1] += 1
+        s = np.sqrt(v[i, 0] * v[i, 0] + v[i, 1] * v[i, 1] + v[i, 2] * v[i, 2])
+        speed[i] = s
+        vmax = max(vmax, s)
+        rmax = max(rmax, radius[i])
+        rmin = min(rmin, radius[i])
+        lo0 = min(lo0, x[i, 0])
+        lo1 = min(lo1, x[i, 1])
+        lo2 = min(lo2, x[i, 2])
+    eps = eps_fraction * rmin
+    cap = cap_diameters * 2.0 * rmax
+    reach = 2.0 * rmax + min(2.0 * h * vmax + eps, cap)
+    inv_cell = 1.0 / reach
+    nx = np.int64(1)
+    ny = np.int64(1)
+    nz = np.int64(1)
+    for i in range(n):
+        nx = max(nx, _cell_coordinate(x[i, 0], lo0, inv_cell) + 1)
+        ny = max(ny, _cell_coordinate(x[i, 1], lo1, inv_cell) + 1)
+        nz = max(nz, _cell_coordinate(x[i, 2], lo2, inv_cell) + 1)
+    # nx * ny * nz < 2^60: no overflow.
+    table = _table_size(n, nx * ny * nz)
+    dims[0] = nx
+    dims[1] = ny
+    dims[2] = nz
+    dims[3] = table
+    if start.shape[0] < table + 1:
+        dims[3] = -table
+        return reach, eps, cap
+    mask = table - 1
+    start[: table + 1] = 0
+    for i in range(n):
+        cx = _cell_coordinate(x[i, 0], lo0, inv_cell)
+        cy = _cell_coordinate(x[i, 1], lo1, inv_cell)
+        cz = _cell_coordinate(x[i, 2], lo2, inv_cell)
+        c = cx + nx * (cy + ny * cz)
+        lin[i] = c
+        start[(c & mask) + 1] += 1
     for s in range(table):
         start[s + 1] += start[s]
-    fill = start[:-1].copy()
-    order = np.empty(n, dtype=np.int64)
+    # Counting sort, stable: start[k] is used as the fill pointer of bucket k, then restored.
     for i in range(n):
-        order[fill[key[i]]] = i
-        fill[key[i]] += 1
+        k = lin[i] & mask
+        t = start[k]
+        start[k] = t + 1
+        order[t] = i
+        packed[t, 0] = x[i, 0]
+        packed[t, 1] = x[i, 1]
+        packed[t, 2] = x[i, 2]
+        packed[t, 3] = radius[i]
+        packed[t, 4] = speed[i]
+        sorted_lin[t] = lin[i]
+    for s in range(table, 0, -1):
+        start[s] = start[s - 1]
+    start[0] = 0
+    return reach, eps, cap
 
+
+@njit(cache=True, nogil=True)
+def _emit(count, capacity, a, b, n0, n1, n2, g, key, body_a, body_b, normal, gap, keys):
+    if count < capacity:
+        body_a[count] = a
+        body_b[count] = b
+        normal[count, 0] = n0
+        normal[count, 1] = n1
+        normal[count, 2] = n2
+        gap[count] = g
+        keys[count] = key
+    return count + 1
+
+
+@njit(cache=True, nogil=True)
+def _generate(x, h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_lin, dims,
+              body_a, body_b, normal, gap, keys):
+    """Fill the contact arrays (up to their capacity) in grid order and return the number of
+    contacts found. If it exceeds the capacity the caller grows the arrays and calls again.
+    Keys: a marble and wall feature f get f * n + b; marble pairs (a + walls) * n + b."""
+    n = x.shape[0]
+    capacity = body_a.shape[0]
+    nx = dims[0]
+    ny = dims[1]
+    nz = dims[2]
+    mask = dims[3] - 1
     n_planes = planes.shape[0]
     n_spheres = spheres.shape[0]
-    for i in range(n):
-        xi0 = x[i, 0]
-        xi1 = x[i, 1]
-        xi2 = x[i, 2]
-        for dx in range(-1, 2):
-            for dy in range(-1, 2):
-                for dz in range(-1, 2):
-                    cx = cell[i, 0] + dx
-                    cy = cell[i, 1] + dy
-                    cz = cell[i, 2] + dz
-                    hk = _cell_hash(cx, cy, cz, mask)
-                    for s in range(start[hk], start[hk + 1]):
-                        j = order[s]
-                        # j > i visits each pair once; the cell test drops hash collisions, which
-                        # would otherwise list a pair twice.
-                        if j <= i or cell[j, 0] != cx or cell[j, 1] != cy or cell[j, 2] != cz:
-                            continue
-                        d0 = x[j, 0] - xi0
-                        d1 = x[j, 1] - xi1
-                        d2 = x[j, 2] - xi2
-                        dist = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-                        g = dist - radius[i] - radius[j]
-                        if g < min(h * (speed[i] + speed[j]) + eps, margin_cap) and dist > 0.0:
-                            if count < capacity:
-                                body_a[count] = i
-                                body_b[count] = j
-                                normal[count, 0] = d0 / dist
-                                normal[count, 1] = d1 / dist
-                                normal[count, 2] = d2 / dist
-                                gap[count] = g
-                                feature[count] = -1
-                            count += 1
-        wall_margin = min(h * speed[i] + eps, margin_cap)
+    walls = n_planes + n_spheres + tubes.shape[0]
+    count = 0
+    for s in range(n):
+        i = order[s]
+        xi0 = packed[s, 0]
+        xi1 = packed[s, 1]
+        xi2 = packed[s, 2]
+        ri = packed[s, 3]
+        vi = packed[s, 4]
+        # Walls first: a marble's support from below is solved before what it carries.
+        wall_margin = min(h * vi + eps, cap)
         for p in range(n_planes):
             g = ((xi0 - planes[p, 0]) * planes[p, 3] + (xi1 - planes[p, 1]) * planes[p, 4]
-                 + (xi2 - planes[p, 2]) * planes[p, 5]) - radius[i]
+                 + (xi2 - planes[p, 2]) * planes[p, 5]) - ri
             if g < wall_margin:
-                if count < capacity:
-                    body_a[count] = -1
-                    body_b[count] = i
-                    normal[count, 0] = planes[p, 3]
-                    normal[count, 1] = planes[p, 4]
-                    normal[count, 2] = planes[p, 5]
-                    gap[count] = g
-                    feature[count] = p
-                count += 1
+                count = _emit(count, capacity, -1, i, planes[p, 3], planes[p, 4], planes[p, 5],
+                              g, p * n + i, body_a, body_b, normal, gap, keys)
         for q in range(n_spheres):
             d0 = xi0 - spheres[q, 0]
             d1 = xi1 - spheres[q, 1]
             d2 = xi2 - spheres[q, 2]
             dist = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-            g = spheres[q, 3] - dist - radius[i]
+            g = spheres[q, 3] - dist - ri
             if g < wall_margin and dist > 0.0:
-                if count < capacity:
-                    body_a[count] = -1
-                    body_b[count] = i
-                    normal[count, 0] = -d0 / dist
-                    normal[count, 1] = -d1 / dist
-                    normal[count, 2] = -d2 / dist
-                    gap[count] = g
-                    feature[count] = n_planes + q
-                count += 1
+                count = _emit(count, capacity, -1, i, -d0 / dist, -d1 / dist, -d2 / dist, g,
+                              (n_planes + q) * n + i, body_a, body_b, normal, gap, keys)
         for t in range(tubes.shape[0]):
             d0 = xi0 - tubes[t, 0]
             d1 = xi1 - tubes[t, 1]
             dist = np.sqrt(d0 * d0 + d1 * d1)
-            g = tubes[t, 2] - dist - radius[i]
+            g = tubes[t, 2] - dist - ri
             if g < wall_margin and dist > 0.0:
-                if count < capacity:
-                    body_a[count] = -1
-                    body_b[count] = i
-                    normal[count, 0] = -d0 / dist
-                    normal[count, 1] = -d1 / dist
-                    normal[count, 2] = 0.0
-                    gap[count] = g
-                    feature[count] = n_planes + n_spheres + t
-                count += 1
+                count = _emit(count, capacity, -1, i, -d0 / dist, -d1 / dist, 0.0, g,
+                              (n_planes + n_spheres + t) * n + i, body_a, body_b, normal, gap,
+                              keys)
+        c = sorted_lin[s]
+        cx = c % nx
+        cy = (c // nx) % ny
+        cz = c // (nx * ny)
+        # The own cell (partners after s) and the 13 neighbours with (dz, dy, dx) > 0 in
+        # lexicographic order: every pair of neighbouring cells is visited from one side.
+        for dz in range(0, 2):
+            z = cz + dz
+            if z >= nz:
+                continue
+            for dy in range(-1 if dz > 0 else 0, 2):
+                y = cy + dy
+                if y < 0 or y >= ny:
+                    continue
+                for dx in range(-1 if (dz > 0 or dy > 0) else 0, 2):
+                    xx = cx + dx
+                    if xx < 0 or xx >= nx:
+                        continue
+                    cell = xx + nx * (y + ny * z)
+                    k = cell & mask
+                    first = start[k]
+                    if cell == c:
+                        first = s + 1  # the own cell's bucket is contiguous and holds s
+                    for t in range(first, start[k + 1]):
+                        if sorted_lin[t] != cell:  # another cell sharing the bucket
+                            continue
+                        d0 = packed[t, 0] - xi0
+                        d1 = packed[t, 1] - xi1
+                        d2 = packed[t, 2] - xi2
+                        dist2 = d0 * d0 + d1 * d1 + d2 * d2
+                        margin = min(h * (vi + packed[t, 4]) + eps, cap)
+                        # Most candidates are far: reject them without the square root. The
+                        # slack keeps the exact test below the one that decides.
+                        reach = ri + packed[t, 3] + margin
+                        if dist2 > 1.000001 * reach * reach:
+                            continue
+                        dist = np.sqrt(dist2)
+                        g = dist - ri - packed[t, 3]
+                        if g < margin and dist > 0.0:
+                            if count < capacity:
+                                j = order[t]
+                                inv = 1.0 / dist
+                                # body_a < body_b and the normal from a to b, whichever of the
+                                # two was visited first.
+                                if j < i:
+                                    inv = -inv
+                                    body_a[count] = j
+                                    body_b[count] = i
+                                    keys[count] = (j + walls) * n + i
+                                else:
+                                    body_a[count] = i
+                                    body_b[count] = j
+                                    keys[count] = (i + walls) * n + j
+                                normal[count, 0] = d0 * inv
+                                normal[count, 1] = d1 * inv
+                                normal[count, 2] = d2 * inv
+                                gap[count] = g
+                            count += 1
     return count
+
+
+@njit(cache=True, nogil=True)
+def _deal(body_a, body_b, normal, gap, keys, m, streams, out_a, out_b, out_normal, out_gap,
+          out_keys):
+    """Copy the first m contacts dealt round-robin from `streams` consecutive runs of the grid
+    order: run s is contacts [s L, (s + 1) L), L = ceil(m / streams), and the output takes one
+    from each run in turn."""
+    length = (m + streams - 1) // streams
+    k = 0
+    for j in range(length):
+        for s in range(streams):
+            c = s * length + j
+            if c >= m:
+                break
+            out_a[k] = body_a[c]
+            out_b[k] = body_b[c]
+            out_normal[k, 0] = normal[c, 0]
+            out_normal[k, 1] = normal[c, 1]
+            out_normal[k, 2] = normal[c, 2]
+            out_gap[k] = gap[c]
+            out_keys[k] = keys[c]
+            k += 1
 
 
 @dataclass(frozen=True)
@@ -168,41 +305,59 @@ class Contacts:
 
 
 class Collider:
-    """Reusable contact generator whose buffers grow geometrically, so a steady pile allocates
-    nothing new in the broadphase from step to step."""
+    """Reusable contact generator. Its grid and contact buffers persist and grow geometrically,
+    so a steady pile allocates nothing in the broadphase from step to step except the returned
+    contact arrays themselves."""
 
     def __init__(self, geometry: ContainerGeometry, capacity: int = 1024):
         self.geometry = geometry
         self._alloc(capacity)
+        self._grid_for(0)
+        self._start = np.zeros(2, dtype=np.int64)
+        self._dims = np.zeros(4, dtype=np.int64)
 
     def _alloc(self, capacity: int) -> None:
         self.body_a = np.empty(capacity, dtype=np.int64)
         self.body_b = np.empty(capacity, dtype=np.int64)
         self.normal = np.empty((capacity, 3), dtype=np.float64)
         self.gap = np.empty(capacity, dtype=np.float64)
-        self.feature = np.empty(capacity, dtype=np.int64)
+        self.key = np.empty(capacity, dtype=np.int64)
+
+    def _grid_for(self, n: int) -> None:
+        self._n = n
+        self._speed = np.empty(n, dtype=np.float64)
+        self._lin = np.empty(n, dtype=np.int64)
+        self._order = np.empty(n, dtype=np.int64)
+        self._packed = np.empty((n, 5), dtype=np.float64)
+        self._sorted_lin = np.empty(n, dtype=np.int64)
 
     def collide(self, x: np.ndarray, v: np.ndarray, radius: np.ndarray, h: float) -> Contacts:
         """x, v: (n, 3) positions (m) and the velocities (m/s) the step will move with;
         radius: (n,) m; h: step (s). Returns copies, valid after later calls."""
-        speed = np.sqrt(np.einsum("ij,ij->i", v, v))
-        rmin = float(radius.min()) if radius.size else 0.0
-        rmax = float(radius.max()) if radius.size else 0.0
-        eps = MARGIN_EPS_FRACTION * rmin
-        cap = MARGIN_CAP_DIAMETERS * 2.0 * rmax
+        n = x.shape[0]
+        if n == 0:
+            return Contacts(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3)),
+                            np.zeros(0), np.zeros(0, np.int64))
+        if n != self._n:
+            self._grid_for(n)
+        h = float(h)
+        while True:
+            _, eps, cap = _grid(x, v, radius, h, MARGIN_EPS_FRACTION, MARGIN_CAP_DIAMETERS,
+                                self._speed, self._lin, self._start, self._order, self._packed,
+                                self._sorted_lin, self._dims)
+            if self._dims[3] > 0:
+                break
+            self._start = np.zeros(2 * int(-self._dims[3]) + 1, dtype=np.int64)
         geo = self.geometry
         while True:
-            m = _generate(x, speed, radius, h, eps, cap, geo.planes, geo.spheres, geo.tubes,
-                          self.body_a, self.body_b, self.normal, self.gap, self.feature)
+            m = _generate(x, h, eps, cap, geo.planes, geo.spheres, geo.tubes, self._start,
+                          self._order, self._packed, self._sorted_lin, self._dims,
+                          self.body_a, self.body_b, self.normal, self.gap, self.key)
             if m <= self.body_a.shape[0]:
                 break
             self._alloc(max(2 * self.body_a.shape[0], int(m * 1.25)))
-        n = x.shape[0]
-        a = self.body_a[:m].copy()
-        b = self.body_b[:m].copy()
-        # Marble pairs are keyed above every wall key: key = (a + walls) * n + b for marbles,
-        # key = wall * n + b for walls.
-        walls = geo.n_features
-        key = np.where(a >= 0, (a + walls) * n + b, self.feature[:m] * n + b)
-        return Contacts(a, b, self.normal[:m].copy(), self.gap[:m].copy(), key)
-
+        out = Contacts(np.empty(m, np.int64), np.empty(m, np.int64), np.empty((m, 3)),
+                       np.empty(m), np.empty(m, np.int64))
+        _deal(self.body_a, self.body_b, self.normal, self.gap, self.key, m, INTERLEAVE,
+              out.body_a, out.body_b, out.normal, out.gap, out.key)
+        return out

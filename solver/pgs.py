@@ -14,8 +14,10 @@ from .problem import ContactProblem
 
 
 @njit(cache=True, nogil=True)
-def projected_sweeps(body_a, body_b, normal, bias, inv_mass, diag, v, lam, omega, count):
-    """`count` sweeps in place. v: (n, 3) = v* + M^-1 J^T λ, kept consistent with λ."""
+def relaxed_sweeps(body_a, body_b, normal, bias, inv_mass, step, v, lam, count):
+    """`count` sweeps in place, λ_c <- max(0, λ_c - step_c e_c) with step (m,) = ω / A_cc
+    precomputed (a multiply in the loop instead of a divide: the sweep is latency-bound).
+    v: (n, 3) = v* + M^-1 J^T λ, kept consistent with λ; bias: (m,) gap / h, m/s."""
     for _ in range(count):
         for c in range(lam.shape[0]):
             a = body_a[c]
@@ -26,10 +28,11 @@ def projected_sweeps(body_a, body_b, normal, bias, inv_mass, diag, v, lam, omega
             e = n0 * v[b, 0] + n1 * v[b, 1] + n2 * v[b, 2] + bias[c]
             if a >= 0:
                 e -= n0 * v[a, 0] + n1 * v[a, 1] + n2 * v[a, 2]
-            new = lam[c] - omega * e / diag[c]
+            old = lam[c]
+            new = old - step[c] * e
             if new < 0.0:
                 new = 0.0
-            delta = new - lam[c]
+            delta = new - old
             lam[c] = new
             s = inv_mass[b] * delta
             v[b, 0] += s * n0
@@ -42,15 +45,23 @@ def projected_sweeps(body_a, body_b, normal, bias, inv_mass, diag, v, lam, omega
                 v[a, 2] -= s * n2
 
 
+@njit(cache=True, nogil=True)
+def projected_sweeps(body_a, body_b, normal, bias, inv_mass, diag, v, lam, omega, count):
+    """`count` sweeps in place with relaxation ω (1: PGS). v: (n, 3) = v* + M^-1 J^T λ, kept
+    consistent with λ. Kept for callers that hold A_cc rather than the step ω / A_cc."""
+    relaxed_sweeps(body_a, body_b, normal, bias, inv_mass, omega / diag, v, lam, count)
+
+
 def solve_relaxed(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings,
                   omega: float):
     lam = np.array(lam0, dtype=np.float64)
     v = problem.velocity(lam)
     bias = problem.bias
+    step = omega / problem.diag
 
     def sweep(count: int) -> None:
-        projected_sweeps(problem.body_a, problem.body_b, problem.normal, bias,
-                         problem.inv_mass, problem.diag, v, lam, omega, count)
+        relaxed_sweeps(problem.body_a, problem.body_b, problem.normal, bias, problem.inv_mass,
+                       step, v, lam, count)
 
     def sync() -> None:
         v[:] = problem.velocity(lam)
