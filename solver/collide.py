@@ -141,7 +141,7 @@ def _grid(x, v, radius, h, eps_fraction, cap_diameters, speed, lin, start, order
     return reach, eps, cap
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _emit(count, capacity, a, b, n0, n1, n2, g, key, body_a, body_b, normal, gap, keys):
     if count < capacity:
         body_a[count] = a
@@ -154,59 +154,120 @@ def _emit(count, capacity, a, b, n0, n1, n2, g, key, body_a, body_b, normal, gap
     return count + 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _walls(s, i, n, h, eps, cap, packed, planes, spheres, tubes, count, body_a, body_b, normal,
+           gap, keys):
+    """Contacts of the marble at sorted position s (index i) with every wall feature."""
+    capacity = body_a.shape[0]
+    xi0 = packed[s, 0]
+    xi1 = packed[s, 1]
+    xi2 = packed[s, 2]
+    ri = packed[s, 3]
+    n_planes = planes.shape[0]
+    n_spheres = spheres.shape[0]
+    wall_margin = min(h * packed[s, 4] + eps, cap)
+    for p in range(n_planes):
+        g = ((xi0 - planes[p, 0]) * planes[p, 3] + (xi1 - planes[p, 1]) * planes[p, 4]
+             + (xi2 - planes[p, 2]) * planes[p, 5]) - ri
+        if g < wall_margin:
+            count = _emit(count, capacity, -1, i, planes[p, 3], planes[p, 4], planes[p, 5],
+                          g, p * n + i, body_a, body_b, normal, gap, keys)
+    for q in range(n_spheres):
+        d0 = xi0 - spheres[q, 0]
+        d1 = xi1 - spheres[q, 1]
+        d2 = xi2 - spheres[q, 2]
+        dist = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        g = spheres[q, 3] - dist - ri
+        if g < wall_margin and dist > 0.0:
+            count = _emit(count, capacity, -1, i, -d0 / dist, -d1 / dist, -d2 / dist, g,
+                          (n_planes + q) * n + i, body_a, body_b, normal, gap, keys)
+    for t in range(tubes.shape[0]):
+        d0 = xi0 - tubes[t, 0]
+        d1 = xi1 - tubes[t, 1]
+        dist = np.sqrt(d0 * d0 + d1 * d1)
+        g = tubes[t, 2] - dist - ri
+        if g < wall_margin and dist > 0.0:
+            count = _emit(count, capacity, -1, i, -d0 / dist, -d1 / dist, 0.0, g,
+                          (n_planes + n_spheres + t) * n + i, body_a, body_b, normal, gap, keys)
+    return count
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pairs(s, i, first, last, cell, filtered, n, walls, h, eps, cap, order, packed, sorted_lin,
+           count, body_a, body_b, normal, gap, keys):
+    """Contacts of the marble at sorted position s (index i) with sorted positions
+    [first, last); with `filtered`, only those in cell `cell` (a bucket shared by cells)."""
+    capacity = body_a.shape[0]
+    xi0 = packed[s, 0]
+    xi1 = packed[s, 1]
+    xi2 = packed[s, 2]
+    ri = packed[s, 3]
+    vi = packed[s, 4]
+    for t in range(first, last):
+        if filtered and sorted_lin[t] != cell:
+            continue
+        d0 = packed[t, 0] - xi0
+        d1 = packed[t, 1] - xi1
+        d2 = packed[t, 2] - xi2
+        dist2 = d0 * d0 + d1 * d1 + d2 * d2
+        margin = min(h * (vi + packed[t, 4]) + eps, cap)
+        # Most candidates are far: reject them without the square root. The slack leaves the
+        # decision to the exact test below.
+        reach = ri + packed[t, 3] + margin
+        if dist2 > 1.000001 * reach * reach:
+            continue
+        dist = np.sqrt(dist2)
+        g = dist - ri - packed[t, 3]
+        if g < margin and dist > 0.0:
+            if count < capacity:
+                j = order[t]
+                inv = 1.0 / dist
+                # body_a < body_b and the normal from a to b, whichever was visited first.
+                if j < i:
+                    inv = -inv
+                    body_a[count] = j
+                    body_b[count] = i
+                    keys[count] = (j + walls) * n + i
+                else:
+                    body_a[count] = i
+                    body_b[count] = j
+                    keys[count] = (i + walls) * n + j
+                normal[count, 0] = d0 * inv
+                normal[count, 1] = d1 * inv
+                normal[count, 2] = d2 * inv
+                gap[count] = g
+            count += 1
+    return count
+
+
 @njit(cache=True, nogil=True)
-def _generate(x, h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_lin, dims,
+def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_lin, dims,
               body_a, body_b, normal, gap, keys):
     """Fill the contact arrays (up to their capacity) in grid order and return the number of
     contacts found. If it exceeds the capacity the caller grows the arrays and calls again.
     Keys: a marble and wall feature f get f * n + b; marble pairs (a + walls) * n + b."""
-    n = x.shape[0]
-    capacity = body_a.shape[0]
+    n = order.shape[0]
     nx = dims[0]
     ny = dims[1]
     nz = dims[2]
-    mask = dims[3] - 1
-    n_planes = planes.shape[0]
-    n_spheres = spheres.shape[0]
-    walls = n_planes + n_spheres + tubes.shape[0]
+    table = dims[3]
+    mask = table - 1
+    # Dense: one bucket per cell, so the three cells of a row are consecutive buckets and one
+    # range covers them, with no filtering.
+    dense = nx * ny * nz <= table
+    walls = planes.shape[0] + spheres.shape[0] + tubes.shape[0]
     count = 0
     for s in range(n):
         i = order[s]
-        xi0 = packed[s, 0]
-        xi1 = packed[s, 1]
-        xi2 = packed[s, 2]
-        ri = packed[s, 3]
-        vi = packed[s, 4]
         # Walls first: a marble's support from below is solved before what it carries.
-        wall_margin = min(h * vi + eps, cap)
-        for p in range(n_planes):
-            g = ((xi0 - planes[p, 0]) * planes[p, 3] + (xi1 - planes[p, 1]) * planes[p, 4]
-                 + (xi2 - planes[p, 2]) * planes[p, 5]) - ri
-            if g < wall_margin:
-                count = _emit(count, capacity, -1, i, planes[p, 3], planes[p, 4], planes[p, 5],
-                              g, p * n + i, body_a, body_b, normal, gap, keys)
-        for q in range(n_spheres):
-            d0 = xi0 - spheres[q, 0]
-            d1 = xi1 - spheres[q, 1]
-            d2 = xi2 - spheres[q, 2]
-            dist = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-            g = spheres[q, 3] - dist - ri
-            if g < wall_margin and dist > 0.0:
-                count = _emit(count, capacity, -1, i, -d0 / dist, -d1 / dist, -d2 / dist, g,
-                              (n_planes + q) * n + i, body_a, body_b, normal, gap, keys)
-        for t in range(tubes.shape[0]):
-            d0 = xi0 - tubes[t, 0]
-            d1 = xi1 - tubes[t, 1]
-            dist = np.sqrt(d0 * d0 + d1 * d1)
-            g = tubes[t, 2] - dist - ri
-            if g < wall_margin and dist > 0.0:
-                count = _emit(count, capacity, -1, i, -d0 / dist, -d1 / dist, 0.0, g,
-                              (n_planes + n_spheres + t) * n + i, body_a, body_b, normal, gap,
-                              keys)
+        count = _walls(s, i, n, h, eps, cap, packed, planes, spheres, tubes, count,
+                       body_a, body_b, normal, gap, keys)
         c = sorted_lin[s]
         cx = c % nx
         cy = (c // nx) % ny
         cz = c // (nx * ny)
+        x_lo = cx - 1 if cx > 0 else cx
+        x_hi = cx + 1 if cx + 1 < nx else cx
         # The own cell (partners after s) and the 13 neighbours with (dz, dy, dx) > 0 in
         # lexicographic order: every pair of neighbouring cells is visited from one side.
         for dz in range(0, 2):
@@ -217,59 +278,38 @@ def _generate(x, h, eps, cap, planes, spheres, tubes, start, order, packed, sort
                 y = cy + dy
                 if y < 0 or y >= ny:
                     continue
-                for dx in range(-1 if (dz > 0 or dy > 0) else 0, 2):
-                    xx = cx + dx
-                    if xx < 0 or xx >= nx:
-                        continue
-                    cell = xx + nx * (y + ny * z)
+                row = nx * (y + ny * z)
+                lo = cx if (dz == 0 and dy == 0) else x_lo
+                if dense:
+                    first = start[row + lo]
+                    if dz == 0 and dy == 0:
+                        first = s + 1
+                    count = _pairs(s, i, first, start[row + x_hi + 1], 0, False, n, walls, h,
+                                   eps, cap, order, packed, sorted_lin, count, body_a, body_b,
+                                   normal, gap, keys)
+                    continue
+                for xx in range(lo, x_hi + 1):
+                    cell = row + xx
                     k = cell & mask
                     first = start[k]
                     if cell == c:
                         first = s + 1  # the own cell's bucket is contiguous and holds s
-                    for t in range(first, start[k + 1]):
-                        if sorted_lin[t] != cell:  # another cell sharing the bucket
-                            continue
-                        d0 = packed[t, 0] - xi0
-                        d1 = packed[t, 1] - xi1
-                        d2 = packed[t, 2] - xi2
-                        dist2 = d0 * d0 + d1 * d1 + d2 * d2
-                        margin = min(h * (vi + packed[t, 4]) + eps, cap)
-                        # Most candidates are far: reject them without the square root. The
-                        # slack keeps the exact test below the one that decides.
-                        reach = ri + packed[t, 3] + margin
-                        if dist2 > 1.000001 * reach * reach:
-                            continue
-                        dist = np.sqrt(dist2)
-                        g = dist - ri - packed[t, 3]
-                        if g < margin and dist > 0.0:
-                            if count < capacity:
-                                j = order[t]
-                                inv = 1.0 / dist
-                                # body_a < body_b and the normal from a to b, whichever of the
-                                # two was visited first.
-                                if j < i:
-                                    inv = -inv
-                                    body_a[count] = j
-                                    body_b[count] = i
-                                    keys[count] = (j + walls) * n + i
-                                else:
-                                    body_a[count] = i
-                                    body_b[count] = j
-                                    keys[count] = (i + walls) * n + j
-                                normal[count, 0] = d0 * inv
-                                normal[count, 1] = d1 * inv
-                                normal[count, 2] = d2 * inv
-                                gap[count] = g
-                            count += 1
+                    count = _pairs(s, i, first, start[k + 1], cell, True, n, walls, h, eps,
+                                   cap, order, packed, sorted_lin, count, body_a, body_b,
+                                   normal, gap, keys)
     return count
 
 
 @njit(cache=True, nogil=True)
-def _deal(body_a, body_b, normal, gap, keys, m, streams, out_a, out_b, out_normal, out_gap,
-          out_keys):
-    """Copy the first m contacts dealt round-robin from `streams` consecutive runs of the grid
-    order: run s is contacts [s L, (s + 1) L), L = ceil(m / streams), and the output takes one
-    from each run in turn."""
+def _deal(body_a, body_b, normal, gap, keys, m, streams):
+    """The first m contacts as new arrays, dealt round-robin from `streams` consecutive runs of
+    the grid order: run s is contacts [s L, (s + 1) L), L = ceil(m / streams), and the output
+    takes one from each run in turn."""
+    out_a = np.empty(m, np.int64)
+    out_b = np.empty(m, np.int64)
+    out_normal = np.empty((m, 3), np.float64)
+    out_gap = np.empty(m, np.float64)
+    out_keys = np.empty(m, np.int64)
     length = (m + streams - 1) // streams
     k = 0
     for j in range(length):
@@ -285,6 +325,25 @@ def _deal(body_a, body_b, normal, gap, keys, m, streams, out_a, out_b, out_norma
             out_gap[k] = gap[c]
             out_keys[k] = keys[c]
             k += 1
+    return out_a, out_b, out_normal, out_gap, out_keys
+
+
+@njit(cache=True, nogil=True)
+def _collide(x, v, radius, h, eps_fraction, cap_diameters, planes, spheres, tubes, streams,
+             speed, lin, start, order, packed, sorted_lin, dims, body_a, body_b, normal, gap,
+             keys):
+    """Grid, contacts and the dealt copy in one call. Returns (needed, contacts): needed is 0
+    on success; > 0 asks for a `start` table of that size, < 0 for contact arrays of -needed
+    rows; the caller grows that buffer and calls again."""
+    reach, eps, cap = _grid(x, v, radius, h, eps_fraction, cap_diameters, speed, lin, start,
+                            order, packed, sorted_lin, dims)
+    if dims[3] < 0:
+        return -dims[3] + 1, _deal(body_a, body_b, normal, gap, keys, 0, streams)
+    m = _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_lin, dims,
+                  body_a, body_b, normal, gap, keys)
+    if m > body_a.shape[0]:
+        return -m, _deal(body_a, body_b, normal, gap, keys, 0, streams)
+    return 0, _deal(body_a, body_b, normal, gap, keys, m, streams)
 
 
 @dataclass(frozen=True)
@@ -340,24 +399,16 @@ class Collider:
                             np.zeros(0), np.zeros(0, np.int64))
         if n != self._n:
             self._grid_for(n)
-        h = float(h)
-        while True:
-            _, eps, cap = _grid(x, v, radius, h, MARGIN_EPS_FRACTION, MARGIN_CAP_DIAMETERS,
-                                self._speed, self._lin, self._start, self._order, self._packed,
-                                self._sorted_lin, self._dims)
-            if self._dims[3] > 0:
-                break
-            self._start = np.zeros(2 * int(-self._dims[3]) + 1, dtype=np.int64)
         geo = self.geometry
         while True:
-            m = _generate(x, h, eps, cap, geo.planes, geo.spheres, geo.tubes, self._start,
-                          self._order, self._packed, self._sorted_lin, self._dims,
-                          self.body_a, self.body_b, self.normal, self.gap, self.key)
-            if m <= self.body_a.shape[0]:
-                break
-            self._alloc(max(2 * self.body_a.shape[0], int(m * 1.25)))
-        out = Contacts(np.empty(m, np.int64), np.empty(m, np.int64), np.empty((m, 3)),
-                       np.empty(m), np.empty(m, np.int64))
-        _deal(self.body_a, self.body_b, self.normal, self.gap, self.key, m, INTERLEAVE,
-              out.body_a, out.body_b, out.normal, out.gap, out.key)
-        return out
+            needed, arrays = _collide(x, v, radius, float(h), MARGIN_EPS_FRACTION,
+                                      MARGIN_CAP_DIAMETERS, geo.planes, geo.spheres, geo.tubes,
+                                      INTERLEAVE, self._speed, self._lin, self._start,
+                                      self._order, self._packed, self._sorted_lin, self._dims,
+                                      self.body_a, self.body_b, self.normal, self.gap, self.key)
+            if needed == 0:
+                return Contacts(*arrays)
+            if needed > 0:
+                self._start = np.zeros(2 * needed, dtype=np.int64)
+            else:
+                self._alloc(max(2 * self.body_a.shape[0], int(-needed * 1.25)))

@@ -59,8 +59,22 @@ def apply_matrix(body_a, body_b, normal, inv_mass, lam, dv, out):
 def natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv):
     """‖min(λ, A λ + b)‖∞, computed exactly from λ (one product with A); dv is scratch.
     Returns inf if any entry is not finite, so callers see divergence."""
-    impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv)
     worst = 0.0
+    cold = True
+    for c in range(lam.shape[0]):
+        if lam[c] != 0.0:
+            cold = False
+            break
+    if cold:
+        # λ = 0 (every cold start): A λ = 0 exactly, so e = b and the product can be skipped.
+        for c in range(lam.shape[0]):
+            r = max(-rhs[c], 0.0)
+            if not np.isfinite(r):
+                return np.inf
+            if r > worst:
+                worst = r
+        return worst
+    impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv)
     for c in range(lam.shape[0]):
         a = body_a[c]
         b = body_b[c]

@@ -60,6 +60,18 @@ class Simulation:
         self.method = registry.get(method)
         self.settings = registry.settings(method, iterations, True, params)
 
+    def _settings_for(self, trace: bool) -> SolveSettings:
+        """`settings` with the trace flag asked for; the variant is built once per settings
+        object, not per step."""
+        settings = self.settings
+        if bool(trace) == settings.trace:
+            return settings
+        cached = getattr(self, "_variant", None)
+        if cached is None or cached[0] is not settings:
+            cached = (settings, SolveSettings(settings.iterations, bool(trace), settings.params))
+            self._variant = cached
+        return cached[1]
+
     def _initial_impulses(self, contacts: Contacts) -> np.ndarray:
         lam0 = np.zeros(contacts.m)
         if not self.warm_start or self._prev_keys.size == 0 or contacts.m == 0:
@@ -84,12 +96,8 @@ class Simulation:
                                  w.inv_mass, v_pred, h, contacts.key)
         lam0 = self._initial_impulses(contacts)
         t2 = time.perf_counter()
-        settings = self.settings
-        if trace is not None or not self.trace:
-            settings = SolveSettings(settings.iterations,
-                                     self.trace if trace is None else bool(trace),
-                                     settings.params)
-        result = self.method.solve(problem, lam0, settings)
+        result = self.method.solve(problem, lam0,
+                                   self._settings_for(self.trace if trace is None else trace))
         t3 = time.perf_counter()
         v = problem.velocity(result.lam)
         if w.planar:
