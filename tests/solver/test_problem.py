@@ -45,3 +45,18 @@ def test_measures_are_zero_at_a_solution_only():
     assert metrics.fischer_burmeister(lam, e) == pytest.approx(0.0, abs=1e-15)
     bad = metrics.parts(np.array([-1.0, 1.0]), np.array([1.0, -2.0]))
     assert bad == {"negativity": 1.0, "penetration": 2.0, "complementarity": 3.0}
+
+
+def test_residual_of_zero_impulses_skips_nothing_it_needs():
+    """λ = 0 takes the shortcut e = b; it must agree with the dense definition, and a
+    non-finite b still reads as divergence."""
+    rng = np.random.default_rng(8)
+    p = random_problem(rng, 5, 10)
+    zero = np.zeros(p.m)
+    assert p.residual(zero) == metrics.natural_map(zero, p.dense() @ zero + p.rhs)
+    assert p.residual(zero) == pytest.approx(np.max(np.maximum(-p.rhs, 0.0)), rel=0, abs=0)
+    tiny = zero.copy()
+    tiny[3] = 1e-300  # one nonzero entry: the full product path, same value
+    assert p.residual(tiny) == pytest.approx(p.residual(zero), rel=1e-12)
+    p.rhs[1] = np.nan
+    assert p.residual(zero) == np.inf

@@ -112,3 +112,24 @@ def test_warm_start_matches_pairs_between_steps(warm):
         assert max(later) < cold / 10
     else:
         assert min(later) == cold
+
+
+def test_projected_sweeps_is_the_relaxed_sweep_with_step_omega_over_diag(settled_bowl_problem):
+    from solver.pgs import projected_sweeps, relaxed_sweeps
+    p = settled_bowl_problem
+    omega = 1.3
+    runs = []
+    for use_diag in (True, False):
+        lam = np.zeros(p.m)
+        v = p.velocity(lam)
+        if use_diag:
+            projected_sweeps(p.body_a, p.body_b, p.normal, p.bias, p.inv_mass, p.diag, v, lam,
+                             omega, 7)
+        else:
+            relaxed_sweeps(p.body_a, p.body_b, p.normal, p.bias, p.inv_mass, omega / p.diag, v,
+                           lam, 7)
+        runs.append((lam, v))
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
+    # v stays the velocity the impulses leave.
+    np.testing.assert_allclose(runs[0][1], p.velocity(runs[0][0]), atol=1e-12)
