@@ -27,7 +27,8 @@ def warmup(methods: Iterable[str] | None = None,
     names = list(methods) if methods is not None else list(registry.METHODS)
     start = time.perf_counter()
     for k, name in enumerate(names):
-        sim = Simulation(_tiny_world(), name, iterations=2)
+        # Warm starting, so the second step also loads the key-matching kernel.
+        sim = Simulation(_tiny_world(), name, iterations=2, warm_start=True)
         sim.step(trace=True)
         sim.step(trace=False)
         if progress is not None:
