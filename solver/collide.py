@@ -192,54 +192,6 @@ def _walls(s, i, n, h, eps, cap, packed, planes, spheres, tubes, count, body_a, 
     return count
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _pairs(s, i, first, last, cell, filtered, n, walls, h, eps, cap, order, packed, sorted_lin,
-           count, body_a, body_b, normal, gap, keys):
-    """Contacts of the marble at sorted position s (index i) with sorted positions
-    [first, last); with `filtered`, only those in cell `cell` (a bucket shared by cells)."""
-    capacity = body_a.shape[0]
-    xi0 = packed[s, 0]
-    xi1 = packed[s, 1]
-    xi2 = packed[s, 2]
-    ri = packed[s, 3]
-    vi = packed[s, 4]
-    for t in range(first, last):
-        if filtered and sorted_lin[t] != cell:
-            continue
-        d0 = packed[t, 0] - xi0
-        d1 = packed[t, 1] - xi1
-        d2 = packed[t, 2] - xi2
-        dist2 = d0 * d0 + d1 * d1 + d2 * d2
-        margin = min(h * (vi + packed[t, 4]) + eps, cap)
-        # Most candidates are far: reject them without the square root. The slack leaves the
-        # decision to the exact test below.
-        reach = ri + packed[t, 3] + margin
-        if dist2 > 1.000001 * reach * reach:
-            continue
-        dist = np.sqrt(dist2)
-        g = dist - ri - packed[t, 3]
-        if g < margin and dist > 0.0:
-            if count < capacity:
-                j = order[t]
-                inv = 1.0 / dist
-                # body_a < body_b and the normal from a to b, whichever was visited first.
-                if j < i:
-                    inv = -inv
-                    body_a[count] = j
-                    body_b[count] = i
-                    keys[count] = (j + walls) * n + i
-                else:
-                    body_a[count] = i
-                    body_b[count] = j
-                    keys[count] = (i + walls) * n + j
-                normal[count, 0] = d0 * inv
-                normal[count, 1] = d1 * inv
-                normal[count, 2] = d2 * inv
-                gap[count] = g
-            count += 1
-    return count
-
-
 @njit(cache=True, nogil=True)
 def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_lin, dims,
               body_a, body_b, normal, gap, keys):
@@ -256,6 +208,7 @@ def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_
     # range covers them, with no filtering.
     dense = nx * ny * nz <= table
     walls = planes.shape[0] + spheres.shape[0] + tubes.shape[0]
+    capacity = body_a.shape[0]
     count = 0
     for s in range(n):
         i = order[s]
@@ -270,6 +223,11 @@ def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_
         x_hi = cx + 1 if cx + 1 < nx else cx
         # The own cell (partners after s) and the 13 neighbours with (dz, dy, dx) > 0 in
         # lexicographic order: every pair of neighbouring cells is visited from one side.
+        xi0 = packed[s, 0]
+        xi1 = packed[s, 1]
+        xi2 = packed[s, 2]
+        ri = packed[s, 3]
+        vi = packed[s, 4]
         for dz in range(0, 2):
             z = cz + dz
             if z >= nz:
@@ -280,23 +238,53 @@ def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_
                     continue
                 row = nx * (y + ny * z)
                 lo = cx if (dz == 0 and dy == 0) else x_lo
-                if dense:
-                    first = start[row + lo]
-                    if dz == 0 and dy == 0:
-                        first = s + 1
-                    count = _pairs(s, i, first, start[row + x_hi + 1], 0, False, n, walls, h,
-                                   eps, cap, order, packed, sorted_lin, count, body_a, body_b,
-                                   normal, gap, keys)
-                    continue
-                for xx in range(lo, x_hi + 1):
+                # Dense: the row's cells are consecutive buckets, one range. Otherwise one
+                # bucket per cell, filtered by the exact cell number.
+                for xx in range(lo, lo + 1 if dense else x_hi + 1):
                     cell = row + xx
-                    k = cell & mask
-                    first = start[k]
+                    if dense:
+                        first = start[cell]
+                        last = start[row + x_hi + 1]
+                    else:
+                        first = start[cell & mask]
+                        last = start[(cell & mask) + 1]
                     if cell == c:
                         first = s + 1  # the own cell's bucket is contiguous and holds s
-                    count = _pairs(s, i, first, start[k + 1], cell, True, n, walls, h, eps,
-                                   cap, order, packed, sorted_lin, count, body_a, body_b,
-                                   normal, gap, keys)
+                    for t in range(first, last):
+                        if not dense and sorted_lin[t] != cell:
+                            continue
+                        d0 = packed[t, 0] - xi0
+                        d1 = packed[t, 1] - xi1
+                        d2 = packed[t, 2] - xi2
+                        dist2 = d0 * d0 + d1 * d1 + d2 * d2
+                        margin = min(h * (vi + packed[t, 4]) + eps, cap)
+                        # Most candidates are far: reject them without the square root. The
+                        # slack leaves the decision to the exact test below.
+                        reach = ri + packed[t, 3] + margin
+                        if dist2 > 1.000001 * reach * reach:
+                            continue
+                        dist = np.sqrt(dist2)
+                        g = dist - ri - packed[t, 3]
+                        if g < margin and dist > 0.0:
+                            if count < capacity:
+                                j = order[t]
+                                inv = 1.0 / dist
+                                # body_a < body_b and the normal from a to b, whichever of
+                                # the two was visited first.
+                                if j < i:
+                                    inv = -inv
+                                    body_a[count] = j
+                                    body_b[count] = i
+                                    keys[count] = (j + walls) * n + i
+                                else:
+                                    body_a[count] = i
+                                    body_b[count] = j
+                                    keys[count] = (i + walls) * n + j
+                                normal[count, 0] = d0 * inv
+                                normal[count, 1] = d1 * inv
+                                normal[count, 2] = d2 * inv
+                                gap[count] = g
+                            count += 1
     return count
 
 
@@ -326,24 +314,6 @@ def _deal(body_a, body_b, normal, gap, keys, m, streams):
             out_keys[k] = keys[c]
             k += 1
     return out_a, out_b, out_normal, out_gap, out_keys
-
-
-@njit(cache=True, nogil=True)
-def _collide(x, v, radius, h, eps_fraction, cap_diameters, planes, spheres, tubes, streams,
-             speed, lin, start, order, packed, sorted_lin, dims, body_a, body_b, normal, gap,
-             keys):
-    """Grid, contacts and the dealt copy in one call. Returns (needed, contacts): needed is 0
-    on success; > 0 asks for a `start` table of that size, < 0 for contact arrays of -needed
-    rows; the caller grows that buffer and calls again."""
-    reach, eps, cap = _grid(x, v, radius, h, eps_fraction, cap_diameters, speed, lin, start,
-                            order, packed, sorted_lin, dims)
-    if dims[3] < 0:
-        return -dims[3] + 1, _deal(body_a, body_b, normal, gap, keys, 0, streams)
-    m = _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_lin, dims,
-                  body_a, body_b, normal, gap, keys)
-    if m > body_a.shape[0]:
-        return -m, _deal(body_a, body_b, normal, gap, keys, 0, streams)
-    return 0, _deal(body_a, body_b, normal, gap, keys, m, streams)
 
 
 @dataclass(frozen=True)
@@ -399,16 +369,21 @@ class Collider:
                             np.zeros(0), np.zeros(0, np.int64))
         if n != self._n:
             self._grid_for(n)
+        h = float(h)
+        while True:
+            _, eps, cap = _grid(x, v, radius, h, MARGIN_EPS_FRACTION, MARGIN_CAP_DIAMETERS,
+                                self._speed, self._lin, self._start, self._order, self._packed,
+                                self._sorted_lin, self._dims)
+            if self._dims[3] > 0:
+                break
+            self._start = np.zeros(2 * int(-self._dims[3]) + 1, dtype=np.int64)
         geo = self.geometry
         while True:
-            needed, arrays = _collide(x, v, radius, float(h), MARGIN_EPS_FRACTION,
-                                      MARGIN_CAP_DIAMETERS, geo.planes, geo.spheres, geo.tubes,
-                                      INTERLEAVE, self._speed, self._lin, self._start,
-                                      self._order, self._packed, self._sorted_lin, self._dims,
-                                      self.body_a, self.body_b, self.normal, self.gap, self.key)
-            if needed == 0:
-                return Contacts(*arrays)
-            if needed > 0:
-                self._start = np.zeros(2 * needed, dtype=np.int64)
-            else:
-                self._alloc(max(2 * self.body_a.shape[0], int(-needed * 1.25)))
+            m = _generate(h, eps, cap, geo.planes, geo.spheres, geo.tubes, self._start,
+                          self._order, self._packed, self._sorted_lin, self._dims,
+                          self.body_a, self.body_b, self.normal, self.gap, self.key)
+            if m <= self.body_a.shape[0]:
+                break
+            self._alloc(max(2 * self.body_a.shape[0], int(m * 1.25)))
+        return Contacts(*_deal(self.body_a, self.body_b, self.normal, self.gap, self.key, m,
+                               INTERLEAVE))
