@@ -13,11 +13,13 @@ bounding box of the marbles and bucketed by a counting sort into a table that is
 as the box whenever that costs at most a few entries per marble, so cell numbers normally do not
 collide; when they do (marbles spread far apart) the bucket is filtered by the exact cell number.
 
-Contacts come out in the order the marbles are visited, which is the cell order: bottom layer
-first, and within a layer row by row. So the solver sweeps the pile from the bottom up along
-gravity (``-z``), and consecutive contacts touch nearby marbles (cache locality).
+Contacts are found in the order the marbles are visited, which is the cell order: bottom layer
+first, and within a layer row by row, each marble's walls before its neighbours. So a sweep
+follows gravity (``-z``) from the bottom of the pile up, and nearby contacts touch nearby marbles
+(cache locality). The returned arrays deal that sequence round-robin from `INTERLEAVE` runs of
+it (see there): still bottom-up within each run.
 
-Nothing is allocated per call once the buffers have grown to the pile's size.
+Once the buffers have grown to the pile's size, a call allocates only the arrays it returns.
 """
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ MARGIN_CAP_DIAMETERS = 2.0
 # exact distance test then drops; it never loses a pair.
 _MAX_CELLS_PER_AXIS = 1 << 20
 # The table has one bucket per cell of the bounding box when the box has at most this many cells
-# per marble; otherwise 2 buckets per marble and cell numbers share buckets.
+# per marble; otherwise about 2 buckets per marble, and cell numbers share buckets.
 _DENSE_CELLS_PER_MARBLE = 8
 # Contacts are handed out in this many interleaved runs of the bottom-up order. A Gauss-Seidel
 # sweep is latency-bound when consecutive contacts share a marble (each update waits for the
@@ -74,8 +76,9 @@ def _grid(x, v, radius, h, eps_fraction, cap_diameters, speed, lin, start, order
           sorted_lin, dims):
     """Bucket the marbles into the grid. Fills speed (n,) m/s, lin (n,) cell numbers, and, sorted
     by cell: order (n,) marble indices, packed (n, 5) x, y, z, radius, speed, sorted_lin (n,).
-    dims <- (nx, ny, nz, table). Returns (cell width, eps, cap) in metres, or table = -1 in dims
-    when `start` is too small (the caller grows it to dims[3] + 1 and calls again)."""
+    dims <- (nx, ny, nz, table). Returns (cell width, eps, cap) in metres. When `start` is
+    shorter than table + 1, dims[3] = -table and nothing is bucketed: the caller grows `start`
+    and calls again."""
     n = x.shape[0]
     rmax = 0.0
     rmin = np.inf
