@@ -54,11 +54,11 @@ class ScenePlan:
 
 
 PLANS = {
-    "bowl": ScenePlan(500, 5000, "the pile after 10 s of pouring (the article's 350-marble "
+    "bowl": ScenePlan(500, 5000, "The pile after 10 s of pouring (the article's 350-marble "
                                  "benchmark); the budget lets PSOR reach the precision floor"),
-    "disk": ScenePlan(300, 2000, "the planar pile after 6 s"),
-    "column": ScenePlan(1, 200, "the column at rest: first step, marbles touching, v = 0"),
-    "mass-ratio": ScenePlan(1, 3000, "the pair at rest: first step (later steps of a "
+    "disk": ScenePlan(300, 2000, "The planar pile after 6 s"),
+    "column": ScenePlan(1, 200, "The column at rest: first step, marbles touching, v = 0"),
+    "mass-ratio": ScenePlan(1, 3000, "The pair at rest: first step (later steps of a "
                                      "PGS-driven run crush the light marble)"),
 }
 DEFAULT_PLAN = ScenePlan(200, 1000, "after 4 s")
@@ -249,9 +249,11 @@ def claim_mass_ratio(tables: dict) -> Verdict:
     pgs = reach(t, "pgs", TOLS[0])
     pcg_ok = pcg is not None and pcg[0] <= 2
     pgs_stalls = pgs is None or pgs[0] > STALL_ITERATIONS
-    ev = (f"pcg reaches {SOLVED:g} m/s after {_its(pcg)} iterations (claim: 2); pgs needs "
-          f"{_its(pgs)} iterations to reach {TOLS[0]:g} (residual {_fmt(_at(t, 'pgs', t.iterations))}"
-          f" m/s after {t.iterations}; stalling means more than {STALL_ITERATIONS})")
+    pgs_text = (f"does not reach {TOLS[0]:g} m/s within {t.iterations} iterations"
+                if pgs is None else f"needs {pgs[0]} iterations to reach {TOLS[0]:g} m/s")
+    ev = (f"pcg reaches {SOLVED:g} m/s after {_its(pcg)} iterations (claim: 2); pgs {pgs_text} "
+          f"(residual {_fmt(_at(t, 'pgs', t.iterations))} m/s after {t.iterations}; stalling "
+          f"means more than {STALL_ITERATIONS})")
     return Verdict(claim, REPRODUCED if pcg_ok and pgs_stalls else NOT_REPRODUCED, ev,
                    {"pcg_iterations": None if pcg is None else pcg[0],
                     "pgs_iterations_to_1e-6": None if pgs is None else pgs[0]})

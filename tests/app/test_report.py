@@ -44,7 +44,8 @@ def fake_prox(monkeypatch):
 
 
 def test_variants_are_read_from_the_declared_parameters(fake_prox):
-    variants = report.proximal_variants()
+    variants = report.proximal_variants({n: registry.METHODS[n]
+                                         for n in ("pgs", "prox-gs", "prox-jacobi")})
     assert {(v.solver, v.form, v.r, v.adaptive) for v in variants} == {
         (s, f, r, a) for s, f in (("prox-gs", "Gauss-Seidel"), ("prox-jacobi", "Jacobi"))
         for r in R_CHOICES for a in (True, False)}
@@ -74,9 +75,11 @@ def test_variants_with_choice_or_nu_switches():
 
 def test_report_on_a_tiny_configuration(tmp_path, fake_prox, capsys):
     out = tmp_path / "res"
+    chosen = ["naive", "pgs", "psor", "jacobi", "prox-gs", "prox-jacobi"]
     assert bench.main(["report", "--out", str(out), "--scenes", "column,mass-ratio",
                        "--iterations", "30", "--exit-scene", "disk", "--exit-steps", "4",
-                       "--exit-iterations", "15", "--repeats", "1"]) == 0
+                       "--exit-iterations", "15", "--repeats", "1",
+                       "--solvers", ",".join(chosen)]) == 0
     err = capsys.readouterr().err
     assert "[1/3] column" in err and "[3/3] exit statuses" in err  # progress on stderr
     text = (out / "RESULTS.md").read_text()
@@ -86,7 +89,7 @@ def test_report_on_a_tiny_configuration(tmp_path, fake_prox, capsys):
         assert fragment in text, fragment
     for scene in ("column", "mass-ratio"):
         data = np.load(out / scene / "benchmark.npy", allow_pickle=False)
-        assert list(data["solver"]) == list(registry.METHODS)
+        assert list(data["solver"]) == chosen
         assert (out / scene / "benchmark.png").read_bytes()[:4] == b"\x89PNG"
     assert (out / "exit-status.png").read_bytes()[:4] == b"\x89PNG"
     results = json.loads((out / "results.json").read_text())
@@ -282,3 +285,15 @@ def test_failed_claims_reach_the_markdown():
     line = next(ln for ln in text.splitlines() if ln.startswith("| PCG solves the 7-marble"))
     assert "**not reproduced**" in line and "after 12 iterations" in line
     assert "no prox" in text
+
+
+@pytest.mark.slow
+def test_full_report_on_the_seed_scenes(tmp_path):
+    """The documented command, as the lead runs it (minutes; `-m slow`)."""
+    out = tmp_path / "results"
+    code, text, err = _run("report", "--out", str(out))
+    assert code == 0, err
+    md = (out / "RESULTS.md").read_text()
+    for scene in report.DEFAULT_SCENES:
+        assert f"### {scene}" in md and (out / scene / "benchmark.png").exists()
+    assert md.count("| **") >= len(report.verdicts({}, None))
