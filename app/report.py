@@ -173,7 +173,7 @@ def exit_statuses(scene: str, steps: int, iterations: int, variants: list[Varian
         lo = problem.m if lo is None else min(lo, problem.m)
         hi = max(hi, problem.m)
         for v in variants:
-            result = registry.METHODS[v.solver].solve(problem, np.zeros(problem.m),
+            result = registry.METHODS[v.solver].solve(problem.copy(), np.zeros(problem.m),
                                                       settings[v.label])
             status = result.status if result.status in metrics.STATUSES else metrics.DIVERGENCE
             counts[v.label][status] += 1
@@ -326,9 +326,13 @@ def measured_order(tables: dict, names: tuple[str, ...] = ORDER) -> tuple[list[s
     for t in tables.values():
         if not all(n in t.solvers for n in names):
             continue
-        ordered = sorted(names, key=lambda n: _quality_key(t, n), reverse=True)
-        for position, n in enumerate(ordered):
-            ranks[n].append(position)
+        keys = {n: _quality_key(t, n) for n in names}
+        for n in names:
+            # Rank 0 is the worst; equal keys share the mean of their positions, so a tie (naive
+            # and PGS coincide where no impulse has to shrink) favours neither side of a claim.
+            worse = sum(keys[o] > keys[n] for o in names)
+            equal = sum(keys[o] == keys[n] for o in names)
+            ranks[n].append(worse + (equal - 1) / 2.0)
     mean = {n: float(np.mean(r)) if r else np.nan for n, r in ranks.items()}
     order = sorted(names, key=lambda n: (mean[n], ORDER.index(n) if n in ORDER else 0))
     return order, mean
@@ -341,13 +345,16 @@ def claim_order(tables: dict) -> Verdict:
         absent = sorted({n for t in tables.values() for n in ORDER if n not in t.solvers})
         return Verdict(claim, UNCHECKED, f"{', '.join(absent) or 'no scene'} not registered")
     order, mean = measured_order(usable)
-    agree = sum(order.index(a) < order.index(b) for i, a in enumerate(ORDER)
-                for b in ORDER[i + 1:])
+    # A pair agrees only when strictly ordered: a tie does not show that one is better.
+    agree = sum(mean[a] < mean[b] for i, a in enumerate(ORDER) for b in ORDER[i + 1:])
     pairs = len(ORDER) * (len(ORDER) - 1) // 2
+    text = ORDER_LABELS[order[0]]
+    for prev, n in zip(order, order[1:]):
+        text += (" = " if mean[prev] == mean[n] else " < ") + ORDER_LABELS[n]
     ev = (f"measured over {', '.join(usable)} (rank by iterations to {SOLVED:g} m/s, then final "
-          f"residual): " + " < ".join(ORDER_LABELS[n] for n in order)
-          + f"; {agree} of {pairs} pairs in the article's order")
-    return Verdict(claim, REPRODUCED if list(order) == list(ORDER) else NOT_REPRODUCED, ev,
+          f"residual; mean rank): {text}; {agree} of {pairs} pairs strictly in the article's "
+          "order")
+    return Verdict(claim, REPRODUCED if agree == pairs else NOT_REPRODUCED, ev,
                    {"order": order, "mean_rank": mean, "pairs_agreeing": agree})
 
 

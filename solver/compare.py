@@ -134,11 +134,12 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
     done_its, runs, errors, nondeterministic = {}, {}, {}, []
     for k, name in enumerate(names):
         method = registry.METHODS[name]
+        own = frozen.copy()  # a solver that wrote into its problem cannot change the next one's
         try:
             # One short untimed run on this very problem: any specialisation the tiny warm-up
             # problem did not trigger is compiled here, and caches are warm for the timing.
-            method.solve(frozen, start.copy(), registry.settings(name, 2, True, NO_STOP))
-            result, curves, deterministic = _timed_runs(method, frozen, start, settings[name],
+            method.solve(own, start.copy(), registry.settings(name, 2, True, NO_STOP))
+            result, curves, deterministic = _timed_runs(method, own, start, settings[name],
                                                         repeats, budget)
         except Exception as err:  # a broken solver must not take the others' rows with it
             errors[name] = f"{type(err).__name__}: {err}"

@@ -217,6 +217,13 @@ def test_ordering_verdict():
     found = report.claim_order({"a": table(swapped, iterations=200)})
     assert found.verdict == report.NOT_REPRODUCED and found.numbers["pairs_agreeing"] == 14
     assert "PGS < PSOR" not in found.evidence and "PSOR < PGS" in found.evidence
+    # A tie on one scene splits the rank: it neither confirms nor breaks the claimed pair.
+    tied = dict(good, naive=good["jacobi"])
+    order, mean = report.measured_order({"a": table(tied, iterations=200)})
+    assert mean["naive"] == mean["jacobi"] == 0.5 and mean["pgs"] == 2.0
+    found = report.claim_order({"a": table(tied, iterations=200)})
+    assert found.verdict == report.NOT_REPRODUCED and "PJ = NAIV" in found.evidence
+    assert found.numbers["pairs_agreeing"] == 14
     missing = {n: c for n, c in good.items() if n != "ppcg"}
     assert report.claim_order({"a": table(missing, iterations=200)}).verdict == report.UNCHECKED
 

@@ -235,3 +235,16 @@ def test_empty_problem_compares_to_flat_zero_rows():
                              np.zeros(0), np.ones(2), np.zeros((2, 3)), 0.02)
     table = cmp.compare(problem, 4, ["pgs", "psor"], repeats=1)
     np.testing.assert_array_equal(table.residual, np.zeros((2, 5)))
+
+
+def test_a_solver_that_writes_into_its_problem_cannot_change_the_others(monkeypatch,
+                                                                      disk_frozen):
+    def vandal(problem, lam0, settings):
+        result = registry.METHODS["pgs"].solve(problem, lam0, settings)
+        problem.rhs[:] = 1e3  # a bug in some future solver
+        return result
+
+    monkeypatch.setitem(registry.METHODS, "vandal", Method("vandal", "v", vandal, "test"))
+    table = cmp.compare(disk_frozen.problem, 10, ["vandal", "psor"], repeats=2)
+    np.testing.assert_array_equal(table.residual[1],
+                                  direct("psor", disk_frozen.problem, 10).trace)
