@@ -292,6 +292,9 @@ def load_lcp_file(path: str | Path) -> tuple[ContactProblem, dict]:
             raise ValueError("a single array, not an .npz archive")
         with z:
             files = set(z.files)
+            if "mu" in files:
+                raise ValueError("it has friction (mu, 3 rows per contact); the solvers here "
+                                 "are frictionless")
             missing = [k for k in GEOMETRY if k not in files]
             if "inv_mass" not in files and "mass" not in files:
                 missing.append("mass")

@@ -204,6 +204,7 @@ def test_a_complete_snapshot_rebuilds_the_same_problem(tmp_path):
     (lambda a: {**a, "gap": np.full_like(a["gap"], np.nan)}, "non-finite"),
     (lambda a: {**a, "q": a["q"] + 1.0}, "q does not match"),
     (lambda a: {**a, "dt": np.float64(0.0)}, "dt=0"),
+    (lambda a: {**a, "mu": np.full(a["q"].size, 0.5)}, "friction"),
 ])
 def test_unusable_snapshots_are_refused_with_one_line(tmp_path, edit, fragment):
     _, arrays = _column_arrays()
