@@ -383,7 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:  # malformed snapshot files and the like
         cli.fail(str(err))
     except KeyboardInterrupt:
-        sys.stderr.write("marbles-bench: interrupted; no output written\n")
+        # Every file is written atomically: what exists is complete, the rest was not written.
+        sys.stderr.write("marbles-bench: interrupted; no partial file written\n")
         return 130
     return 0
 

@@ -91,6 +91,9 @@ def test_compare_subset_and_warm_start(tmp_path):
     (["--set", "psor.omega=0"], "omega=0"),
     (["--set", "nope.omega=1"], "'nope' is not a compared solver"),
     (["--repeats", "0"], "repeats=0"),
+    (["--settle-iterations", "0"], "iterations=0"),
+    (["--dt", "-1"], "dt=-1"),
+    (["--solver", "nope"], "unknown solver 'nope'"),
 ])
 def test_compare_bad_input_is_one_line_and_exit_2(tmp_path, args, fragment):
     code, out, err = run_cli("compare", "--scene", "column", "--iterations", "5", "--quiet",
@@ -171,3 +174,21 @@ def test_solve_refuses_unusable_files(tmp_path):
         code, out, err = run_cli("solve", *args)
         assert code == 2 and err.count("\n") == 1 and fragment in err, (args, err)
         assert "Traceback" not in err and out == ""
+
+
+def test_an_interrupted_compare_leaves_no_file(tmp_path):
+    import signal
+    import time
+
+    out = tmp_path / "o"
+    proc = subprocess.Popen([sys.executable, "-m", "app.bench", "compare", "--scene", "bowl",
+                             "--settle", "1000000", "--out", str(out)],
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not out.exists() and time.time() < deadline:  # the folder is made before the work
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in err
+    assert list(out.iterdir()) == []
