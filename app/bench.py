@@ -184,10 +184,11 @@ def run_compare(scene: str, scene_params: dict, settle: int, iterations: int,
                 settle_params: dict | None = None, sim_params: dict | None = None,
                 solver_params: dict | None = None, warm_start: bool = False,
                 dt: float | None = None, repeats: int = 3, label: str | None = None,
-                quiet: bool = False):
-    """Build scene, settle it, compare `solvers` on the frozen step; returns (table, json meta).
-    Shared by `compare` and `report`."""
-    world = scenes.build(scene, scene_params)
+                quiet: bool = False, state: str | None = None, world=None):
+    """Build scene (or take `world`, loaded from state snapshot `state`), settle it, compare
+    `solvers` on the frozen step; returns (table, json meta). Shared by `compare` and `report`."""
+    if world is None:
+        world = load_state(state) if state else scenes.build(scene, scene_params)
     if dt is not None:
         world.dt = dt
     label = label or scene
@@ -199,7 +200,8 @@ def run_compare(scene: str, scene_params: dict, settle: int, iterations: int,
     table = comparison.compare(frozen.problem, iterations, solvers,
                                frozen.warm if warm_start else None, solver_params, progress,
                                repeats=repeats)
-    meta = {"scene": scene, "scene_params": scene_params, "n_marbles": world.n,
+    meta = {"scene": f"{scene} (from {state})" if state else scene,
+            "scene_params": {} if state else scene_params, "n_marbles": world.n,
             "step": frozen.step, "time": frozen.time, "dt": world.dt,
             "contact_count": frozen.problem.m,
             "settings": {"settle": settle, "settle_solver": settle_solver,
@@ -223,12 +225,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     dt = None if args.dt is None else float(cli.DT.parse(args.dt))
     scene_p, sim_p, settle_p, solver_p = route_compare_assignments(
         args.scene, args.solver, solvers, parse_assignments(args.assignments))
+    world = load_state(args.state) if args.state else None  # a bad file fails before output
     out = prepare_out_dir(args.out, ("benchmark.npy", "benchmark.json", "benchmark.png"))
     from .figures import comparison_png  # matplotlib only when there is something to draw
 
     table, meta = run_compare(args.scene, scene_p, settle, iterations, solvers, args.solver,
                               settle_iterations, settle_p, sim_p, solver_p, args.warm_start, dt,
-                              repeats, quiet=args.quiet)
+                              repeats, quiet=args.quiet, state=args.state, world=world)
     meta["wall_seconds"] = time.perf_counter() - wall
     title = (f"{args.scene}: step {meta['step']}, {table.meta['contacts']} contacts, "
              f"{'warm' if args.warm_start else 'cold'} start")
@@ -343,6 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="timing runs per solver; the median curve is kept (default 3)")
     p_cmp.add_argument("--out", default=".", metavar="DIR",
                        help="output folder, created if needed (default: current folder)")
+    p_cmp.add_argument("--state", metavar="FILE",
+                       help="start from a state snapshot (run --save-state) instead of the scene")
     p_cmp.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p_cmp.set_defaults(func=cmd_compare)
 

@@ -192,3 +192,26 @@ def test_an_interrupted_compare_leaves_no_file(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in err
     assert list(out.iterdir()) == []
+
+
+def test_compare_from_a_saved_state(tmp_path):
+    state = tmp_path / "s.npz"
+    assert bench.main(["run", "--scene", "disk", "--steps", "15", "--save-state", str(state),
+                       "--quiet"]) == 0
+    out = tmp_path / "o"
+    assert bench.main(["compare", "--state", str(state), "--settle", "1", "--iterations", "10",
+                       "--solvers", "pgs", "--out", str(out), "--quiet"]) == 0
+    info = json.loads((out / "benchmark.json").read_text())
+    assert info["scene"].endswith(f"(from {state})") and info["n_marbles"] == 50
+    # The same state stepped once more by `run` gives the same first-iteration residual.
+    report = tmp_path / "r.json"
+    assert bench.main(["run", "--state", str(state), "--steps", "1", "--iterations", "10",
+                       "--json", str(report), "--quiet"]) == 0
+    trace = json.loads(report.read_text())["last_step"]["trace"]
+    data = np.load(out / "benchmark.npy", allow_pickle=False)
+    np.testing.assert_array_equal(data["residual"][0], trace)
+    bad = tmp_path / "bad.npz"
+    bad.write_text("x")
+    code, _, err = run_cli("compare", "--state", str(bad), "--out", str(tmp_path / "o2"))
+    assert code == 2 and "bad.npz" in err and err.count("\n") == 1
+    assert not (tmp_path / "o2").exists()
