@@ -21,6 +21,20 @@ def run_cli(*args, cwd=None):
     return proc.returncode, proc.stdout, proc.stderr
 
 
+@pytest.fixture
+def run_main(capsys):
+    """In-process `marbles-bench` (fast; an unexpected exception fails the test by itself):
+    returns (exit code, stdout, stderr)."""
+    def call(*args):
+        try:
+            code = bench.main(list(args))
+        except SystemExit as stop:
+            code = stop.code
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+    return call
+
+
 @pytest.fixture(scope="module")
 def column_out(tmp_path_factory):
     out = tmp_path_factory.mktemp("cmp") / "new" / "folder"
@@ -95,8 +109,8 @@ def test_compare_subset_and_warm_start(tmp_path):
     (["--dt", "-1"], "dt=-1"),
     (["--solver", "nope"], "unknown solver 'nope'"),
 ])
-def test_compare_bad_input_is_one_line_and_exit_2(tmp_path, args, fragment):
-    code, out, err = run_cli("compare", "--scene", "column", "--iterations", "5", "--quiet",
+def test_compare_bad_input_is_one_line_and_exit_2(tmp_path, run_main, args, fragment):
+    code, out, err = run_main("compare", "--scene", "column", "--iterations", "5", "--quiet",
                              "--out", str(tmp_path / "o"), *args)
     assert code == 2 and err.count("\n") == 1 and fragment in err and "Traceback" not in err
     assert not (tmp_path / "o").exists()
@@ -152,14 +166,14 @@ def test_solve_from_the_stored_impulses(tmp_path):
     assert solved["trace"][0] == pytest.approx(solved["stored_lam_residual"], rel=1e-12)
 
 
-def test_solve_refuses_unusable_files(tmp_path):
+def test_solve_refuses_unusable_files(tmp_path, run_main):
     text_file = tmp_path / "t.npz"
     text_file.write_text("hello")
     matrix_only = tmp_path / "w.npz"
     np.savez(matrix_only, W=np.eye(2), q=np.array([-1.0, 1.0]))
     good = tmp_path / "g.npz"
-    assert bench.main(["run", "--scene", "column", "--steps", "1", "--save-lcp", str(good),
-                       "--quiet"]) == 0
+    assert run_main("run", "--scene", "column", "--steps", "1", "--save-lcp", str(good),
+                    "--quiet")[0] == 0
     cases = [
         (["--lcp", str(tmp_path / "absent.npz")], "no such"),
         (["--lcp", str(text_file)], "t.npz"),
@@ -170,8 +184,10 @@ def test_solve_refuses_unusable_files(tmp_path):
         (["--lcp", str(good), "--json", str(tmp_path / "no" / "x.json")], "does not exist"),
         ([], "--lcp"),
     ]
+    code, out, err = run_cli("solve", "--lcp", str(matrix_only))  # the real process too
+    assert code == 2 and err.count("\n") == 1 and "no contact geometry" in err
     for args, fragment in cases:
-        code, out, err = run_cli("solve", *args)
+        code, out, err = run_main("solve", *args)
         assert code == 2 and err.count("\n") == 1 and fragment in err, (args, err)
         assert "Traceback" not in err and out == ""
 
