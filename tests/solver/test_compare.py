@@ -108,9 +108,14 @@ def test_a_solver_that_raises_gets_an_error_row_and_the_others_still_run(monkeyp
             raise RuntimeError("kernel exploded")
         return registry.METHODS["pgs"].solve(problem, lam0, settings)
 
+    def never(problem, lam0, settings):
+        raise ZeroDivisionError("fails even on the warm-up problem")
+
     monkeypatch.setitem(registry.METHODS, "broken", Method("broken", "b", solve, "test"))
-    table = cmp.compare(disk_frozen.problem, 10, ["broken", "psor"], repeats=1)
-    assert table.status == [cmp.ERROR, metrics.MAX_ITERATIONS]
+    monkeypatch.setitem(registry.METHODS, "never", Method("never", "n", never, "test"))
+    table = cmp.compare(disk_frozen.problem, 10, ["broken", "psor", "never"], repeats=1)
+    assert table.status == [cmp.ERROR, metrics.MAX_ITERATIONS, cmp.ERROR]
+    assert "warm-up" in table.meta["errors"]["never"]
     assert np.all(np.isnan(table.residual[0])) and "kernel exploded" in table.meta["errors"][
         "broken"]
     np.testing.assert_array_equal(table.residual[1],
