@@ -134,7 +134,8 @@ def proximal_variants(methods: dict | None = None) -> list[Variant]:
 @dataclass
 class ExitStats:
     """counts: variant label -> {status: solves}; residual: label -> median final residual
-    (m/s); info: label -> summed numeric SolveResult.info entries; solves: solves per variant."""
+    (m/s); info: label -> numeric SolveResult.info entries averaged over the solves;
+    relative: label -> which relative test applied ('merit' or 'iterates')."""
 
     scene: str
     steps: int
@@ -145,6 +146,7 @@ class ExitStats:
     counts: dict[str, dict[str, int]]
     residual: dict[str, float]
     info: dict[str, dict[str, float]] = field(default_factory=dict)
+    relative: dict[str, str] = field(default_factory=dict)
     contacts: tuple[int, int] = (0, 0)
     seconds: float = 0.0
 
@@ -160,9 +162,12 @@ def exit_statuses(scene: str, steps: int, iterations: int, variants: list[Varian
     start = time.perf_counter()
     warmup(sorted({"pgs", *(v.solver for v in variants)}))
     sim = Simulation(scenes.build(scene), "pgs", 20, trace=False)
-    settings = {v.label: registry.settings(v.solver, iterations, True,
-                                           {**v.params, "abs_tol": abs_tol, "rel_tol": rel_tol})
-                for v in variants}
+    settings, relative = {}, {}
+    for v in variants:
+        tolerances, relative[v.label] = exit_tolerances(registry.METHODS[v.solver], abs_tol,
+                                                        rel_tol)
+        settings[v.label] = registry.settings(v.solver, iterations, True,
+                                              {**v.params, **tolerances})
     counts = {v.label: {s: 0 for s in metrics.STATUSES} for v in variants}
     finals = {v.label: [] for v in variants}
     info: dict[str, dict[str, float]] = {v.label: {} for v in variants}
@@ -184,8 +189,25 @@ def exit_statuses(scene: str, steps: int, iterations: int, variants: list[Varian
         if progress is not None:
             progress(k + 1, steps)
     residual = {label: float(np.median(r)) if r else float("nan") for label, r in finals.items()}
+    info = {label: {k: total / max(steps, 1) for k, total in d.items()}
+            for label, d in info.items()}
     return ExitStats(scene, steps, iterations, abs_tol, rel_tol, variants, counts, residual,
-                     info, (lo or 0, hi), time.perf_counter() - start)
+                     info, relative, (lo or 0, hi), time.perf_counter() - start)
+
+
+MERIT_REL = "rho_rel_tol"  # a proximal solver's own relative test on its merit (Erleben's)
+
+
+def exit_tolerances(method, abs_tol: float, rel_tol: float) -> tuple[dict, str]:
+    """Stopping parameters for the exit-status experiment and which relative test they use.
+    Absolute convergence is the natural-map residual below `abs_tol` for every method. Relative
+    convergence is Erleben's test on the merit, |ρ_{k+1} - ρ_k| < rel_tol ρ_k over accepted
+    iterates, when the method declares it; the driver's ‖Δλ‖∞ <= rel_tol ‖λ‖∞ would otherwise
+    stop an adaptive method at its first rejected iterate (λ unchanged) and call that
+    convergence. Methods without the merit test get the driver's test."""
+    if MERIT_REL in {p.name for p in method.params}:
+        return {"abs_tol": abs_tol, "rel_tol": 0.0, MERIT_REL: rel_tol}, "merit"
+    return {"abs_tol": abs_tol, "rel_tol": rel_tol}, "iterates"
 
 
 # ------------------------------------------------------------------------------------ verdicts
@@ -461,6 +483,18 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return out
 
 
+def _relative_text(exits: ExitStats) -> str:
+    kinds = set(exits.relative.values())
+    merit = (f"the solver's merit test |ρ_{{k+1}} − ρ_k| < {exits.rel_tol:g} ρ_k on accepted "
+             "iterates (Erleben's)")
+    iterates = f"‖Δλ‖∞ ≤ {exits.rel_tol:g} ‖λ‖∞ between iterates"
+    if kinds == {"merit"}:
+        return merit
+    if kinds == {"iterates"}:
+        return iterates
+    return f"{merit} where the solver has it, else {iterates}"
+
+
 def markdown(tables: dict, metas: dict, exits: ExitStats | None, found: list[Verdict],
              header: dict, exit_note: str | None) -> str:
     lines = ["## Results", "",
@@ -493,9 +527,10 @@ def markdown(tables: dict, metas: dict, exits: ExitStats | None, found: list[Ver
         lines.append(
             f"Every step of `{exits.scene}` (steps 1–{exits.steps}, driven by PGS with 20 "
             f"iterations; {exits.contacts[0]}–{exits.contacts[1]} contacts) solved from λ = 0 by "
-            f"each variant, at most {exits.iterations} iterations, absolute tolerance "
-            f"{exits.abs_tol:g} m/s, relative tolerance {exits.rel_tol:g} (‖Δλ‖∞/‖λ‖∞). "
-            f"{exits.seconds:.0f} s.")
+            f"each variant, at most {exits.iterations} iterations. Absolute convergence: "
+            f"natural-map residual below {exits.abs_tol:g} m/s. Relative convergence: "
+            + _relative_text(exits) + f". Divergence: the driver's bound (a NaN/inf, or the "
+            f"residual above `divergence` × its start). {exits.seconds:.0f} s.")
         lines.append("")
         info_keys = sorted({k for d in exits.info.values() for k in d})
         rows = []
@@ -503,9 +538,10 @@ def markdown(tables: dict, metas: dict, exits: ExitStats | None, found: list[Ver
             c = exits.counts[v.label]
             rows.append([f"`{v.solver}`", v.form, v.r, "on" if v.adaptive else "off",
                          *(str(c[s]) for s in metrics.STATUSES), _fmt(exits.residual[v.label]),
-                         *(f"{exits.info[v.label].get(k, 0):.0f}" for k in info_keys)])
+                         *(f"{exits.info[v.label].get(k, 0):.3g}" for k in info_keys)])
         lines += _table(["solver", "form", "r", "adaptive", "absolute", "relative",
-                         "non-convergence", "divergence", "median residual", *info_keys], rows)
+                         "non-convergence", "divergence", "median residual",
+                         *(f"{k} (mean)" for k in info_keys)], rows)
         lines += ["", "![exit statuses](exit-status.png)"]
     lines += ["", "### How the verdicts are computed", "",
               f"- Solved: natural-map residual ≤ {SOLVED:g} m/s.",

@@ -9,7 +9,7 @@ from app import bench, report
 from solver import compare as cmp
 from solver import jacobi, metrics, pgs, registry
 from solver.method import Method
-from solver.params import Param
+from solver.params import Param, resolve
 
 R_CHOICES = ("local", "global", "blocked")
 
@@ -304,3 +304,18 @@ def test_full_report_on_the_seed_scenes(tmp_path):
     for scene in report.DEFAULT_SCENES:
         assert f"### {scene}" in md and (out / scene / "benchmark.png").exists()
     assert md.count("| **") >= len(report.verdicts({}, None))
+
+
+def test_exit_tolerances_use_the_merit_test_when_a_solver_declares_it():
+    merit = Method("prox-m", "m", _prox_gs, "", PROX_PARAMS + (
+        Param("rho_rel_tol", 0.0, float, "", lo=0.0),))
+    tol, kind = report.exit_tolerances(merit, 1e-6, 1e-4)
+    assert kind == "merit" and tol == {"abs_tol": 1e-6, "rel_tol": 0.0, "rho_rel_tol": 1e-4}
+    resolve(merit.all_params, tol, "test")  # the method accepts these overrides
+    tol, kind = report.exit_tolerances(registry.METHODS["pgs"], 1e-6, 1e-4)
+    assert kind == "iterates" and tol == {"abs_tol": 1e-6, "rel_tol": 1e-4}
+    stats = exits({"prox-m r=local": {"absolute": 1}})
+    stats.relative = {"prox-m r=local": "merit"}
+    assert "merit test" in report._relative_text(stats)
+    stats.relative = {"prox-m r=local": "merit", "x": "iterates"}
+    assert "where the solver has it" in report._relative_text(stats)
