@@ -134,7 +134,8 @@ def proximal_variants(methods: dict | None = None) -> list[Variant]:
 @dataclass
 class ExitStats:
     """counts: variant label -> {status: solves}; residual: label -> median final residual
-    (m/s); info: label -> numeric SolveResult.info entries averaged over the solves;
+    (m/s); info: label -> numeric SolveResult.info entries averaged over the solves that
+    reported them;
     relative: label -> which relative test applied ('merit' or 'iterates')."""
 
     scene: str
@@ -185,11 +186,13 @@ def exit_statuses(scene: str, steps: int, iterations: int, variants: list[Varian
             finals[v.label].append(result.residual)
             for key, value in (result.info or {}).items():
                 if isinstance(value, (int, float, np.integer, np.floating)):
-                    info[v.label][key] = info[v.label].get(key, 0) + float(value)
+                    total, count = info[v.label].get(key, (0.0, 0))
+                    info[v.label][key] = (total + float(value), count + 1)
         if progress is not None:
             progress(k + 1, steps)
     residual = {label: float(np.median(r)) if r else float("nan") for label, r in finals.items()}
-    info = {label: {k: total / max(steps, 1) for k, total in d.items()}
+    # Means over the solves that reported the entry (a solve with nothing to do reports none).
+    info = {label: {k: total / count for k, (total, count) in d.items()}
             for label, d in info.items()}
     return ExitStats(scene, steps, iterations, abs_tol, rel_tol, variants, counts, residual,
                      info, relative, (lo or 0, hi), time.perf_counter() - start)
@@ -412,19 +415,24 @@ def claim_adaptive(exits: ExitStats | None) -> Verdict:
             pairs.append((v.label, fixed.label))
     if not pairs:
         return Verdict(claim, UNCHECKED, "no proximal solver can switch adaptation off")
-    fail = (metrics.MAX_ITERATIONS, metrics.DIVERGENCE)
     wins = losses = 0
     details = []
+
+    def key(label: str) -> tuple[int, int, float]:
+        # A divergence throws the solve away, so it weighs more than any number of solves that
+        # merely ran out of iterations; the median residual breaks ties.
+        return (exits.total([label], (metrics.DIVERGENCE,)),
+                exits.total([label], (metrics.MAX_ITERATIONS,)), exits.residual[label])
+
     for a, f in pairs:
-        key_a = (exits.total([a], fail), exits.residual[a])
-        key_f = (exits.total([f], fail), exits.residual[f])
+        key_a, key_f = key(a), key(f)
         wins += key_a < key_f
         losses += key_f < key_a
-        details.append(f"{a}: {key_a[0]} failed, median residual {_fmt(key_a[1])} vs fixed "
-                       f"{key_f[0]}, {_fmt(key_f[1])}")
+        details.append(f"{a}: {key_a[0]} diverged, {key_a[1]} not converged, median residual "
+                       f"{_fmt(key_a[2])} vs fixed {key_f[0]}, {key_f[1]}, {_fmt(key_f[2])}")
     ev = (f"adaptive better in {wins}, worse in {losses}, equal in {len(pairs) - wins - losses} "
-          f"of {len(pairs)} (solver, r) pairs (fewer non-converged or diverged solves, then "
-          f"lower median final residual): " + "; ".join(details))
+          f"of {len(pairs)} (solver, r) pairs (fewer divergences, then fewer non-converged "
+          f"solves, then lower median final residual): " + "; ".join(details))
     return Verdict(claim, REPRODUCED if wins > losses else NOT_REPRODUCED, ev,
                    {"wins": wins, "losses": losses, "pairs": len(pairs)})
 
@@ -552,8 +560,9 @@ def markdown(tables: dict, metas: dict, exits: ExitStats | None, found: list[Ver
               "- Ordering: on each scene the six solvers are ranked by iterations to "
               f"{SOLVED:g} m/s, then by final residual; the overall order is by mean rank.",
               "- Divergence and adaptivity: counts over the exit-status run; adaptive wins a "
-              "(solver, r) pair with fewer non-converged or diverged solves (ties: lower median "
-              "final residual) and the claim holds if it wins more pairs than it loses.",
+              "(solver, r) pair with fewer divergences, then fewer non-converged solves, then a "
+              "lower median final residual, and the claim holds if it wins more pairs than it "
+              "loses.",
               "- Subspace minimization: milliseconds to reach the solved tolerance on the bowl."]
     return "\n".join(lines) + "\n"
 

@@ -268,6 +268,11 @@ def test_adaptive_verdict():
     fixed_wins = exits({"prox-gs r=local": {"max_iterations": 10},
                         "prox-gs r=local fixed": {"absolute": 10}})
     assert report.claim_adaptive(fixed_wins).verdict == report.NOT_REPRODUCED
+    # Running out of iterations is better than diverging, however many solves it concerns.
+    no_divergence = exits({"prox-jacobi r=local": {"max_iterations": 10},
+                           "prox-jacobi r=local fixed": {"absolute": 9, "divergence": 1}})
+    found = report.claim_adaptive(no_divergence)
+    assert found.verdict == report.REPRODUCED and "0 diverged, 10 not converged" in found.evidence
     only_adaptive = exits({"prox-gs r=local": {"absolute": 10}})
     assert report.claim_adaptive(only_adaptive).verdict == report.UNCHECKED
 
