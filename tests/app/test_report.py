@@ -277,6 +277,29 @@ def test_adaptive_verdict():
     assert report.claim_adaptive(only_adaptive).verdict == report.UNCHECKED
 
 
+def test_time_to_measures_or_extrapolates():
+    t = table({"a": curve(100, rate=0.5), "b": curve(100, rate=0.9), "c": np.full(101, 0.3)},
+              iterations=100)
+    assert report.time_to(t, "a", 1e-6) == (20 * 1e-4, "measured")
+    seconds, how = report.time_to(t, "b", 1e-10)  # 0.9^k = 1e-10 at k = 218.5
+    assert how == "extrapolated" and seconds == pytest.approx(218.5 * 1e-4, rel=1e-3)
+    assert report.time_to(t, "c", 1e-10) is None  # a flat tail gives no rate
+
+
+def test_subspace_verdict_does_not_count_a_short_pgs_run_as_slow():
+    # pgs-sm reaches 1e-10 at iteration 90; pgs stops at 1e-8 after 100 iterations and, at its
+    # rate, would reach 1e-10 at iteration 125 (12.5 ms at 0.1 ms per iteration).
+    sm = np.ones(101)
+    sm[90:] = 1e-14
+    pgs_curve = np.geomspace(1.0, 1e-8, 101)
+    t = table({"pgs": pgs_curve, "pgs-sm": sm}, iterations=100)
+    found = report.claim_subspace({"bowl": t})  # pgs-sm: 9 ms
+    assert found.verdict == report.REPRODUCED and "pgs 12.50 ms (extrapolated)" in found.evidence
+    t.seconds[t.row("pgs-sm")] *= 2.0  # pgs-sm's iterations cost twice as much: 18 ms
+    found = report.claim_subspace({"bowl": t})
+    assert found.verdict == report.NOT_REPRODUCED and "pgs-sm 18.00 ms" in found.evidence
+
+
 def test_subspace_verdict():
     fast = {"pgs": curve(100, rate=0.9), "pgs-sm": curve(100, rate=0.5)}
     assert report.claim_subspace({"bowl": table(fast, iterations=100)}).verdict == \
