@@ -64,7 +64,12 @@ def comparison_png(path: str | Path, table: ComparisonTable, title: str = "") ->
             last = int(np.flatnonzero(finite)[-1])
             for ax, x in ((by_it, its[last]), (by_ms, 1e3 * table.seconds[k, last])):
                 ax.plot([x], [shown[last]], marker="x", markersize=9, color=style["color"])
-    for ax, xlabel in ((by_it, "iterations"), (by_ms, "solve time (ms, cumulative)")):
+    right = time_axis_end(table)
+    xlabel_ms = "solve time (ms, cumulative)"
+    if right is not None:
+        by_ms.set_xlim(0.0, 1e3 * right)
+        xlabel_ms += "; axis cut 15% after the last solver's best residual"
+    for ax, xlabel in ((by_it, "iterations"), (by_ms, xlabel_ms)):
         ax.set_yscale("log")
         ax.set_xlabel(xlabel)
         ax.set_ylabel("natural-map residual ‖min(λ, Aλ+b)‖∞ (m/s)")
@@ -75,6 +80,25 @@ def comparison_png(path: str | Path, table: ComparisonTable, title: str = "") ->
                           f"marbles, {table.iterations} iterations")
     fig.tight_layout()
     return _save(fig, path)
+
+
+def time_axis_end(table: ComparisonTable) -> float | None:
+    """Seconds where the time panel should end, or None to show everything: 15% after the
+    latest moment any solver first came within 2x of its best residual. One slow solver that
+    keeps iterating at its floor (seconds of flat line) would otherwise squeeze every other curve
+    against the axis."""
+    latest, total = 0.0, 0.0
+    for k in range(len(table.solvers)):
+        r, t = table.residual[k], table.seconds[k]
+        finite = np.isfinite(r) & np.isfinite(t)
+        if not finite.any():
+            continue
+        best = float(np.min(r[finite]))
+        first = int(np.flatnonzero(finite & (r <= 2.0 * best))[0])
+        latest = max(latest, float(t[first]))
+        total = max(total, float(np.max(t[finite])))
+    end = 1.15 * latest
+    return end if 0.0 < end < total else None
 
 
 def exit_status_png(path: str | Path, counts: dict[str, dict[str, int]],

@@ -347,3 +347,14 @@ def test_exit_tolerances_use_the_merit_test_when_a_solver_declares_it():
     assert "merit test" in report._relative_text(stats)
     stats.relative = {"prox-m r=local": "merit", "x": "iterates"}
     assert "where the solver has it" in report._relative_text(stats)
+
+
+def test_time_axis_ends_after_the_last_useful_progress():
+    from app.figures import time_axis_end
+    t = table({"fast": curve(100, rate=0.5), "slow": curve(100, rate=0.5, solved_at=10)},
+              iterations=100)
+    t.seconds[1] *= 50  # 'slow' reaches its floor at iteration 10 (50 ms) then idles to 500 ms
+    # fast: within 2x of its best (1e-14) at iteration 47 (4.7 ms); slow: at 10 (50 ms).
+    assert time_axis_end(t) == pytest.approx(1.15 * 50e-3)
+    t.seconds[1] /= 50  # both use the whole axis usefully: no cut
+    assert time_axis_end(table({"a": curve(100, rate=0.9)}, iterations=100)) is None
