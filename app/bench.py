@@ -184,7 +184,8 @@ def run_compare(scene: str, scene_params: dict, settle: int, iterations: int,
                 settle_params: dict | None = None, sim_params: dict | None = None,
                 solver_params: dict | None = None, warm_start: bool = False,
                 dt: float | None = None, repeats: int = 3, label: str | None = None,
-                quiet: bool = False, state: str | None = None, world=None):
+                quiet: bool = False, state: str | None = None, world=None,
+                budget: float = 2.0):
     """Build scene (or take `world`, loaded from state snapshot `state`), settle it, compare
     `solvers` on the frozen step; returns (table, json meta). Shared by `compare` and `report`."""
     if world is None:
@@ -199,7 +200,7 @@ def run_compare(scene: str, scene_params: dict, settle: int, iterations: int,
     progress = None if quiet else Progress(f"{label}: comparing", len(solvers), after=1.0)
     table = comparison.compare(frozen.problem, iterations, solvers,
                                frozen.warm if warm_start else None, solver_params, progress,
-                               repeats=repeats)
+                               repeats=repeats, budget=budget)
     meta = {"scene": f"{scene} (from {state})" if state else scene,
             "scene_params": {} if state else scene_params, "n_marbles": world.n,
             "step": frozen.step, "time": frozen.time, "dt": world.dt,
@@ -208,7 +209,8 @@ def run_compare(scene: str, scene_params: dict, settle: int, iterations: int,
                          "settle_iterations": settle_iterations,
                          "settle_params": settle_params or {}, "simulation": sim_params or {},
                          "iterations": iterations, "warm_start": warm_start,
-                         "solver_params": solver_params or {}, "repeats": repeats},
+                         "solver_params": solver_params or {}, "repeats": repeats,
+                         "repeat_budget_seconds": budget},
             "settle_step_residual": float(frozen.report.result.residual)}
     return table, meta
 

@@ -117,7 +117,10 @@ def exit_status_png(path: str | Path, counts: dict[str, dict[str, int]],
         ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
         ax.set_ylabel("solves")
         ax.set_title(panel, fontsize=10)
-    axes[0].legend(fontsize=8)
+    # One legend for all panels, between the title and the bars, so it never hides a bar.
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.93), ncol=4,
+               fontsize=8, frameon=False)
     fig.suptitle(title)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0.0, 0.0, 1.0, 0.88))
     return _save(fig, path)
