@@ -483,9 +483,9 @@ def claim_subspace(tables: dict) -> Verdict:
         if not measured_sm:
             faster = False
         elif pgs is not None:
-            faster = sm[0] < pgs[0]
+            faster = FAR_FEWER * sm[0] <= pgs[0]
         else:
-            faster = pgs_run > sm[0]
+            faster = pgs_run >= FAR_FEWER * sm[0]
         speed = ("" if not measured_sm or pgs is None or sm[0] <= 0
                  else f", {pgs[0] / sm[0]:.1f}x")
         runs = t.meta.get("timing_runs", {})
@@ -499,7 +499,8 @@ def claim_subspace(tables: dict) -> Verdict:
         if scene == "bowl" and faster:
             verdict = REPRODUCED
     ev = (f"milliseconds to reach {SOLVED:g} m/s (a run that ended first is extrapolated at the "
-          "rate of its last quarter): " + "; ".join(parts))
+          f"rate of its last quarter; 'accelerates' = at least {FAR_FEWER:g}x faster, as the paper"
+          " reports several times): " + "; ".join(parts))
     return Verdict(claim, verdict, ev, numbers)
 
 
@@ -605,7 +606,9 @@ def markdown(tables: dict, metas: dict, exits: ExitStats | None, found: list[Ver
               "(solver, r) pair with fewer divergences, then fewer non-converged solves, then a "
               "lower median final residual, and the claim holds if it wins more pairs than it "
               "loses.",
-              "- Subspace minimization: milliseconds to reach the solved tolerance on the bowl; "
+              f"- Subspace minimization: at least {FAR_FEWER:g} × fewer milliseconds to reach "
+              "the solved tolerance on the bowl (timings on a shared machine vary by tens of "
+              "percent, and the paper reports several times); "
               "when PGS's run ends first, its time is extrapolated at the linear rate of the "
               "last quarter of its curve (marked), since a budget of equal iterations is not "
               "one of equal time."]
