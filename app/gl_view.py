@@ -1,0 +1,857 @@
+"""The 3D view: ray-cast impostor marbles in their container, an orbit camera and mouse picking.
+
+OpenGL 3.3 core through ``QOpenGLWidget`` and PyOpenGL. Each marble is one instanced quad that
+covers its exact perspective silhouette; shaders/marble.frag intersects the view ray with the
+sphere, shades the hit and writes its true depth. A directional key light casts shadows through a
+shadow map made by the same impostors seen orthographically from the light. The container is
+drawn after the marbles as glass (the bowl, the tube, the box walls) or as a rim (the planar
+disk), over a checker floor, so marbles inside stay visible.
+
+This module only displays and forwards mouse gestures: it holds no physics. ``set_marbles`` just
+keeps the newest frame (references to the caller's arrays, which the worker never mutates after
+emitting them) and schedules a repaint; the upload happens in ``paintGL``, once per drawn frame
+however many frames arrived in between.
+
+Any OpenGL failure (no 3.3 context, a shader that does not compile or link, a GL error while
+drawing) is reported once through ``glFailed`` and on stderr; the widget then paints nothing and
+never raises.
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+import re
+import sys
+
+import numpy as np
+from OpenGL import GL
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QSurfaceFormat
+from PySide6.QtOpenGLWidgets import QOpenGLWidget
+
+import shaders
+from app.camera import Camera
+from app.picking import pick_sphere, ray_plane
+
+REQUIRED_GL = (3, 3)
+
+# Instance layout: centre xyz (m), radius (m), colour rgb; float32, interleaved.
+_INSTANCE_FLOATS = 7
+_INSTANCE_STRIDE = 4 * _INSTANCE_FLOATS
+
+# Key light, pointing from the scene towards the light: high, from the front left of the default
+# camera, so shadows fall back and to the right where they are visible.
+_LIGHT_DIR = np.array([-0.35, -0.55, 1.0]) / np.linalg.norm([-0.35, -0.55, 1.0])
+
+_BG_TOP = (0.09, 0.10, 0.13)
+_BG_BOTTOM = (0.30, 0.32, 0.36)
+_FLOOR_COLOUR = (0.62, 0.60, 0.57, 1.0)
+_GLASS_COLOUR = (0.72, 0.82, 0.90, 0.06)
+_RIM_COLOUR = (0.80, 0.86, 0.92, 0.55)
+
+
+class GLFailure(Exception):
+    """An OpenGL problem with a one-line, user-readable message."""
+
+
+def surface_format() -> QSurfaceFormat:
+    """The context the view asks for: OpenGL 3.3 core, 24-bit depth, no multisampling (the
+    impostors already have exact edges, and MSAA is costly in software rendering)."""
+    fmt = QSurfaceFormat()
+    fmt.setRenderableType(QSurfaceFormat.RenderableType.OpenGL)
+    fmt.setVersion(*REQUIRED_GL)
+    fmt.setProfile(QSurfaceFormat.OpenGLContextProfile.CoreProfile)
+    fmt.setDepthBufferSize(24)
+    fmt.setSamples(0)
+    return fmt
+
+
+# --------------------------------------------------------------------------------------------
+# Shader loading
+# --------------------------------------------------------------------------------------------
+_INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$', re.MULTILINE)
+
+
+def load_shader_text(name: str) -> str:
+    """Source of shader `name` from the shaders package, with ``#include "file"`` lines replaced
+    by that file (GLSL has no include; this keeps the shared lighting code in one place)."""
+    text = shaders.source(name)
+    return _INCLUDE.sub(lambda m: shaders.source(m.group(1)), text)
+
+
+def _first_error_line(log: str) -> str:
+    lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
+    for ln in lines:
+        if "error" in ln.lower():
+            return ln
+    return lines[0] if lines else "no log"
+
+
+def _compile(kind, name: str) -> int:
+    try:
+        text = load_shader_text(name)
+    except Exception as exc:  # missing file, bad encoding: still a clear message
+        raise GLFailure(f"cannot read shader {name}: {exc}") from None
+    shader = GL.glCreateShader(kind)
+    GL.glShaderSource(shader, text)
+    GL.glCompileShader(shader)
+    if not GL.glGetShaderiv(shader, GL.GL_COMPILE_STATUS):
+        log = GL.glGetShaderInfoLog(shader)
+        log = log.decode(errors="replace") if isinstance(log, bytes) else str(log)
+        GL.glDeleteShader(shader)
+        raise GLFailure(f"shader {name} failed to compile: {_first_error_line(log)}")
+    return shader
+
+
+def _program(vert: str, frag: str) -> int:
+    vs = _compile(GL.GL_VERTEX_SHADER, vert)
+    try:
+        fs = _compile(GL.GL_FRAGMENT_SHADER, frag)
+    except GLFailure:
+        GL.glDeleteShader(vs)
+        raise
+    prog = GL.glCreateProgram()
+    GL.glAttachShader(prog, vs)
+    GL.glAttachShader(prog, fs)
+    GL.glLinkProgram(prog)
+    GL.glDeleteShader(vs)
+    GL.glDeleteShader(fs)
+    if not GL.glGetProgramiv(prog, GL.GL_LINK_STATUS):
+        log = GL.glGetProgramInfoLog(prog)
+        log = log.decode(errors="replace") if isinstance(log, bytes) else str(log)
+        GL.glDeleteProgram(prog)
+        raise GLFailure(f"shaders {vert} + {frag} failed to link: {_first_error_line(log)}")
+    return prog
+
+
+# --------------------------------------------------------------------------------------------
+# Container geometry (numpy only): unit meshes as (vertices (k, 6) float32 = position, normal;
+# triangle indices (t,) uint32)
+# --------------------------------------------------------------------------------------------
+def sphere_mesh(n_lat: int = 32, n_lon: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """Unit sphere about the origin, outward normals."""
+    th = np.linspace(0.0, np.pi, n_lat + 1)
+    ph = np.linspace(0.0, 2.0 * np.pi, n_lon + 1)
+    t, p = np.meshgrid(th, ph, indexing="ij")
+    pos = np.stack([np.sin(t) * np.cos(p), np.sin(t) * np.sin(p), np.cos(t)], axis=-1)
+    verts = np.concatenate([pos, pos], axis=-1).reshape(-1, 6)
+    return verts.astype(np.float32), _grid_indices(n_lat, n_lon)
+
+
+def cylinder_mesh(n: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """Open unit cylinder: radius 1 about the z axis, z from 0 to 1, outward normals."""
+    ph = np.linspace(0.0, 2.0 * np.pi, n + 1)
+    z = np.array([0.0, 1.0])
+    zz, pp = np.meshgrid(z, ph, indexing="ij")
+    pos = np.stack([np.cos(pp), np.sin(pp), zz], axis=-1)
+    nrm = np.stack([np.cos(pp), np.sin(pp), np.zeros_like(zz)], axis=-1)
+    verts = np.concatenate([pos, nrm], axis=-1).reshape(-1, 6)
+    return verts.astype(np.float32), _grid_indices(1, n)
+
+
+def disk_mesh(n: int = 96) -> tuple[np.ndarray, np.ndarray]:
+    """Unit disk in the plane z = 0, normal +z (a fan around the centre)."""
+    ph = np.linspace(0.0, 2.0 * np.pi, n + 1)
+    pos = np.zeros((n + 2, 3))
+    pos[1:, 0], pos[1:, 1] = np.cos(ph), np.sin(ph)
+    nrm = np.tile([0.0, 0.0, 1.0], (n + 2, 1))
+    idx = np.stack([np.zeros(n), np.arange(1, n + 1), np.arange(2, n + 2)], axis=1)
+    return (np.concatenate([pos, nrm], axis=1).astype(np.float32),
+            idx.astype(np.uint32).reshape(-1))
+
+
+def torus_mesh(tube: float, n: int = 96, m: int = 12) -> tuple[np.ndarray, np.ndarray]:
+    """Torus of major radius 1 and minor radius `tube` about the y axis (lying in the x–z
+    plane): the rim of the planar disk."""
+    u = np.linspace(0.0, 2.0 * np.pi, n + 1)
+    v = np.linspace(0.0, 2.0 * np.pi, m + 1)
+    uu, vv = np.meshgrid(u, v, indexing="ij")
+    ring = np.stack([np.cos(uu), np.zeros_like(uu), np.sin(uu)], axis=-1)
+    nrm = np.cos(vv)[..., None] * ring + np.sin(vv)[..., None] * np.array([0.0, 1.0, 0.0])
+    pos = ring + tube * nrm
+    verts = np.concatenate([pos, nrm], axis=-1).reshape(-1, 6)
+    return verts.astype(np.float32), _grid_indices(n, m)
+
+
+def box_walls_mesh() -> tuple[np.ndarray, np.ndarray]:
+    """Four walls of the box [−1, 1]² × [0, 1], outward normals."""
+    verts, idx = [], []
+    for axis, sign in ((0, 1.0), (0, -1.0), (1, 1.0), (1, -1.0)):
+        other = 1 - axis
+        nrm = np.zeros(3)
+        nrm[axis] = sign
+        base = len(verts)
+        for s, z in ((-1.0, 0.0), (1.0, 0.0), (1.0, 1.0), (-1.0, 1.0)):
+            p = np.zeros(3)
+            p[axis], p[other], p[2] = sign, s, z
+            verts.append(np.concatenate([p, nrm]))
+        idx += [base, base + 1, base + 2, base, base + 2, base + 3]
+    return np.array(verts, dtype=np.float32), np.array(idx, dtype=np.uint32)
+
+
+def _grid_indices(rows: int, cols: int) -> np.ndarray:
+    """Two triangles per cell of a (rows+1) × (cols+1) vertex grid."""
+    r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    a = r * (cols + 1) + c
+    b, cc, d = a + cols + 1, a + 1, a + cols + 2
+    return np.stack([a, b, d, a, d, cc], axis=-1).astype(np.uint32).reshape(-1)
+
+
+def _lines(points: np.ndarray) -> np.ndarray:
+    """Vertices (k, 6) for GL_LINES from a (k, 3) array of segment end points."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    return np.concatenate([pts, np.tile([0.0, 0.0, 1.0], (len(pts), 1))], axis=1).astype(np.float32)
+
+
+def _circle_segments(n: int = 96) -> np.ndarray:
+    ph = np.linspace(0.0, 2.0 * np.pi, n + 1)
+    p = np.stack([np.cos(ph), np.sin(ph), np.zeros_like(ph)], axis=1)
+    return np.stack([p[:-1], p[1:]], axis=1).reshape(-1, 3)
+
+
+def _model(translate=(0.0, 0.0, 0.0), scale=(1.0, 1.0, 1.0)) -> np.ndarray:
+    m = np.diag([*np.broadcast_to(np.asarray(scale, dtype=np.float64), (3,)), 1.0])
+    m[:3, 3] = translate
+    return m
+
+
+def container_bounds(container: dict | None, x: np.ndarray, radius: np.ndarray):
+    """Bounding sphere (centre (3,), radius) in metres of what the view should frame: the
+    container if it is bounded, else (a floor) the marbles, else a 1 m sphere at the origin."""
+    kind = (container or {}).get("kind")
+    if kind == "sphere":
+        return np.asarray(container["center"], dtype=np.float64), float(container["radius"])
+    if kind in ("box", "tube"):
+        cx, cy = container["center"]
+        z0, h = float(container["floor"]), float(container.get("height", 1.0))
+        half = float(container["half_width"] if kind == "box" else container["radius"])
+        across = half * (math.sqrt(2.0) if kind == "box" else 1.0)
+        return np.array([cx, cy, z0 + 0.5 * h]), math.hypot(across, 0.5 * h)
+    if len(x):
+        lo = (x - radius[:, None]).min(axis=0)
+        hi = (x + radius[:, None]).max(axis=0)
+        if kind == "floor":
+            lo[2] = min(lo[2], float(container.get("height", 0.0)))
+        return 0.5 * (lo + hi), max(0.5 * float(np.linalg.norm(hi - lo)), 1e-3)
+    z = float((container or {}).get("height", 0.0))
+    return np.array([0.0, 0.0, z + 0.5]), 1.0
+
+
+def floor_height(container: dict | None, x: np.ndarray, radius: np.ndarray) -> float:
+    """z in metres of the lowest supporting surface: where the floor is drawn and where the
+    marbles' occlusion term is darkest."""
+    kind = (container or {}).get("kind")
+    if kind == "sphere":
+        return float(container["center"][2]) - float(container["radius"])
+    if kind in ("box", "tube"):
+        return float(container["floor"])
+    if kind == "floor":
+        return float(container["height"])
+    return float((x[:, 2] - radius).min()) if len(x) else 0.0
+
+
+class _Mesh:
+    """A VAO with interleaved position/normal vertices and optional indices."""
+
+    def __init__(self, verts: np.ndarray, idx: np.ndarray | None, primitive) -> None:
+        self.primitive = primitive
+        self.vao = GL.glGenVertexArrays(1)
+        self.vbo = GL.glGenBuffers(1)
+        self.ebo = GL.glGenBuffers(1) if idx is not None else 0
+        GL.glBindVertexArray(self.vao)
+        GL.glBindBuffer(GL.GL_ARRAY_BUFFER, self.vbo)
+        GL.glBufferData(GL.GL_ARRAY_BUFFER, verts.nbytes, verts, GL.GL_STATIC_DRAW)
+        for loc, off in ((0, 0), (1, 12)):
+            GL.glEnableVertexAttribArray(loc)
+            GL.glVertexAttribPointer(loc, 3, GL.GL_FLOAT, GL.GL_FALSE, 24, ctypes.c_void_p(off))
+        if idx is not None:
+            GL.glBindBuffer(GL.GL_ELEMENT_ARRAY_BUFFER, self.ebo)
+            GL.glBufferData(GL.GL_ELEMENT_ARRAY_BUFFER, idx.nbytes, idx, GL.GL_STATIC_DRAW)
+            self.count = int(idx.size)
+        else:
+            self.count = int(verts.shape[0])
+        GL.glBindVertexArray(0)
+
+    def draw(self) -> None:
+        GL.glBindVertexArray(self.vao)
+        if self.ebo:
+            GL.glDrawElements(self.primitive, self.count, GL.GL_UNSIGNED_INT, ctypes.c_void_p(0))
+        else:
+            GL.glDrawArrays(self.primitive, 0, self.count)
+
+    def delete(self) -> None:
+        GL.glDeleteVertexArrays(1, [self.vao])
+        GL.glDeleteBuffers(1, [self.vbo])
+        if self.ebo:
+            GL.glDeleteBuffers(1, [self.ebo])
+
+
+# --------------------------------------------------------------------------------------------
+# The widget
+# --------------------------------------------------------------------------------------------
+class MarbleView(QOpenGLWidget):
+    """Draws marbles (ray-cast impostors) in a container and turns mouse gestures into camera
+    moves and drag signals.
+
+    Mouse: left-drag orbits, right-drag (or Shift+left-drag) pans, the wheel zooms,
+    Ctrl+left-drag on a marble drags it (``dragStarted`` / ``dragMoved`` / ``dragEnded``).
+
+    ``debug_flat``: draw only the marbles in their unshaded colour on black, without floor,
+    container or shadows (the pixel test compares this against a numpy ray cast).
+    ``shadows``: render the key light's shadow map (on by default).
+    """
+
+    glFailed = Signal(str)
+    dragStarted = Signal(int)
+    dragMoved = Signal(int, object)
+    dragEnded = Signal(int)
+    # Failures found inside initializeGL/paintGL are re-emitted from the event loop, so that a
+    # slot showing a modal dialog does not run inside a GL callback.
+    _failedLater = Signal(str)
+
+    SHADOW_MAP_SIZE = 1024
+
+    def __init__(self, parent=None, *, debug_flat: bool = False, shadows: bool = True) -> None:
+        super().__init__(parent)
+        self.setFormat(surface_format())
+        self.camera = Camera()
+        self.debug_flat = bool(debug_flat)
+        self.shadows = bool(shadows)
+        self.exact_quads = True  # False only to show that the pixel test can fail
+        self.failure: str | None = None
+        self._x = np.zeros((0, 3))
+        self._radius = np.zeros(0)
+        self._colour = np.zeros((0, 3), dtype=np.float32)
+        self._marbles_dirty = False
+        self._container: dict | None = None
+        self._container_dirty = False
+        self._frame_on_marbles = False
+        self._gl_ready = False
+        self._instance_capacity = 0
+        self._instance_count = 0
+        self._items: list[dict] = []
+        self._drag: dict | None = None
+        self._press_pos: QPointF | None = None
+        self._failedLater.connect(self.glFailed, Qt.ConnectionType.QueuedConnection)
+        self.setMinimumSize(160, 120)
+
+    # --- public API -------------------------------------------------------------------------
+    def set_container(self, container: dict | None) -> None:
+        """Container dict as in solver/world.py (kinds sphere/floor/box/tube, optional
+        "planar"); None draws none. A different container re-frames the camera."""
+        changed = container != self._container
+        self._container = None if container is None else dict(container)
+        self._container_dirty = True
+        if changed:
+            self.reset_camera()
+            # A floor does not bound the scene: frame the marbles once they arrive.
+            self._frame_on_marbles = (self._container or {}).get("kind") == "floor" \
+                and not len(self._x)
+        self.update()
+
+    def set_marbles(self, x, radius, colour) -> None:
+        """Newest frame: x (n, 3) float64 m, radius (n,) m, colour (n, 3) RGB 0..1. Keeps
+        references (the caller must not mutate them afterwards) and schedules a repaint."""
+        x = np.asarray(x, dtype=np.float64).reshape(-1, 3)
+        n = x.shape[0]
+        self._x = x
+        self._radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (n,))
+        self._colour = np.asarray(colour, dtype=np.float32).reshape(n, 3)
+        self._marbles_dirty = True
+        if self._frame_on_marbles and n:
+            self._frame_on_marbles = False
+            self.reset_camera()
+        self.update()
+
+    def reset_camera(self) -> None:
+        """Frame the container (or, on a bare floor, the marbles); planar scenes face the
+        x–z plane."""
+        centre, r = container_bounds(self._container, self._x, self._radius)
+        self.camera.aspect = self.width() / max(self.height(), 1)
+        self.camera.frame(centre, r, planar=bool((self._container or {}).get("planar")))
+        self.update()
+
+    def pick(self, px: float, py: float) -> tuple[int, np.ndarray | None]:
+        """Marble under widget pixel coordinates (px, py) (origin top-left, logical pixels):
+        (index, hit point (3,) m on its surface) or (−1, None). A numpy ray cast against the
+        newest frame, independent of OpenGL."""
+        origin, direction = self.camera.ray(px, py, max(self.width(), 1), max(self.height(), 1))
+        return pick_sphere(origin, direction, self._x, self._radius)
+
+    # --- failure ------------------------------------------------------------------------------
+    def _fail(self, message: str) -> None:
+        if self.failure is not None:
+            return
+        self.failure = message
+        print(f"marbles: OpenGL: {message}", file=sys.stderr)
+        self._failedLater.emit(message)
+
+    # --- GL life cycle -----------------------------------------------------------------------
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        # QOpenGLWidget creates its context in its resize handling; if it could not, neither
+        # initializeGL nor paintGL will ever run, so this is the place to notice.
+        if self.isVisible() and not self.isValid():
+            self._fail(f"could not create an OpenGL {REQUIRED_GL[0]}.{REQUIRED_GL[1]} "
+                       "core context")
+
+    def initializeGL(self) -> None:
+        try:
+            ctx = self.context()
+            fmt = ctx.format()
+            version = (fmt.majorVersion(), fmt.minorVersion())
+            if version < REQUIRED_GL:
+                raise GLFailure(
+                    f"OpenGL {REQUIRED_GL[0]}.{REQUIRED_GL[1]} core is required, the driver "
+                    f"offers {version[0]}.{version[1]}")
+            ctx.aboutToBeDestroyed.connect(self._release_gl)
+            self._create_gl()
+            self._gl_ready = True
+        except GLFailure as exc:
+            self._fail(str(exc))
+        except Exception as exc:  # a GL error raised by PyOpenGL, or worse: report, never raise
+            self._fail(f"initialisation failed: {type(exc).__name__}: {exc}".splitlines()[0])
+
+    def _create_gl(self) -> None:
+        self._marble_prog = _program("marble.vert", "marble.frag")
+        self._surface_prog = _program("surface.vert", "surface.frag")
+        self._bg_prog = _program("background.vert", "background.frag")
+        self._uniforms: dict[tuple[int, str], int] = {}
+
+        # Marble quad corners (per vertex) + instance attributes (per marble).
+        self._marble_vao = GL.glGenVertexArrays(1)
+        GL.glBindVertexArray(self._marble_vao)
+        self._corner_vbo = GL.glGenBuffers(1)
+        corners = np.array([-1, -1, 1, -1, -1, 1, 1, 1], dtype=np.float32)
+        GL.glBindBuffer(GL.GL_ARRAY_BUFFER, self._corner_vbo)
+        GL.glBufferData(GL.GL_ARRAY_BUFFER, corners.nbytes, corners, GL.GL_STATIC_DRAW)
+        GL.glEnableVertexAttribArray(0)
+        GL.glVertexAttribPointer(0, 2, GL.GL_FLOAT, GL.GL_FALSE, 8, ctypes.c_void_p(0))
+        self._instance_vbo = GL.glGenBuffers(1)
+        self._instance_capacity = 0
+        GL.glBindBuffer(GL.GL_ARRAY_BUFFER, self._instance_vbo)
+        for loc, size, off in ((1, 3, 0), (2, 1, 12), (3, 3, 16)):
+            GL.glEnableVertexAttribArray(loc)
+            GL.glVertexAttribPointer(loc, size, GL.GL_FLOAT, GL.GL_FALSE, _INSTANCE_STRIDE,
+                                     ctypes.c_void_p(off))
+            GL.glVertexAttribDivisor(loc, 1)
+        GL.glBindVertexArray(0)
+        self._marbles_dirty = True
+
+        # Core profile needs a bound VAO even for the attribute-less background triangle.
+        self._empty_vao = GL.glGenVertexArrays(1)
+
+        # Drag spring: one dynamic line segment.
+        self._drag_line = _Mesh(np.zeros((2, 6), dtype=np.float32), None, GL.GL_LINES)
+
+        # Shadow map: a depth texture with hardware comparison (sampler2DShadow).
+        self._shadow_tex = GL.glGenTextures(1)
+        GL.glBindTexture(GL.GL_TEXTURE_2D, self._shadow_tex)
+        size = self.SHADOW_MAP_SIZE
+        GL.glTexImage2D(GL.GL_TEXTURE_2D, 0, GL.GL_DEPTH_COMPONENT24, size, size, 0,
+                        GL.GL_DEPTH_COMPONENT, GL.GL_FLOAT, None)
+        for pname, value in ((GL.GL_TEXTURE_MIN_FILTER, GL.GL_LINEAR),
+                             (GL.GL_TEXTURE_MAG_FILTER, GL.GL_LINEAR),
+                             (GL.GL_TEXTURE_WRAP_S, GL.GL_CLAMP_TO_EDGE),
+                             (GL.GL_TEXTURE_WRAP_T, GL.GL_CLAMP_TO_EDGE),
+                             (GL.GL_TEXTURE_COMPARE_MODE, GL.GL_COMPARE_REF_TO_TEXTURE),
+                             (GL.GL_TEXTURE_COMPARE_FUNC, GL.GL_LEQUAL)):
+            GL.glTexParameteri(GL.GL_TEXTURE_2D, pname, value)
+        self._shadow_fbo = GL.glGenFramebuffers(1)
+        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self._shadow_fbo)
+        GL.glFramebufferTexture2D(GL.GL_FRAMEBUFFER, GL.GL_DEPTH_ATTACHMENT, GL.GL_TEXTURE_2D,
+                                  self._shadow_tex, 0)
+        GL.glDrawBuffer(GL.GL_NONE)
+        GL.glReadBuffer(GL.GL_NONE)
+        status = GL.glCheckFramebufferStatus(GL.GL_FRAMEBUFFER)
+        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self.defaultFramebufferObject())
+        if status != GL.GL_FRAMEBUFFER_COMPLETE:
+            self.shadows = False  # not fatal: draw without shadows
+
+        self._container_dirty = True
+
+    def _release_gl(self) -> None:
+        """Free every GL object while the context still exists (the context is going away:
+        the widget is being destroyed or moved to another window)."""
+        if not self._gl_ready:
+            return
+        self._gl_ready = False
+        self.makeCurrent()
+        try:
+            self._delete_items()
+            self._drag_line.delete()
+            GL.glDeleteVertexArrays(2, [self._marble_vao, self._empty_vao])
+            GL.glDeleteBuffers(2, [self._corner_vbo, self._instance_vbo])
+            GL.glDeleteFramebuffers(1, [self._shadow_fbo])
+            GL.glDeleteTextures(1, [self._shadow_tex])
+            for prog in (self._marble_prog, self._surface_prog, self._bg_prog):
+                GL.glDeleteProgram(prog)
+        except Exception:
+            pass  # the context is being torn down; nothing useful to report
+        finally:
+            self.doneCurrent()
+
+    def resizeGL(self, w: int, h: int) -> None:
+        self.camera.aspect = w / max(h, 1)
+
+    # --- uniforms ---------------------------------------------------------------------------
+    def _loc(self, prog: int, name: str) -> int:
+        key = (prog, name)
+        loc = self._uniforms.get(key)
+        if loc is None:
+            loc = self._uniforms[key] = GL.glGetUniformLocation(prog, name)
+        return loc
+
+    def _set(self, prog: int, name: str, value) -> None:
+        loc = self._loc(prog, name)
+        if loc < 0:
+            return  # optimised away by the compiler
+        if isinstance(value, bool):
+            GL.glUniform1i(loc, int(value))
+        elif isinstance(value, int):
+            GL.glUniform1i(loc, value)
+        elif isinstance(value, float):
+            GL.glUniform1f(loc, value)
+        else:
+            a = np.asarray(value, dtype=np.float32)
+            if a.shape == (4, 4):
+                GL.glUniformMatrix4fv(loc, 1, GL.GL_TRUE, a)
+            elif a.shape == (3,):
+                GL.glUniform3f(loc, *a.tolist())
+            elif a.shape == (4,):
+                GL.glUniform4f(loc, *a.tolist())
+            else:
+                raise ValueError(f"uniform {name}: unsupported shape {a.shape}")
+
+    # --- scene resources ----------------------------------------------------------------------
+    def _delete_items(self) -> None:
+        for item in self._items:
+            item["mesh"].delete()
+        self._items = []
+
+    def _build_items(self) -> None:
+        """GL meshes for the current container: a list of draw items, each with a pass
+        ("floor", "glass" or "line"), a model matrix and a colour."""
+        self._delete_items()
+        c = self._container or {}
+        kind = c.get("kind")
+        planar = bool(c.get("planar"))
+        items = self._items
+
+        def add(pass_, mesh, model, colour, **extra):
+            items.append(dict(pass_=pass_, mesh=mesh, model=model, colour=colour, **extra))
+
+        if kind == "sphere":
+            centre, r = np.asarray(c["center"], dtype=np.float64), float(c["radius"])
+            if planar:
+                add("opaque", _Mesh(*torus_mesh(0.025), GL.GL_TRIANGLES),
+                    _model(centre, r), (0.78, 0.80, 0.84, 1.0))
+                # A faint pane behind the plane of motion, so the disk reads as a disk.
+                pane = np.array([[1, 0, 0, 0], [0, 0, -1, 0], [0, 1, 0, 0], [0, 0, 0, 1]],
+                                dtype=np.float64)
+                pane = _model(centre + [0.0, 0.12 * r, 0.0], r) @ pane
+                add("glass", _Mesh(*disk_mesh(), GL.GL_TRIANGLES), pane,
+                    (0.55, 0.62, 0.72, 0.22))
+            else:
+                add("floor", None, None, _FLOOR_COLOUR, fade=(centre, 2.6 * r))
+                add("glass", _Mesh(*sphere_mesh(), GL.GL_TRIANGLES), _model(centre, r),
+                    _GLASS_COLOUR)
+        elif kind == "box":
+            cx, cy = c["center"]
+            a, z0, h = float(c["half_width"]), float(c["floor"]), float(c.get("height", 1.0))
+            add("floor", None, None, _FLOOR_COLOUR, fade=(np.array([cx, cy, z0]), 3.0 * a + h))
+            add("glass", _Mesh(*box_walls_mesh(), GL.GL_TRIANGLES),
+                _model((cx, cy, z0), (a, a, h)), _GLASS_COLOUR)
+            top = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=np.float64)
+            seg = []
+            for i in range(4):
+                p, q = top[i], top[(i + 1) % 4]
+                seg += [[*p, 1.0], [*q, 1.0], [*p, 0.0], [*p, 1.0]]
+            add("line", _Mesh(_lines(seg), None, GL.GL_LINES), _model((cx, cy, z0), (a, a, h)),
+                _RIM_COLOUR)
+        elif kind == "tube":
+            cx, cy = c["center"]
+            r, z0, h = float(c["radius"]), float(c["floor"]), float(c.get("height", 1.0))
+            add("floor", None, None, _FLOOR_COLOUR, fade=(np.array([cx, cy, z0]), 4.0 * r + h))
+            add("glass", _Mesh(*cylinder_mesh(), GL.GL_TRIANGLES),
+                _model((cx, cy, z0), (r, r, h)), _GLASS_COLOUR)
+            add("line", _Mesh(_lines(_circle_segments()), None, GL.GL_LINES),
+                _model((cx, cy, z0 + h), (r, r, 1.0)), _RIM_COLOUR)
+        elif kind == "floor":
+            add("floor", None, None, _FLOOR_COLOUR, fade=None)
+        # Every floor shares one unit disk mesh, scaled at draw time.
+        for item in items:
+            if item["pass_"] == "floor":
+                item["mesh"] = _Mesh(*disk_mesh(), GL.GL_TRIANGLES)
+
+    def _upload_marbles(self) -> None:
+        n = self._x.shape[0]
+        data = np.empty((n, _INSTANCE_FLOATS), dtype=np.float32)
+        data[:, 0:3] = self._x
+        data[:, 3] = self._radius
+        data[:, 4:7] = self._colour
+        GL.glBindBuffer(GL.GL_ARRAY_BUFFER, self._instance_vbo)
+        if n > self._instance_capacity:
+            # Grow geometrically and keep the buffer: scene switches reuse it, frames of the
+            # same size only overwrite it.
+            self._instance_capacity = max(n, 2 * self._instance_capacity, 64)
+            GL.glBufferData(GL.GL_ARRAY_BUFFER, self._instance_capacity * _INSTANCE_STRIDE,
+                            None, GL.GL_DYNAMIC_DRAW)
+        if n:
+            GL.glBufferSubData(GL.GL_ARRAY_BUFFER, 0, data.nbytes, data)
+        self._instance_count = n
+
+    # --- drawing ----------------------------------------------------------------------------
+    def paintGL(self) -> None:
+        if self.failure is not None or not self._gl_ready:
+            self._clear_only()
+            return
+        try:
+            self._paint()
+        except Exception as exc:
+            self._fail(f"drawing failed: {type(exc).__name__}: {exc}".splitlines()[0])
+            self._clear_only()
+
+    def _clear_only(self) -> None:
+        try:
+            GL.glClearColor(0.0, 0.0, 0.0, 1.0)
+            GL.glClear(GL.GL_COLOR_BUFFER_BIT | GL.GL_DEPTH_BUFFER_BIT)
+        except Exception:
+            pass
+
+    def _light_matrices(self, centre: np.ndarray, radius: float):
+        """Orthographic world → light clip transform covering the bounding sphere, and an up
+        vector for the shadow-pass quads."""
+        L = _LIGHT_DIR
+        up = np.array([1.0, 0.0, 0.0]) if abs(L[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+        right = np.cross(up, L)
+        right /= np.linalg.norm(right)
+        up2 = np.cross(L, right)
+        eye = centre + 2.0 * radius * L
+        view = np.eye(4)
+        view[0, :3], view[1, :3], view[2, :3] = right, up2, L
+        view[:3, 3] = -view[:3, :3] @ eye
+        near, far = 0.0, 4.0 * radius
+        proj = np.diag([1.0 / radius, 1.0 / radius, -2.0 / (far - near), 1.0])
+        proj[2, 3] = -(far + near) / (far - near)
+        return proj @ view, up2
+
+    def _paint(self) -> None:
+        if self._container_dirty:
+            self._build_items()
+            self._container_dirty = False
+        if self._marbles_dirty:
+            self._upload_marbles()
+            self._marbles_dirty = False
+
+        w = max(1, round(self.width() * self.devicePixelRatioF()))
+        h = max(1, round(self.height() * self.devicePixelRatioF()))
+        cam = self.camera
+        cam.aspect = w / h
+        viewproj = cam.projection_matrix() @ cam.view_matrix()
+        eye = cam.eye()
+        right, up, forward = cam.basis()
+        n = self._instance_count
+        centre, bound = container_bounds(self._container, self._x, self._radius)
+        if n:
+            # Marbles flung outside the container still get shadows.
+            far_out = np.linalg.norm(self._x - centre, axis=1) + self._radius
+            bound = max(bound, float(far_out.max()))
+        floor_z = floor_height(self._container, self._x, self._radius)
+        shadows = self.shadows and not self.debug_flat and n > 0
+        light_vp, light_up = self._light_matrices(centre, 1.05 * bound)
+
+        GL.glDisable(GL.GL_CULL_FACE)
+        GL.glEnable(GL.GL_DEPTH_TEST)
+        GL.glDepthFunc(GL.GL_LESS)
+        GL.glDepthMask(GL.GL_TRUE)
+        GL.glDisable(GL.GL_BLEND)
+
+        mp = self._marble_prog
+        if shadows:
+            GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self._shadow_fbo)
+            GL.glViewport(0, 0, self.SHADOW_MAP_SIZE, self.SHADOW_MAP_SIZE)
+            GL.glClear(GL.GL_DEPTH_BUFFER_BIT)
+            GL.glUseProgram(mp)
+            self._set(mp, "u_viewproj", light_vp)
+            self._set(mp, "u_ortho", True)
+            self._set(mp, "u_ray_dir", -_LIGHT_DIR)
+            self._set(mp, "u_quad_up", light_up)
+            self._set(mp, "u_exact", True)
+            self._set(mp, "u_depth_only", True)
+            GL.glBindVertexArray(self._marble_vao)
+            GL.glDrawArraysInstanced(GL.GL_TRIANGLE_STRIP, 0, 4, n)
+            GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self.defaultFramebufferObject())
+        GL.glViewport(0, 0, w, h)
+
+        GL.glClearColor(0.0, 0.0, 0.0, 1.0)
+        GL.glClear(GL.GL_COLOR_BUFFER_BIT | GL.GL_DEPTH_BUFFER_BIT)
+        GL.glActiveTexture(GL.GL_TEXTURE0)
+        GL.glBindTexture(GL.GL_TEXTURE_2D, self._shadow_tex)
+
+        texel = 2.0 * 1.05 * bound / self.SHADOW_MAP_SIZE
+        lighting = dict(u_light_dir=_LIGHT_DIR, u_eye=eye, u_shadows=shadows,
+                        u_shadow_map=0, u_light_viewproj=light_vp,
+                        u_shadow_offset=1.5 * texel, u_shadow_bias=0.0015)
+
+        if not self.debug_flat:
+            GL.glDisable(GL.GL_DEPTH_TEST)
+            GL.glDepthMask(GL.GL_FALSE)
+            GL.glUseProgram(self._bg_prog)
+            self._set(self._bg_prog, "u_top", _BG_TOP)
+            self._set(self._bg_prog, "u_bottom", _BG_BOTTOM)
+            GL.glBindVertexArray(self._empty_vao)
+            GL.glDrawArrays(GL.GL_TRIANGLES, 0, 3)
+            GL.glEnable(GL.GL_DEPTH_TEST)
+            GL.glDepthMask(GL.GL_TRUE)
+
+            sp = self._surface_prog
+            GL.glUseProgram(sp)
+            for k, v in lighting.items():
+                self._set(sp, k, v)
+            self._set(sp, "u_viewproj", viewproj)
+            self._set(sp, "u_side", 0)
+            GL.glEnable(GL.GL_BLEND)
+            GL.glBlendFunc(GL.GL_SRC_ALPHA, GL.GL_ONE_MINUS_SRC_ALPHA)
+            for item in self._items:
+                if item["pass_"] == "floor":
+                    fade = item["fade"]
+                    if fade is None:  # a bare floor: around the marbles
+                        fc, fr = np.array([centre[0], centre[1], floor_z]), 3.0 * bound
+                    else:
+                        fc, fr = fade
+                    self._set(sp, "u_mode", 0)
+                    self._set(sp, "u_model", _model((fc[0], fc[1], floor_z), fr))
+                    self._set(sp, "u_colour", item["colour"])
+                    self._set(sp, "u_checker", float(_checker_period(bound)))
+                    self._set(sp, "u_fade_centre", np.asarray(fc, dtype=np.float64))
+                    self._set(sp, "u_fade_radius", float(fr))
+                    item["mesh"].draw()
+                elif item["pass_"] == "opaque":
+                    self._set(sp, "u_mode", 0)
+                    self._set(sp, "u_model", item["model"])
+                    self._set(sp, "u_colour", item["colour"])
+                    self._set(sp, "u_checker", 0.0)
+                    self._set(sp, "u_fade_radius", 0.0)
+                    item["mesh"].draw()
+            GL.glDisable(GL.GL_BLEND)
+
+        if n:
+            GL.glUseProgram(mp)
+            for k, v in lighting.items():
+                self._set(mp, k, v)
+            self._set(mp, "u_viewproj", viewproj)
+            self._set(mp, "u_ortho", False)
+            self._set(mp, "u_quad_up", up)
+            self._set(mp, "u_exact", bool(self.exact_quads))
+            self._set(mp, "u_depth_only", False)
+            self._set(mp, "u_flat", self.debug_flat)
+            self._set(mp, "u_floor_z", float(floor_z))
+            self._set(mp, "u_ao_height", float(max(0.6 * bound, 4.0 * float(self._radius.max()))))
+            GL.glBindVertexArray(self._marble_vao)
+            GL.glDrawArraysInstanced(GL.GL_TRIANGLE_STRIP, 0, 4, n)
+
+        if not self.debug_flat:
+            sp = self._surface_prog
+            GL.glUseProgram(sp)
+            GL.glEnable(GL.GL_BLEND)
+            GL.glBlendFunc(GL.GL_SRC_ALPHA, GL.GL_ONE_MINUS_SRC_ALPHA)
+            if self._drag is not None and self._drag.get("target") is not None:
+                i = self._drag["index"]
+                if i < n:
+                    seg = _lines(np.stack([self._x[i], self._drag["target"]]))
+                    GL.glBindBuffer(GL.GL_ARRAY_BUFFER, self._drag_line.vbo)
+                    GL.glBufferSubData(GL.GL_ARRAY_BUFFER, 0, seg.nbytes, seg)
+                    self._set(sp, "u_mode", 2)
+                    self._set(sp, "u_model", np.eye(4))
+                    self._set(sp, "u_colour", (1.0, 0.9, 0.3, 0.9))
+                    self._drag_line.draw()
+            # Glass after everything opaque, without writing depth, far side first.
+            GL.glDepthMask(GL.GL_FALSE)
+            for item in self._items:
+                if item["pass_"] == "line":
+                    self._set(sp, "u_mode", 2)
+                    self._set(sp, "u_model", item["model"])
+                    self._set(sp, "u_colour", item["colour"])
+                    item["mesh"].draw()
+            for side in (-1, 1):
+                self._set(sp, "u_side", side)
+                for item in self._items:
+                    if item["pass_"] == "glass":
+                        self._set(sp, "u_mode", 1)
+                        self._set(sp, "u_model", item["model"])
+                        self._set(sp, "u_colour", item["colour"])
+                        item["mesh"].draw()
+            self._set(sp, "u_side", 0)
+            GL.glDepthMask(GL.GL_TRUE)
+            GL.glDisable(GL.GL_BLEND)
+
+        # Leave the state as QPainter expects it, in case an overlay is painted on top.
+        GL.glBindVertexArray(0)
+        GL.glUseProgram(0)
+        GL.glDisable(GL.GL_DEPTH_TEST)
+
+    # --- mouse ------------------------------------------------------------------------------
+    def mousePressEvent(self, event) -> None:
+        pos = event.position()
+        self._press_pos = pos
+        if (event.button() == Qt.MouseButton.LeftButton
+                and event.modifiers() & Qt.KeyboardModifier.ControlModifier):
+            index, point = self.pick(pos.x(), pos.y())
+            if index >= 0:
+                _, _, forward = self.camera.basis()
+                # The drag plane goes through the grab point and faces the camera, fixed for
+                # the whole gesture so the marble does not drift in depth as the view changes.
+                self._drag = dict(index=index, point=point, normal=forward, target=point)
+                self.dragStarted.emit(index)
+                self.update()
+        event.accept()
+
+    def mouseMoveEvent(self, event) -> None:
+        pos = event.position()
+        last = self._press_pos if self._press_pos is not None else pos
+        dx, dy = pos.x() - last.x(), pos.y() - last.y()
+        self._press_pos = pos
+        buttons = event.buttons()
+        if self._drag is not None:
+            origin, direction = self.camera.ray(pos.x(), pos.y(), max(self.width(), 1),
+                                                max(self.height(), 1))
+            target = ray_plane(origin, direction, self._drag["point"], self._drag["normal"])
+            if target is not None:
+                self._drag["target"] = target
+                self.dragMoved.emit(self._drag["index"], target)
+        elif buttons & Qt.MouseButton.RightButton or (
+                buttons & Qt.MouseButton.LeftButton
+                and event.modifiers() & Qt.KeyboardModifier.ShiftModifier):
+            self.camera.pan(dx, dy, self.height())
+        elif buttons & Qt.MouseButton.LeftButton:
+            self.camera.orbit(dx, dy)
+        elif buttons & Qt.MouseButton.MiddleButton:
+            self.camera.zoom(-dy / 40.0)
+        self.update()
+        event.accept()
+
+    def mouseReleaseEvent(self, event) -> None:
+        if event.button() == Qt.MouseButton.LeftButton and self._drag is not None:
+            index = self._drag["index"]
+            self._drag = None
+            self.dragEnded.emit(index)
+            self.update()
+        self._press_pos = None
+        event.accept()
+
+    def wheelEvent(self, event) -> None:
+        # angleDelta is in eighths of a degree; one notch of a common wheel is 15°.
+        self.camera.zoom(event.angleDelta().y() / 120.0)
+        self.update()
+        event.accept()
+
+
+def _checker_period(scene_radius: float) -> float:
+    """A round checker size, about a tenth of the scene: 10 cm squares for the 1 m bowl."""
+    raw = max(scene_radius, 1e-3) / 10.0
+    p = 10.0 ** math.floor(math.log10(raw))
+    for k in (1.0, 2.0, 5.0, 10.0):
+        if raw <= k * p * 1.5:
+            return k * p
+    return 10.0 * p

@@ -1,0 +1,57 @@
+#version 330 core
+// One instanced quad per marble, sized so that it covers the sphere's exact perspective
+// silhouette; marble.frag then ray casts the sphere inside it.
+//
+// The silhouette seen from the eye is the cone tangent to the sphere, with half-angle a,
+// sin a = r / d (d = eye-to-centre distance). Cut by the plane through the centre perpendicular
+// to the eye-to-centre axis, that cone is a circle of radius d tan a = r d / sqrt(d^2 - r^2) >= r.
+// A square of that half-size in that plane therefore covers the whole silhouette, however
+// oblique the view (a quad of half-size r does not: it clips spheres off the view axis and
+// near the screen edge).
+
+layout(location = 0) in vec2 a_corner;   // (+-1, +-1)
+layout(location = 1) in vec3 i_centre;   // m
+layout(location = 2) in float i_radius;  // m
+layout(location = 3) in vec3 i_colour;   // RGB 0..1
+
+uniform mat4 u_viewproj;    // world -> clip
+uniform vec3 u_eye;         // perspective eye, m
+uniform vec3 u_quad_up;     // any unit vector not along a view ray: orients the quads
+uniform bool u_ortho;       // orthographic pass (the shadow map): rays all along u_ray_dir
+uniform vec3 u_ray_dir;
+uniform bool u_exact;       // false: naive quad of half-size r, kept only to test the test
+
+out vec3 v_pos;             // point on the quad, world m
+flat out vec3 v_centre;
+flat out float v_radius;
+flat out vec3 v_colour;
+
+void main()
+{
+    v_centre = i_centre;
+    v_radius = i_radius;
+    v_colour = i_colour;
+    vec3 axis;
+    float h;
+    if (u_ortho) {
+        axis = u_ray_dir;
+        h = i_radius;
+    } else {
+        vec3 to_c = i_centre - u_eye;
+        float d2 = dot(to_c, to_c);
+        float r2 = i_radius * i_radius;
+        if (d2 <= r2 * 1.0001) {
+            // The eye is inside this marble: no silhouette. Emit the quad outside the clip
+            // volume so it is culled.
+            v_pos = i_centre;
+            gl_Position = vec4(2.0, 2.0, 2.0, 1.0);
+            return;
+        }
+        axis = to_c * inversesqrt(d2);
+        h = u_exact ? i_radius * sqrt(d2 / (d2 - r2)) : i_radius;
+    }
+    vec3 u = normalize(cross(axis, u_quad_up));
+    vec3 v = cross(u, axis);
+    v_pos = i_centre + h * (a_corner.x * u + a_corner.y * v);
+    gl_Position = u_viewproj * vec4(v_pos, 1.0);
+}
