@@ -150,7 +150,7 @@ class Camera:
         half_y = math.radians(self.fov_y) / 2.0
         half_x = math.atan(math.tan(half_y) * self.aspect)
         # A sphere of radius R fits inside a cone of half-angle a from distance R / sin a.
-        self.distance = 1.08 * radius / math.sin(min(half_x, half_y))
+        self.distance = 1.15 * radius / math.sin(min(half_x, half_y))
         if planar:
             self.azimuth, self.elevation = -90.0, 0.0
         else:

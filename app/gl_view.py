@@ -33,6 +33,9 @@ import shaders
 from app.camera import Camera
 from app.picking import pick_sphere, ray_plane
 
+# The version the view asks for, and the lowest it accepts from the driver (tests raise the
+# latter to simulate a driver without OpenGL 3.3).
+REQUEST_GL = (3, 3)
 REQUIRED_GL = (3, 3)
 
 # Instance layout: centre xyz (m), radius (m), colour rgb; float32, interleaved.
@@ -59,7 +62,7 @@ def surface_format() -> QSurfaceFormat:
     impostors already have exact edges, and MSAA is costly in software rendering)."""
     fmt = QSurfaceFormat()
     fmt.setRenderableType(QSurfaceFormat.RenderableType.OpenGL)
-    fmt.setVersion(*REQUIRED_GL)
+    fmt.setVersion(*REQUEST_GL)
     fmt.setProfile(QSurfaceFormat.OpenGLContextProfile.CoreProfile)
     fmt.setDepthBufferSize(24)
     fmt.setSamples(0)
@@ -72,11 +75,17 @@ def surface_format() -> QSurfaceFormat:
 _INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$', re.MULTILINE)
 
 
-def load_shader_text(name: str) -> str:
+def load_shader_text(name: str, defines: tuple[str, ...] = ()) -> str:
     """Source of shader `name` from the shaders package, with ``#include "file"`` lines replaced
-    by that file (GLSL has no include; this keeps the shared lighting code in one place)."""
-    text = shaders.source(name)
-    return _INCLUDE.sub(lambda m: shaders.source(m.group(1)), text)
+    by that file (GLSL has no include; this keeps the shared lighting code in one place) and
+    ``#define NAME 1`` inserted after ``#version`` for each variant flag in `defines`."""
+    text = _INCLUDE.sub(lambda m: shaders.source(m.group(1)), shaders.source(name))
+    if defines:
+        head, sep, rest = text.partition("\n")
+        if not head.lstrip().startswith("#version"):
+            head, sep, rest = "", "", text
+        text = head + sep + "".join(f"#define {d} 1\n" for d in defines) + rest
+    return text
 
 
 def _first_error_line(log: str) -> str:
@@ -87,9 +96,9 @@ def _first_error_line(log: str) -> str:
     return lines[0] if lines else "no log"
 
 
-def _compile(kind, name: str) -> int:
+def _compile(kind, name: str, defines: tuple[str, ...] = ()) -> int:
     try:
-        text = load_shader_text(name)
+        text = load_shader_text(name, defines)
     except Exception as exc:  # missing file, bad encoding: still a clear message
         raise GLFailure(f"cannot read shader {name}: {exc}") from None
     shader = GL.glCreateShader(kind)
@@ -103,10 +112,10 @@ def _compile(kind, name: str) -> int:
     return shader
 
 
-def _program(vert: str, frag: str) -> int:
+def _program(vert: str, frag: str, defines: tuple[str, ...] = ()) -> int:
     vs = _compile(GL.GL_VERTEX_SHADER, vert)
     try:
-        fs = _compile(GL.GL_FRAGMENT_SHADER, frag)
+        fs = _compile(GL.GL_FRAGMENT_SHADER, frag, defines)
     except GLFailure:
         GL.glDeleteShader(vs)
         raise
@@ -189,6 +198,19 @@ def box_walls_mesh() -> tuple[np.ndarray, np.ndarray]:
     return np.array(verts, dtype=np.float32), np.array(idx, dtype=np.uint32)
 
 
+def outward(verts: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Triangle indices reordered where needed so that every triangle is counter-clockwise seen
+    from the side its vertex normals point to: face culling then tells the near side of a
+    shell from the far side."""
+    tri = idx.reshape(-1, 3).copy()
+    p = verts[:, :3].astype(np.float64)
+    face = np.cross(p[tri[:, 1]] - p[tri[:, 0]], p[tri[:, 2]] - p[tri[:, 0]])
+    nrm = verts[tri, 3:6].astype(np.float64).sum(axis=1)
+    flip = np.einsum("ij,ij->i", face, nrm) < 0
+    tri[flip] = tri[flip][:, ::-1]
+    return tri.reshape(-1)
+
+
 def _grid_indices(rows: int, cols: int) -> np.ndarray:
     """Two triangles per cell of a (rows+1) × (cols+1) vertex grid."""
     r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
@@ -265,6 +287,7 @@ class _Mesh:
             GL.glEnableVertexAttribArray(loc)
             GL.glVertexAttribPointer(loc, 3, GL.GL_FLOAT, GL.GL_FALSE, 24, ctypes.c_void_p(off))
         if idx is not None:
+            idx = outward(verts, idx)
             GL.glBindBuffer(GL.GL_ELEMENT_ARRAY_BUFFER, self.ebo)
             GL.glBufferData(GL.GL_ELEMENT_ARRAY_BUFFER, idx.nbytes, idx, GL.GL_STATIC_DRAW)
             self.count = int(idx.size)
@@ -309,7 +332,7 @@ class MarbleView(QOpenGLWidget):
     # slot showing a modal dialog does not run inside a GL callback.
     _failedLater = Signal(str)
 
-    SHADOW_MAP_SIZE = 1024
+    SHADOW_MAP_SIZE = 512  # texels; 4.5 mm each over the 1 m bowl, ample for 10 cm marbles
 
     def __init__(self, parent=None, *, debug_flat: bool = False, shadows: bool = True) -> None:
         super().__init__(parent)
@@ -317,12 +340,15 @@ class MarbleView(QOpenGLWidget):
         self.camera = Camera()
         self.debug_flat = bool(debug_flat)
         self.shadows = bool(shadows)
-        self.exact_quads = True  # False only to show that the pixel test can fail
+        # False draws the naive impostor (a screen-parallel quad of half-size r), which clips
+        # marbles off the view axis; it exists only so the pixel test can show it fails.
+        self.exact_quads = True
         self.failure: str | None = None
         self._x = np.zeros((0, 3))
         self._radius = np.zeros(0)
         self._colour = np.zeros((0, 3), dtype=np.float32)
         self._marbles_dirty = False
+        self._shadow_dirty = True
         self._container: dict | None = None
         self._container_dirty = False
         self._frame_on_marbles = False
@@ -342,6 +368,7 @@ class MarbleView(QOpenGLWidget):
         changed = container != self._container
         self._container = None if container is None else dict(container)
         self._container_dirty = True
+        self._shadow_dirty = True
         if changed:
             self.reset_camera()
             # A floor does not bound the scene: frame the marbles once they arrive.
@@ -358,6 +385,7 @@ class MarbleView(QOpenGLWidget):
         self._radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (n,))
         self._colour = np.asarray(colour, dtype=np.float32).reshape(n, 3)
         self._marbles_dirty = True
+        self._shadow_dirty = True
         if self._frame_on_marbles and n:
             self._frame_on_marbles = False
             self.reset_camera()
@@ -413,8 +441,20 @@ class MarbleView(QOpenGLWidget):
             self._fail(f"initialisation failed: {type(exc).__name__}: {exc}".splitlines()[0])
 
     def _create_gl(self) -> None:
-        self._marble_prog = _program("marble.vert", "marble.frag")
-        self._surface_prog = _program("surface.vert", "surface.frag")
+        # Shader variants are separate programs (see lighting.glsl for why not uniforms).
+        self._marble_progs = {
+            "depth": _program("marble.vert", "marble.frag", ("DEPTH_ONLY",)),
+            "flat": _program("marble.vert", "marble.frag", ("FLAT",)),
+            "gbuffer": _program("marble.vert", "marble.frag"),
+        }
+        self._shade_progs = {
+            "lit": _program("background.vert", "marble_shade.frag"),
+            "lit+shadows": _program("background.vert", "marble_shade.frag", ("SHADOWS",)),
+        }
+        self._surface_progs = {
+            "lit": _program("surface.vert", "surface.frag"),
+            "lit+shadows": _program("surface.vert", "surface.frag", ("SHADOWS",)),
+        }
         self._bg_prog = _program("background.vert", "background.frag")
         self._uniforms: dict[tuple[int, str], int] = {}
 
@@ -467,6 +507,17 @@ class MarbleView(QOpenGLWidget):
         GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self.defaultFramebufferObject())
         if status != GL.GL_FRAMEBUFFER_COMPLETE:
             self.shadows = False  # not fatal: draw without shadows
+        self._shadow_dirty = True
+
+        # G-buffer of the deferred marble shading: normal, colour, depth; sized in _paint.
+        self._gbuf_tex = tuple(int(t) for t in GL.glGenTextures(3))
+        for tex in self._gbuf_tex:
+            GL.glBindTexture(GL.GL_TEXTURE_2D, tex)
+            GL.glTexParameteri(GL.GL_TEXTURE_2D, GL.GL_TEXTURE_MIN_FILTER, GL.GL_NEAREST)
+            GL.glTexParameteri(GL.GL_TEXTURE_2D, GL.GL_TEXTURE_MAG_FILTER, GL.GL_NEAREST)
+        self._gbuf_fbo = GL.glGenFramebuffers(1)
+        self._gbuf_size = (0, 0)
+        GL.glBindTexture(GL.GL_TEXTURE_2D, 0)
 
         self._container_dirty = True
 
@@ -484,7 +535,10 @@ class MarbleView(QOpenGLWidget):
             GL.glDeleteBuffers(2, [self._corner_vbo, self._instance_vbo])
             GL.glDeleteFramebuffers(1, [self._shadow_fbo])
             GL.glDeleteTextures(1, [self._shadow_tex])
-            for prog in (self._marble_prog, self._surface_prog, self._bg_prog):
+            GL.glDeleteFramebuffers(1, [self._gbuf_fbo])
+            GL.glDeleteTextures(3, list(self._gbuf_tex))
+            for prog in (*self._marble_progs.values(), *self._shade_progs.values(),
+                         *self._surface_progs.values(), self._bg_prog):
                 GL.glDeleteProgram(prog)
         except Exception:
             pass  # the context is being torn down; nothing useful to report
@@ -514,7 +568,9 @@ class MarbleView(QOpenGLWidget):
             GL.glUniform1f(loc, value)
         else:
             a = np.asarray(value, dtype=np.float32)
-            if a.shape == (4, 4):
+            if a.shape == (2,):
+                GL.glUniform2f(loc, *a.tolist())
+            elif a.shape == (4, 4):
                 GL.glUniformMatrix4fv(loc, 1, GL.GL_TRUE, a)
             elif a.shape == (3,):
                 GL.glUniform3f(loc, *a.tolist())
@@ -619,6 +675,31 @@ class MarbleView(QOpenGLWidget):
         except Exception:
             pass
 
+    def _ensure_gbuffer(self, w: int, h: int) -> None:
+        """(Re)allocate the G-buffer textures for a w × h pixel viewport."""
+        if self._gbuf_size == (w, h):
+            return
+        normal, albedo, depth = self._gbuf_tex
+        for tex, internal, fmt, typ in ((normal, GL.GL_RGBA16F, GL.GL_RGBA, GL.GL_FLOAT),
+                                        (albedo, GL.GL_RGBA8, GL.GL_RGBA, GL.GL_UNSIGNED_BYTE),
+                                        (depth, GL.GL_DEPTH_COMPONENT24, GL.GL_DEPTH_COMPONENT,
+                                         GL.GL_UNSIGNED_INT)):
+            GL.glBindTexture(GL.GL_TEXTURE_2D, tex)
+            GL.glTexImage2D(GL.GL_TEXTURE_2D, 0, internal, w, h, 0, fmt, typ, None)
+        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self._gbuf_fbo)
+        GL.glFramebufferTexture2D(GL.GL_FRAMEBUFFER, GL.GL_COLOR_ATTACHMENT0, GL.GL_TEXTURE_2D,
+                                  normal, 0)
+        GL.glFramebufferTexture2D(GL.GL_FRAMEBUFFER, GL.GL_COLOR_ATTACHMENT1, GL.GL_TEXTURE_2D,
+                                  albedo, 0)
+        GL.glFramebufferTexture2D(GL.GL_FRAMEBUFFER, GL.GL_DEPTH_ATTACHMENT, GL.GL_TEXTURE_2D,
+                                  depth, 0)
+        GL.glDrawBuffers(2, [GL.GL_COLOR_ATTACHMENT0, GL.GL_COLOR_ATTACHMENT1])
+        status = GL.glCheckFramebufferStatus(GL.GL_FRAMEBUFFER)
+        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self.defaultFramebufferObject())
+        if status != GL.GL_FRAMEBUFFER_COMPLETE:
+            raise GLFailure(f"G-buffer framebuffer incomplete (status 0x{int(status):x})")
+        self._gbuf_size = (w, h)
+
     def _light_matrices(self, centre: np.ndarray, radius: float):
         """Orthographic world → light clip transform covering the bounding sphere, and an up
         vector for the shadow-pass quads."""
@@ -635,6 +716,14 @@ class MarbleView(QOpenGLWidget):
         proj = np.diag([1.0 / radius, 1.0 / radius, -2.0 / (far - near), 1.0])
         proj[2, 3] = -(far + near) / (far - near)
         return proj @ view, up2
+
+    def _draw_marbles(self, program: str, **uniforms) -> None:
+        prog = self._marble_progs[program]
+        GL.glUseProgram(prog)
+        for k, v in uniforms.items():
+            self._set(prog, k, v)
+        GL.glBindVertexArray(self._marble_vao)
+        GL.glDrawArraysInstanced(GL.GL_TRIANGLE_STRIP, 0, 4, self._instance_count)
 
     def _paint(self) -> None:
         if self._container_dirty:
@@ -667,21 +756,26 @@ class MarbleView(QOpenGLWidget):
         GL.glDepthMask(GL.GL_TRUE)
         GL.glDisable(GL.GL_BLEND)
 
-        mp = self._marble_prog
-        if shadows:
+        marble_uniforms = dict(u_viewproj=viewproj, u_eye=eye, u_ortho=False, u_quad_up=up,
+                               u_exact=bool(self.exact_quads), u_view_axis=forward)
+        if shadows and self._shadow_dirty:
+            # The shadow map depends only on the marbles and the scene bounds, not on the
+            # camera: orbiting a paused scene reuses it.
             GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self._shadow_fbo)
             GL.glViewport(0, 0, self.SHADOW_MAP_SIZE, self.SHADOW_MAP_SIZE)
             GL.glClear(GL.GL_DEPTH_BUFFER_BIT)
-            GL.glUseProgram(mp)
-            self._set(mp, "u_viewproj", light_vp)
-            self._set(mp, "u_ortho", True)
-            self._set(mp, "u_ray_dir", -_LIGHT_DIR)
-            self._set(mp, "u_quad_up", light_up)
-            self._set(mp, "u_exact", True)
-            self._set(mp, "u_depth_only", True)
-            GL.glBindVertexArray(self._marble_vao)
-            GL.glDrawArraysInstanced(GL.GL_TRIANGLE_STRIP, 0, 4, n)
-            GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self.defaultFramebufferObject())
+            self._draw_marbles("depth", u_viewproj=light_vp, u_ortho=True,
+                               u_ray_dir=-_LIGHT_DIR, u_quad_up=light_up, u_exact=True)
+            self._shadow_dirty = False
+        if n and not self.debug_flat:
+            # Deferred: ray cast into the G-buffer here, shade visible pixels further down.
+            self._ensure_gbuffer(w, h)
+            GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self._gbuf_fbo)
+            GL.glViewport(0, 0, w, h)
+            GL.glClearColor(0.0, 0.0, 0.0, 0.0)
+            GL.glClear(GL.GL_COLOR_BUFFER_BIT | GL.GL_DEPTH_BUFFER_BIT)
+            self._draw_marbles("gbuffer", **marble_uniforms)
+        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self.defaultFramebufferObject())
         GL.glViewport(0, 0, w, h)
 
         GL.glClearColor(0.0, 0.0, 0.0, 1.0)
@@ -690,8 +784,8 @@ class MarbleView(QOpenGLWidget):
         GL.glBindTexture(GL.GL_TEXTURE_2D, self._shadow_tex)
 
         texel = 2.0 * 1.05 * bound / self.SHADOW_MAP_SIZE
-        lighting = dict(u_light_dir=_LIGHT_DIR, u_eye=eye, u_shadows=shadows,
-                        u_shadow_map=0, u_light_viewproj=light_vp,
+        variant = "lit+shadows" if shadows else "lit"
+        lighting = dict(u_light_dir=_LIGHT_DIR, u_eye=eye, u_shadow_map=0, u_light_viewproj=light_vp,
                         u_shadow_offset=1.5 * texel, u_shadow_bias=0.0015)
 
         if not self.debug_flat:
@@ -705,12 +799,11 @@ class MarbleView(QOpenGLWidget):
             GL.glEnable(GL.GL_DEPTH_TEST)
             GL.glDepthMask(GL.GL_TRUE)
 
-            sp = self._surface_prog
+            sp = self._surface_progs[variant]
             GL.glUseProgram(sp)
             for k, v in lighting.items():
                 self._set(sp, k, v)
             self._set(sp, "u_viewproj", viewproj)
-            self._set(sp, "u_side", 0)
             GL.glEnable(GL.GL_BLEND)
             GL.glBlendFunc(GL.GL_SRC_ALPHA, GL.GL_ONE_MINUS_SRC_ALPHA)
             for item in self._items:
@@ -736,23 +829,29 @@ class MarbleView(QOpenGLWidget):
                     item["mesh"].draw()
             GL.glDisable(GL.GL_BLEND)
 
-        if n:
-            GL.glUseProgram(mp)
+        if n and self.debug_flat:
+            self._draw_marbles("flat", **marble_uniforms)
+        elif n:
+            prog = self._shade_progs[variant]
+            GL.glUseProgram(prog)
             for k, v in lighting.items():
-                self._set(mp, k, v)
-            self._set(mp, "u_viewproj", viewproj)
-            self._set(mp, "u_ortho", False)
-            self._set(mp, "u_quad_up", up)
-            self._set(mp, "u_exact", bool(self.exact_quads))
-            self._set(mp, "u_depth_only", False)
-            self._set(mp, "u_flat", self.debug_flat)
-            self._set(mp, "u_floor_z", float(floor_z))
-            self._set(mp, "u_ao_height", float(max(0.6 * bound, 4.0 * float(self._radius.max()))))
-            GL.glBindVertexArray(self._marble_vao)
-            GL.glDrawArraysInstanced(GL.GL_TRIANGLE_STRIP, 0, 4, n)
+                self._set(prog, k, v)
+            for unit, (name, tex) in enumerate(zip(("u_normal", "u_albedo", "u_depth"),
+                                                   self._gbuf_tex), start=1):
+                GL.glActiveTexture(GL.GL_TEXTURE0 + unit)
+                GL.glBindTexture(GL.GL_TEXTURE_2D, tex)
+                self._set(prog, name, unit)
+            GL.glActiveTexture(GL.GL_TEXTURE0)
+            self._set(prog, "u_inv_viewproj", np.linalg.inv(viewproj))
+            self._set(prog, "u_viewport", np.array([w, h], dtype=np.float64))
+            self._set(prog, "u_floor_z", float(floor_z))
+            self._set(prog, "u_ao_height",
+                      float(max(0.6 * bound, 4.0 * float(self._radius.max()))))
+            GL.glBindVertexArray(self._empty_vao)
+            GL.glDrawArrays(GL.GL_TRIANGLES, 0, 3)
 
         if not self.debug_flat:
-            sp = self._surface_prog
+            sp = self._surface_progs[variant]
             GL.glUseProgram(sp)
             GL.glEnable(GL.GL_BLEND)
             GL.glBlendFunc(GL.GL_SRC_ALPHA, GL.GL_ONE_MINUS_SRC_ALPHA)
@@ -774,15 +873,19 @@ class MarbleView(QOpenGLWidget):
                     self._set(sp, "u_model", item["model"])
                     self._set(sp, "u_colour", item["colour"])
                     item["mesh"].draw()
-            for side in (-1, 1):
-                self._set(sp, "u_side", side)
+            # Far side, then near side: blending in order for a convex shell. Culling (not a
+            # test in the shader) keeps the hidden half from being shaded at all.
+            GL.glEnable(GL.GL_CULL_FACE)
+            for cull in (GL.GL_FRONT, GL.GL_BACK):
+                GL.glCullFace(cull)
                 for item in self._items:
                     if item["pass_"] == "glass":
                         self._set(sp, "u_mode", 1)
                         self._set(sp, "u_model", item["model"])
                         self._set(sp, "u_colour", item["colour"])
                         item["mesh"].draw()
-            self._set(sp, "u_side", 0)
+            GL.glDisable(GL.GL_CULL_FACE)
+            GL.glCullFace(GL.GL_BACK)
             GL.glDepthMask(GL.GL_TRUE)
             GL.glDisable(GL.GL_BLEND)
 

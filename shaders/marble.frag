@@ -1,9 +1,12 @@
 #version 330 core
 // Ray-cast sphere impostor: intersects the view ray through this fragment with the marble,
 // discards misses, writes the true depth of the hit (so marbles intersect each other and the
-// container exactly) and shades it with Blinn-Phong, the shadow map and a cheap occlusion term.
-
-#include "lighting.glsl"
+// container exactly) and outputs what the shading needs.
+// Variants (#define, see lighting.glsl for why not uniforms):
+//   DEPTH_ONLY  the shadow pass
+//   FLAT        the unshaded marble colour (debug; the pixel test)
+//   neither     G-buffer: unit normal (location 0) and colour (location 1), shaded afterwards
+//               once per visible pixel by marble_shade.frag
 
 in vec3 v_pos;
 flat in vec3 v_centre;
@@ -11,14 +14,11 @@ flat in float v_radius;
 flat in vec3 v_colour;
 
 uniform mat4 u_viewproj;
+uniform vec3 u_eye;         // perspective eye, m
 uniform bool u_ortho;
 uniform vec3 u_ray_dir;
-uniform bool u_depth_only;  // shadow pass: depth is all that is needed
-uniform bool u_flat;        // debug: unshaded marble colour (pixel test)
-uniform float u_floor_z;    // m, lowest point of the container: the occlusion term's reference
-uniform float u_ao_height;  // m over which the occlusion term fades out
-
-out vec4 frag_colour;
+layout(location = 0) out vec4 frag_colour;
+layout(location = 1) out vec4 frag_albedo;
 
 void main()
 {
@@ -41,30 +41,15 @@ void main()
     if (z < -1.0)
         discard;  // in front of the near plane
     gl_FragDepth = 0.5 * (gl_DepthRange.diff * z + gl_DepthRange.near + gl_DepthRange.far);
-    if (u_depth_only) {
-        frag_colour = vec4(0.0);
-        return;
-    }
-    if (u_flat) {
-        frag_colour = vec4(v_colour, 1.0);
-        return;
-    }
-
-    vec3 n = (p - v_centre) / v_radius;
-    vec3 view = -rd;
-    vec3 albedo = to_linear(v_colour);
-    float lit = key_visibility(p, n);
-    float ndl = max(dot(n, u_light_dir), 0.0);
-    vec3 half_vec = normalize(u_light_dir + view);
-    float spec = pow(max(dot(n, half_vec), 0.0), 80.0) * step(0.0, ndl);
-    // Fake ambient occlusion: in a pile, low marbles and the undersides of marbles see little
-    // sky. Darken with height above the container floor and with a downward-facing normal.
-    float height = clamp((p.z - u_floor_z) / max(u_ao_height, 1e-6), 0.0, 1.0);
-    float ao = mix(0.45, 1.0, height) * (0.6 + 0.4 * (0.5 + 0.5 * n.z));
-    vec3 colour = albedo * (hemisphere_ambient(n) * ao + KEY_COLOUR * ndl * lit)
-                + vec3(0.55) * spec * lit;
-    // A faint rim of sky light makes dark marbles separate from the background.
-    float rim = pow(1.0 - max(dot(n, view), 0.0), 3.0);
-    colour += 0.12 * rim * SKY_COLOUR * ao;
-    frag_colour = vec4(to_display(colour), 1.0);
+#if defined(DEPTH_ONLY)
+    frag_colour = vec4(0.0);
+#elif defined(FLAT)
+    frag_colour = vec4(v_colour, 1.0);
+#else
+    // G-buffer for the deferred shading pass (marble_shade.frag): shading every fragment
+    // here would pay for all the hidden ones too, since writing gl_FragDepth rules out early
+    // depth rejection.
+    frag_colour = vec4((p - v_centre) / v_radius, 1.0);
+    frag_albedo = vec4(v_colour, 1.0);
+#endif
 }

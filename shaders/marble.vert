@@ -19,7 +19,8 @@ uniform vec3 u_eye;         // perspective eye, m
 uniform vec3 u_quad_up;     // any unit vector not along a view ray: orients the quads
 uniform bool u_ortho;       // orthographic pass (the shadow map): rays all along u_ray_dir
 uniform vec3 u_ray_dir;
-uniform bool u_exact;       // false: naive quad of half-size r, kept only to test the test
+uniform bool u_exact;       // false: the naive impostor, kept only to show the pixel test can fail:
+uniform vec3 u_view_axis;   //   a quad of half-size r parallel to the image plane (normal u_view_axis)
 
 out vec3 v_pos;             // point on the quad, world m
 flat out vec3 v_centre;
@@ -47,8 +48,13 @@ void main()
             gl_Position = vec4(2.0, 2.0, 2.0, 1.0);
             return;
         }
-        axis = to_c * inversesqrt(d2);
-        h = u_exact ? i_radius * sqrt(d2 / (d2 - r2)) : i_radius;
+        if (u_exact) {
+            axis = to_c * inversesqrt(d2);
+            h = i_radius * sqrt(d2 / (d2 - r2));
+        } else {
+            axis = u_view_axis;
+            h = i_radius;
+        }
     }
     vec3 u = normalize(cross(axis, u_quad_up));
     vec3 v = cross(u, axis);

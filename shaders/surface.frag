@@ -14,7 +14,6 @@ in vec3 v_normal;
 uniform int u_mode;
 uniform vec4 u_colour;          // RGB 0..1 (display), alpha
 uniform float u_checker;        // m, checker period; 0 = plain
-uniform int u_side;             // 1: only faces towards the eye, -1: only away, 0: both
 uniform vec3 u_fade_centre;     // m; the floor fades to the background around this point
 uniform float u_fade_radius;    // m; 0 = no fade
 
@@ -28,12 +27,7 @@ void main()
     }
     vec3 n = normalize(v_normal);
     vec3 view = normalize(u_eye - v_world);
-    // Glass is drawn in two passes, far side then near side, so that blending is in order for
-    // a convex shell whatever the triangle winding.
-    float facing = dot(n, view);
-    if ((u_side == 1 && facing < 0.0) || (u_side == -1 && facing >= 0.0))
-        discard;
-    if (facing < 0.0)
+    if (dot(n, view) < 0.0)
         n = -n;  // two-sided: walls are seen from inside and outside
     float ndl = max(dot(n, u_light_dir), 0.0);
     vec3 half_vec = normalize(u_light_dir + view);
