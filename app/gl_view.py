@@ -211,6 +211,18 @@ def outward(verts: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return tri.reshape(-1)
 
 
+def impostor_polygon() -> np.ndarray:
+    """Corners (8, 2) float32 of the octagon circumscribing the unit circle, in triangle-strip
+    order. The vertex shader scales it to the silhouette circle; an octagon wastes 5% of its
+    area on fragments outside the sphere where a square wastes 27%, which matters when every
+    fragment is shaded in software."""
+    k = np.arange(8)
+    a = (k + 0.5) * np.pi / 4
+    ring = np.stack([np.cos(a), np.sin(a)], axis=1) / np.cos(np.pi / 8)
+    strip = [0, 1, 7, 2, 6, 3, 5, 4]   # zig-zag across the convex polygon
+    return ring[strip].astype(np.float32).reshape(-1)
+
+
 def _grid_indices(rows: int, cols: int) -> np.ndarray:
     """Two triangles per cell of a (rows+1) × (cols+1) vertex grid."""
     r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
@@ -249,6 +261,9 @@ def container_bounds(container: dict | None, x: np.ndarray, radius: np.ndarray):
         half = float(container["half_width"] if kind == "box" else container["radius"])
         across = half * (math.sqrt(2.0) if kind == "box" else 1.0)
         return np.array([cx, cy, z0 + 0.5 * h]), math.hypot(across, 0.5 * h)
+    # A diverged solver can hand over NaN or far-flung positions: frame the finite ones only.
+    finite = np.isfinite(x).all(axis=1) & np.isfinite(radius)
+    x, radius = x[finite], radius[finite]
     if len(x):
         lo = (x - radius[:, None]).min(axis=0)
         hi = (x + radius[:, None]).max(axis=0)
@@ -269,7 +284,9 @@ def floor_height(container: dict | None, x: np.ndarray, radius: np.ndarray) -> f
         return float(container["floor"])
     if kind == "floor":
         return float(container["height"])
-    return float((x[:, 2] - radius).min()) if len(x) else 0.0
+    z = x[:, 2] - radius
+    z = z[np.isfinite(z)]
+    return float(z.min()) if len(z) else 0.0
 
 
 class _Mesh:
@@ -371,9 +388,9 @@ class MarbleView(QOpenGLWidget):
         self._shadow_dirty = True
         if changed:
             self.reset_camera()
-            # A floor does not bound the scene: frame the marbles once they arrive.
-            self._frame_on_marbles = (self._container or {}).get("kind") == "floor" \
-                and not len(self._x)
+            # A floor does not bound the scene: frame the marbles of the new scene when they
+            # arrive (those held now may still be the previous scene's).
+            self._frame_on_marbles = (self._container or {}).get("kind") == "floor"
         self.update()
 
     def set_marbles(self, x, radius, colour) -> None:
@@ -462,7 +479,7 @@ class MarbleView(QOpenGLWidget):
         self._marble_vao = GL.glGenVertexArrays(1)
         GL.glBindVertexArray(self._marble_vao)
         self._corner_vbo = GL.glGenBuffers(1)
-        corners = np.array([-1, -1, 1, -1, -1, 1, 1, 1], dtype=np.float32)
+        corners = impostor_polygon()
         GL.glBindBuffer(GL.GL_ARRAY_BUFFER, self._corner_vbo)
         GL.glBufferData(GL.GL_ARRAY_BUFFER, corners.nbytes, corners, GL.GL_STATIC_DRAW)
         GL.glEnableVertexAttribArray(0)
@@ -475,6 +492,7 @@ class MarbleView(QOpenGLWidget):
             GL.glVertexAttribPointer(loc, size, GL.GL_FLOAT, GL.GL_FALSE, _INSTANCE_STRIDE,
                                      ctypes.c_void_p(off))
             GL.glVertexAttribDivisor(loc, 1)
+        self._polygon_vertices = int(corners.size // 2)
         GL.glBindVertexArray(0)
         self._marbles_dirty = True
 
@@ -680,7 +698,10 @@ class MarbleView(QOpenGLWidget):
         if self._gbuf_size == (w, h):
             return
         normal, albedo, depth = self._gbuf_tex
-        for tex, internal, fmt, typ in ((normal, GL.GL_RGBA16F, GL.GL_RGBA, GL.GL_FLOAT),
+        # Normals as 10-bit unsigned (n/2 + 1/2): half the bytes of a float format, and fine
+        # enough that highlights do not band.
+        for tex, internal, fmt, typ in ((normal, GL.GL_RGB10_A2, GL.GL_RGBA,
+                                         GL.GL_UNSIGNED_INT_2_10_10_10_REV),
                                         (albedo, GL.GL_RGBA8, GL.GL_RGBA, GL.GL_UNSIGNED_BYTE),
                                         (depth, GL.GL_DEPTH_COMPONENT24, GL.GL_DEPTH_COMPONENT,
                                          GL.GL_UNSIGNED_INT)):
@@ -723,7 +744,8 @@ class MarbleView(QOpenGLWidget):
         for k, v in uniforms.items():
             self._set(prog, k, v)
         GL.glBindVertexArray(self._marble_vao)
-        GL.glDrawArraysInstanced(GL.GL_TRIANGLE_STRIP, 0, 4, self._instance_count)
+        GL.glDrawArraysInstanced(GL.GL_TRIANGLE_STRIP, 0, self._polygon_vertices,
+                                 self._instance_count)
 
     def _paint(self) -> None:
         if self._container_dirty:
@@ -743,9 +765,12 @@ class MarbleView(QOpenGLWidget):
         n = self._instance_count
         centre, bound = container_bounds(self._container, self._x, self._radius)
         if n:
-            # Marbles flung outside the container still get shadows.
+            # Marbles flung a little outside the container still get shadows; ones flung far
+            # away (or NaN after a divergence) must not stretch the shadow map over kilometres.
             far_out = np.linalg.norm(self._x - centre, axis=1) + self._radius
-            bound = max(bound, float(far_out.max()))
+            far_out = far_out[np.isfinite(far_out)]
+            if len(far_out):
+                bound = min(max(bound, float(far_out.max())), 3.0 * bound)
         floor_z = floor_height(self._container, self._x, self._radius)
         shadows = self.shadows and not self.debug_flat and n > 0
         light_vp, light_up = self._light_matrices(centre, 1.05 * bound)

@@ -5,8 +5,8 @@
 // Variants (#define, see lighting.glsl for why not uniforms):
 //   DEPTH_ONLY  the shadow pass
 //   FLAT        the unshaded marble colour (debug; the pixel test)
-//   neither     G-buffer: unit normal (location 0) and colour (location 1), shaded afterwards
-//               once per visible pixel by marble_shade.frag
+//   neither     G-buffer: unit normal n/2 + 1/2 (location 0) and colour (location 1), shaded
+//               afterwards once per visible pixel by marble_shade.frag
 
 in vec3 v_pos;
 flat in vec3 v_centre;
@@ -49,7 +49,7 @@ void main()
     // G-buffer for the deferred shading pass (marble_shade.frag): shading every fragment
     // here would pay for all the hidden ones too, since writing gl_FragDepth rules out early
     // depth rejection.
-    frag_colour = vec4((p - v_centre) / v_radius, 1.0);
+    frag_colour = vec4(0.5 + 0.5 * (p - v_centre) / v_radius, 1.0);
     frag_albedo = vec4(v_colour, 1.0);
 #endif
 }

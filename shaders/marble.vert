@@ -5,11 +5,12 @@
 // The silhouette seen from the eye is the cone tangent to the sphere, with half-angle a,
 // sin a = r / d (d = eye-to-centre distance). Cut by the plane through the centre perpendicular
 // to the eye-to-centre axis, that cone is a circle of radius d tan a = r d / sqrt(d^2 - r^2) >= r.
-// A square of that half-size in that plane therefore covers the whole silhouette, however
-// oblique the view (a quad of half-size r does not: it clips spheres off the view axis and
-// near the screen edge).
+// A polygon circumscribing that circle, in that plane, therefore covers the whole silhouette
+// however oblique the view (a quad of half-size r parallel to the image does not: it clips
+// spheres off the view axis and near the screen edge). The polygon is an octagon: less wasted
+// area than a square.
 
-layout(location = 0) in vec2 a_corner;   // (+-1, +-1)
+layout(location = 0) in vec2 a_corner;   // octagon corner around the unit circle
 layout(location = 1) in vec3 i_centre;   // m
 layout(location = 2) in float i_radius;  // m
 layout(location = 3) in vec3 i_colour;   // RGB 0..1

@@ -5,7 +5,7 @@
 
 #include "lighting.glsl"
 
-uniform sampler2D u_normal;     // unit normal, world
+uniform sampler2D u_normal;     // unit normal n/2 + 1/2, world
 uniform sampler2D u_albedo;     // marble colour RGB 0..1
 uniform sampler2D u_depth;      // window depth of the front marble; 1 = no marble
 uniform mat4 u_inv_viewproj;    // clip -> world
@@ -26,7 +26,7 @@ void main()
                     (2.0 * depth - gl_DepthRange.near - gl_DepthRange.far) / gl_DepthRange.diff);
     vec4 w = u_inv_viewproj * vec4(ndc, 1.0);
     vec3 p = w.xyz / w.w;
-    vec3 n = normalize(texelFetch(u_normal, pixel, 0).xyz);
+    vec3 n = normalize(2.0 * texelFetch(u_normal, pixel, 0).xyz - 1.0);
     vec3 view = normalize(u_eye - p);
     vec3 albedo = to_linear(texelFetch(u_albedo, pixel, 0).rgb);
     float lit = key_visibility(p, n);
@@ -40,7 +40,8 @@ void main()
     vec3 colour = albedo * (hemisphere_ambient(n) * ao + KEY_COLOUR * ndl * lit)
                 + vec3(0.55) * spec * lit;
     // A faint rim of sky light makes dark marbles separate from the background.
-    float rim = pow(1.0 - max(dot(n, view), 0.0), 3.0);
+    float rim = 1.0 - max(dot(n, view), 0.0);
+    rim = rim * rim * rim;
     colour += 0.12 * rim * SKY_COLOUR * ao;
     frag_colour = vec4(to_display(colour), 1.0);
 }

@@ -34,7 +34,7 @@ void main()
 
     if (u_mode == 1) {
         float fresnel = 0.04 + 0.96 * pow(1.0 - max(dot(n, view), 0.0), 5.0);
-        float spec = pow(max(dot(n, half_vec), 0.0), 120.0) * step(0.0, ndl);
+        float spec = 0.7 * pow(max(dot(n, half_vec), 0.0), 250.0) * step(0.0, ndl);
         vec3 tint = to_linear(u_colour.rgb);
         vec3 colour = tint * (hemisphere_ambient(n) + 0.35 * KEY_COLOUR * ndl)
                     + KEY_COLOUR * spec;

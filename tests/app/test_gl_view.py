@@ -340,3 +340,35 @@ def test_a_too_old_opengl_reports_gl_failed(make_view, qtbot, monkeypatch):
     with qtbot.waitSignal(view.glFailed, timeout=5000) as blocker:
         view.show()
     assert "OpenGL 99.0 core is required" in blocker.args[0]
+
+
+def test_switching_to_a_floor_scene_frames_its_own_marbles(make_view):
+    view = make_view()
+    view.set_container(CONTAINERS[0])
+    view.set_marbles(np.array([[0.0, 0.0, 0.2]]), [0.1], [[1, 0, 0]])
+    render(view)
+    # The new scene's container arrives before its first frame: the camera must not stay on
+    # the old marbles.
+    view.set_container({"kind": "floor", "height": 0.0})
+    new = np.array([[5.0, 5.0, 0.1], [5.0, 5.0, 0.3]])
+    view.set_marbles(new, [0.1, 0.1], [[0, 1, 0], [0, 0, 1]])
+    np.testing.assert_allclose(view.camera.target, [5.0, 5.0, 0.2], atol=1e-9)
+    assert view.camera.scene_radius < 1.0
+    render(view)
+
+
+def test_nan_and_empty_frames_are_harmless(make_view):
+    """A diverged solver can send NaN or far-flung positions; a scene can be empty. Neither may
+    break the camera, the drawing or picking."""
+    view = make_view()
+    view.set_container({"kind": "floor", "height": 0.0})
+    x = np.array([[0.0, 0.0, 0.1], [np.nan, 0.0, 0.1], [1e9, 0.0, 0.0]])
+    view.set_marbles(x, np.full(3, 0.1), np.full((3, 3), 0.5))
+    view.reset_camera()
+    assert np.all(np.isfinite(view.camera.view_matrix()))
+    render(view)
+    view.pick(W / 2, H / 2)
+    view.set_marbles(np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3)))
+    rgb = render(view)
+    assert rgb.std() > 0   # the floor and background are still drawn
+    assert view.pick(W / 2, H / 2) == (-1, None)
