@@ -243,6 +243,28 @@ def _circle_segments(n: int = 96) -> np.ndarray:
     return np.stack([p[:-1], p[1:]], axis=1).reshape(-1, 3)
 
 
+def screen_rect(viewproj: np.ndarray, x: np.ndarray, radius: np.ndarray, w: int, h: int):
+    """(x, y, width, height) in framebuffer pixels (origin bottom-left, as glScissor takes)
+    containing every marble's image, from the projected corners of their world bounding box;
+    None when that box reaches behind the eye (then no useful bound exists)."""
+    ok = np.isfinite(x).all(axis=1) & np.isfinite(radius)
+    if not ok.any():
+        return 0, 0, 0, 0
+    lo = (x[ok] - radius[ok, None]).min(axis=0)
+    hi = (x[ok] + radius[ok, None]).max(axis=0)
+    corners = np.array([[a, b, c, 1.0] for a in (lo[0], hi[0]) for b in (lo[1], hi[1])
+                        for c in (lo[2], hi[2])])
+    clip = corners @ viewproj.T
+    if (clip[:, 3] <= 1e-9).any():
+        return None
+    ndc = clip[:, :2] / clip[:, 3:4]
+    x0 = int(np.clip(np.floor((ndc[:, 0].min() + 1) * 0.5 * w) - 1, 0, w))
+    x1 = int(np.clip(np.ceil((ndc[:, 0].max() + 1) * 0.5 * w) + 1, 0, w))
+    y0 = int(np.clip(np.floor((ndc[:, 1].min() + 1) * 0.5 * h) - 1, 0, h))
+    y1 = int(np.clip(np.ceil((ndc[:, 1].max() + 1) * 0.5 * h) + 1, 0, h))
+    return x0, y0, x1 - x0, y1 - y0
+
+
 def _model(translate=(0.0, 0.0, 0.0), scale=(1.0, 1.0, 1.0)) -> np.ndarray:
     m = np.diag([*np.broadcast_to(np.asarray(scale, dtype=np.float64), (3,)), 1.0])
     m[:3, 3] = translate
@@ -287,6 +309,13 @@ def floor_height(container: dict | None, x: np.ndarray, radius: np.ndarray) -> f
     z = x[:, 2] - radius
     z = z[np.isfinite(z)]
     return float(z.min()) if len(z) else 0.0
+
+
+def _blend_over() -> None:
+    """Blend colour "over" what is drawn, but leave the destination alpha at 1: Qt treats the
+    widget's framebuffer as premultiplied, so a pixel with alpha < 1 would be composited as
+    translucent and, in grabs, un-premultiplied into wrapped-around colours."""
+    GL.glBlendFuncSeparate(GL.GL_SRC_ALPHA, GL.GL_ONE_MINUS_SRC_ALPHA, GL.GL_ZERO, GL.GL_ONE)
 
 
 class _Mesh:
@@ -830,7 +859,7 @@ class MarbleView(QOpenGLWidget):
                 self._set(sp, k, v)
             self._set(sp, "u_viewproj", viewproj)
             GL.glEnable(GL.GL_BLEND)
-            GL.glBlendFunc(GL.GL_SRC_ALPHA, GL.GL_ONE_MINUS_SRC_ALPHA)
+            _blend_over()
             for item in self._items:
                 if item["pass_"] == "floor":
                     fade = item["fade"]
@@ -857,6 +886,12 @@ class MarbleView(QOpenGLWidget):
         if n and self.debug_flat:
             self._draw_marbles("flat", **marble_uniforms)
         elif n:
+            # The full-screen shading pass costs per pixel even where it finds no marble:
+            # restrict it to the marbles' screen rectangle.
+            box = screen_rect(viewproj, self._x, self._radius, w, h)
+            if box is not None:
+                GL.glEnable(GL.GL_SCISSOR_TEST)
+                GL.glScissor(*box)
             prog = self._shade_progs[variant]
             GL.glUseProgram(prog)
             for k, v in lighting.items():
@@ -874,12 +909,13 @@ class MarbleView(QOpenGLWidget):
                       float(max(0.6 * bound, 4.0 * float(self._radius.max()))))
             GL.glBindVertexArray(self._empty_vao)
             GL.glDrawArrays(GL.GL_TRIANGLES, 0, 3)
+            GL.glDisable(GL.GL_SCISSOR_TEST)
 
         if not self.debug_flat:
             sp = self._surface_progs[variant]
             GL.glUseProgram(sp)
             GL.glEnable(GL.GL_BLEND)
-            GL.glBlendFunc(GL.GL_SRC_ALPHA, GL.GL_ONE_MINUS_SRC_ALPHA)
+            _blend_over()
             if self._drag is not None and self._drag.get("target") is not None:
                 i = self._drag["index"]
                 if i < n:

@@ -9,6 +9,7 @@ from PySide6.QtGui import QImage, QMouseEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
 import shaders
+from OpenGL import GL
 from app import gl_view
 from app.camera import Camera
 from app.gl_view import MarbleView
@@ -62,6 +63,21 @@ def image_array(img: QImage) -> np.ndarray:
     return buf[:, : 3 * w].reshape(h, w, 3).copy()
 
 
+def framebuffer_alpha(view: MarbleView) -> np.ndarray:
+    """Alpha channel (h, w) uint8 of the widget's framebuffer as last drawn. grabFramebuffer()
+    does not show it (it returns an opaque image), but compositing uses it."""
+    view.makeCurrent()
+    try:
+        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, view.defaultFramebufferObject())
+        GL.glPixelStorei(GL.GL_PACK_ALIGNMENT, 1)
+        w = round(view.width() * view.devicePixelRatioF())
+        h = round(view.height() * view.devicePixelRatioF())
+        data = GL.glReadPixels(0, 0, w, h, GL.GL_RGBA, GL.GL_UNSIGNED_BYTE)
+    finally:
+        view.doneCurrent()
+    return np.frombuffer(data, dtype=np.uint8).reshape(h, w, 4)[..., 3]
+
+
 def classify(rgb: np.ndarray, palette: np.ndarray) -> np.ndarray:
     """Label per pixel: index of the palette colour, −1 for black, −2 for anything else."""
     colours = np.vstack([palette * 255.0, [[0, 0, 0]]])
@@ -107,6 +123,9 @@ def make_view(qtbot):
 
 def render(view: MarbleView) -> np.ndarray:
     img = view.grabFramebuffer()
+    # Qt composites the framebuffer as premultiplied RGBA: translucent glass must not leave
+    # alpha below 1 behind, or the window shows wrapped-around colours.
+    assert (framebuffer_alpha(view) == 255).all(), "framebuffer alpha below 1"
     assert view.failure is None, view.failure
     assert (img.width(), img.height()) == (view.width(), view.height())
     return image_array(img)
@@ -163,6 +182,26 @@ def test_naive_impostors_fail_the_same_check(make_view):
     fraction, off_edge = compare(got, want)
     assert off_edge > 0 or fraction > MAX_MISMATCH_FRACTION
     assert ((got == -1) & (want == 3)).sum() > 20   # the edge marble is clipped
+
+
+def test_lit_marbles_cover_exactly_the_ray_cast_pixels(make_view):
+    """The shaded (deferred) path draws the same silhouettes as the flat one: every pixel the
+    ray cast gives to a marble differs from the empty background, and no other pixel does
+    (same tolerance as the pixel test). This covers the G-buffer and its scissored shading
+    pass, whose rectangle must not cut off the marble at the image edge."""
+    cam = fixed_camera()
+    x, radius, colour = fixed_scene(cam)
+    view = make_view(shadows=False)
+    view.set_marbles(x[:0], radius[:0], colour[:0])
+    view.camera = fixed_camera()
+    empty = render(view).astype(int)
+    view.set_marbles(x, radius, colour)
+    lit = render(view).astype(int)
+    got = np.where(np.abs(lit - empty).max(-1) > 6, 0, -1)
+    want = np.where(reference(cam, x, radius) >= 0, 0, -1)
+    fraction, off_edge = compare(got, want)
+    assert off_edge == 0, f"{off_edge} pixels differ away from any edge"
+    assert fraction <= MAX_MISMATCH_FRACTION
 
 
 def test_pick_returns_the_marble_under_the_pixel(make_view):
