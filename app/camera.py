@@ -1,14 +1,15 @@
 """Orbit camera of the 3D view, in the manner of MuJoCo's viewer; pure numpy, no Qt, no OpenGL.
 
-World units are metres and ``z`` is up. The camera looks at ``target`` from ``distance`` metres away,
-in the direction given by ``azimuth`` (degrees, about ``z``, measured from ``+x``) and
+World units are metres and ``z`` is up. The camera looks at ``target`` from ``distance`` metres
+away, in the direction given by ``azimuth`` (degrees, about ``z``, measured from ``+x``) and
 ``elevation`` (degrees above the ``x–y`` plane). Azimuth −90° and elevation 0° put the eye on the
 ``−y`` side looking along ``+y``, with ``x`` to the right and ``z`` up: the view of the planar
 scenes, which live in the ``x–z`` plane.
 
 Matrices are numpy float64 4×4 in the usual column-vector convention (``clip = P @ V @ [x, 1]``);
 upload them to OpenGL transposed (numpy is row-major). Pixel coordinates follow Qt: origin at the
-top-left corner of the widget, ``y`` down, and the centre of pixel ``(i, j)`` at ``(i + 0.5, j + 0.5)``.
+top-left corner of the widget, ``y`` down, and the centre of pixel ``(i, j)`` at
+``(i + 0.5, j + 0.5)``.
 The ray helpers here are the single definition of "which ray goes through this pixel", shared by
 picking and by the pixel test that checks the GPU impostors against a numpy ray cast.
 """
@@ -108,7 +109,8 @@ class Camera:
         d = (ndc_x[..., None] * tan_x * right + ndc_y[..., None] * tan_y * up + forward)
         return d / np.linalg.norm(d, axis=-1, keepdims=True)
 
-    def ray(self, px: float, py: float, width: float, height: float) -> tuple[np.ndarray, np.ndarray]:
+    def ray(self, px: float, py: float, width: float,
+            height: float) -> tuple[np.ndarray, np.ndarray]:
         """(origin (3,), unit direction (3,)) of the ray through one widget pixel position."""
         return self.eye(), self.ray_directions(px, py, width, height).reshape(3)
 

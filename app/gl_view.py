@@ -25,7 +25,7 @@ import sys
 
 import numpy as np
 from OpenGL import GL
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QSurfaceFormat
 from PySide6.QtOpenGLWidgets import QOpenGLWidget
 
@@ -386,8 +386,9 @@ class MarbleView(QOpenGLWidget):
         self.camera = Camera()
         self.debug_flat = bool(debug_flat)
         self.shadows = bool(shadows)
-        # False draws the naive impostor (a screen-parallel quad of half-size r), which clips
-        # marbles off the view axis; it exists only so the pixel test can show it fails.
+        # False draws the naive impostor (parallel to the image, circumscribing radius r, not
+        # the silhouette), which clips marbles off the view axis; it exists only so the pixel
+        # test can show that it fails.
         self.exact_quads = True
         self.failure: str | None = None
         self._x = np.zeros((0, 3))
@@ -413,7 +414,7 @@ class MarbleView(QOpenGLWidget):
         "planar"); None draws none. A different container re-frames the camera."""
         changed = container != self._container
         self._container = None if container is None else dict(container)
-        self._container_dirty = True
+        self._container_dirty = self._container_dirty or changed
         self._shadow_dirty = True
         if changed:
             self.reset_camera()
@@ -463,9 +464,16 @@ class MarbleView(QOpenGLWidget):
     # --- GL life cycle -----------------------------------------------------------------------
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        # QOpenGLWidget creates its context in its resize handling; if it could not, neither
-        # initializeGL nor paintGL will ever run, so this is the place to notice.
+        # QOpenGLWidget creates its context when it is first resized while shown; if it could
+        # not, neither initializeGL nor paintGL will ever run, so nothing else would notice.
+        # Initialisation can also be legitimately deferred (the window not set up yet), so
+        # only conclude after a grace period.
         if self.isVisible() and not self.isValid():
+            QTimer.singleShot(500, self, self._check_context)
+
+    def _check_context(self) -> None:
+        if (self.isVisible() and not self.isValid() and not self._gl_ready
+                and self.failure is None):
             self._fail(f"could not create an OpenGL {REQUIRED_GL[0]}.{REQUIRED_GL[1]} "
                        "core context")
 
@@ -717,6 +725,8 @@ class MarbleView(QOpenGLWidget):
 
     def _clear_only(self) -> None:
         try:
+            GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self.defaultFramebufferObject())
+            GL.glDisable(GL.GL_SCISSOR_TEST)
             GL.glClearColor(0.0, 0.0, 0.0, 1.0)
             GL.glClear(GL.GL_COLOR_BUFFER_BIT | GL.GL_DEPTH_BUFFER_BIT)
         except Exception:
@@ -790,7 +800,7 @@ class MarbleView(QOpenGLWidget):
         cam.aspect = w / h
         viewproj = cam.projection_matrix() @ cam.view_matrix()
         eye = cam.eye()
-        right, up, forward = cam.basis()
+        _, up, forward = cam.basis()
         n = self._instance_count
         centre, bound = container_bounds(self._container, self._x, self._radius)
         if n:
@@ -839,8 +849,11 @@ class MarbleView(QOpenGLWidget):
 
         texel = 2.0 * 1.05 * bound / self.SHADOW_MAP_SIZE
         variant = "lit+shadows" if shadows else "lit"
-        lighting = dict(u_light_dir=_LIGHT_DIR, u_eye=eye, u_shadow_map=0, u_light_viewproj=light_vp,
-                        u_shadow_offset=1.5 * texel, u_shadow_bias=0.0015)
+        # Shadow lookups: pushed 1.5 texels along the normal, compared with a depth bias of
+        # 0.15% of the light's depth range, against self-shadowing acne on the lit side.
+        lighting = dict(u_light_dir=_LIGHT_DIR, u_eye=eye, u_shadow_map=0,
+                        u_light_viewproj=light_vp, u_shadow_offset=1.5 * texel,
+                        u_shadow_bias=0.0015)
 
         if not self.debug_flat:
             GL.glDisable(GL.GL_DEPTH_TEST)
@@ -925,7 +938,10 @@ class MarbleView(QOpenGLWidget):
                     self._set(sp, "u_mode", 2)
                     self._set(sp, "u_model", np.eye(4))
                     self._set(sp, "u_colour", (1.0, 0.9, 0.3, 0.9))
+                    # Always on top: the spring must stay visible inside a pile.
+                    GL.glDisable(GL.GL_DEPTH_TEST)
                     self._drag_line.draw()
+                    GL.glEnable(GL.GL_DEPTH_TEST)
             # Glass after everything opaque, without writing depth, far side first.
             GL.glDepthMask(GL.GL_FALSE)
             for item in self._items:

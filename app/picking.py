@@ -35,7 +35,7 @@ def ray_spheres(origin, directions, centres, radii) -> tuple[np.ndarray, np.ndar
     step = max(1, _CHUNK // n)
     for lo in range(0, m, step):
         dd = d[lo:lo + step]
-        b = dd @ oc.T                                 # (k, n) distance along ray to closest approach
+        b = dd @ oc.T          # (k, n): distance along each ray to its closest approach
         # Squared distance from the centre to the ray. |oc|² − b² cancels when the eye is far
         # away, which costs nothing in float64 (the float32 shader forms the perpendicular
         # vector instead).

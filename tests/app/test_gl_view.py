@@ -411,3 +411,15 @@ def test_nan_and_empty_frames_are_harmless(make_view):
     rgb = render(view)
     assert rgb.std() > 0   # the floor and background are still drawn
     assert view.pick(W / 2, H / 2) == (-1, None)
+
+
+def test_no_context_at_all_reports_gl_failed(qtbot, monkeypatch):
+    """Mesa always grants a context here, so the case of Qt failing to create one is staged:
+    a visible widget whose context is not valid once the grace period is over."""
+    view = MarbleView()
+    qtbot.addWidget(view)
+    monkeypatch.setattr(view, "isValid", lambda: False)
+    monkeypatch.setattr(view, "isVisible", lambda: True)
+    with qtbot.waitSignal(view.glFailed, timeout=5000) as blocker:
+        view._check_context()
+    assert blocker.args[0] == "could not create an OpenGL 3.3 core context"
