@@ -508,6 +508,8 @@ class MarbleView(QOpenGLWidget):
         self._surface_progs = {
             "lit": _program("surface.vert", "surface.frag"),
             "lit+shadows": _program("surface.vert", "surface.frag", ("SHADOWS",)),
+            "glass": _program("surface.vert", "surface.frag", ("GLASS",)),
+            "line": _program("surface.vert", "surface.frag", ("LINE",)),
         }
         self._bg_prog = _program("background.vert", "background.frag")
         self._uniforms: dict[tuple[int, str], int] = {}
@@ -880,7 +882,6 @@ class MarbleView(QOpenGLWidget):
                         fc, fr = np.array([centre[0], centre[1], floor_z]), 3.0 * bound
                     else:
                         fc, fr = fade
-                    self._set(sp, "u_mode", 0)
                     self._set(sp, "u_model", _model((fc[0], fc[1], floor_z), fr))
                     self._set(sp, "u_colour", item["colour"])
                     self._set(sp, "u_checker", float(_checker_period(bound)))
@@ -888,7 +889,6 @@ class MarbleView(QOpenGLWidget):
                     self._set(sp, "u_fade_radius", float(fr))
                     item["mesh"].draw()
                 elif item["pass_"] == "opaque":
-                    self._set(sp, "u_mode", 0)
                     self._set(sp, "u_model", item["model"])
                     self._set(sp, "u_colour", item["colour"])
                     self._set(sp, "u_checker", 0.0)
@@ -925,19 +925,19 @@ class MarbleView(QOpenGLWidget):
             GL.glDisable(GL.GL_SCISSOR_TEST)
 
         if not self.debug_flat:
-            sp = self._surface_progs[variant]
-            GL.glUseProgram(sp)
             GL.glEnable(GL.GL_BLEND)
             _blend_over()
+            lp = self._surface_progs["line"]
+            GL.glUseProgram(lp)
+            self._set(lp, "u_viewproj", viewproj)
             if self._drag is not None and self._drag.get("target") is not None:
                 i = self._drag["index"]
                 if i < n:
                     seg = _lines(np.stack([self._x[i], self._drag["target"]]))
                     GL.glBindBuffer(GL.GL_ARRAY_BUFFER, self._drag_line.vbo)
                     GL.glBufferSubData(GL.GL_ARRAY_BUFFER, 0, seg.nbytes, seg)
-                    self._set(sp, "u_mode", 2)
-                    self._set(sp, "u_model", np.eye(4))
-                    self._set(sp, "u_colour", (1.0, 0.9, 0.3, 0.9))
+                    self._set(lp, "u_model", np.eye(4))
+                    self._set(lp, "u_colour", (1.0, 0.9, 0.3, 0.9))
                     # Always on top: the spring must stay visible inside a pile.
                     GL.glDisable(GL.GL_DEPTH_TEST)
                     self._drag_line.draw()
@@ -946,10 +946,14 @@ class MarbleView(QOpenGLWidget):
             GL.glDepthMask(GL.GL_FALSE)
             for item in self._items:
                 if item["pass_"] == "line":
-                    self._set(sp, "u_mode", 2)
-                    self._set(sp, "u_model", item["model"])
-                    self._set(sp, "u_colour", item["colour"])
+                    self._set(lp, "u_model", item["model"])
+                    self._set(lp, "u_colour", item["colour"])
                     item["mesh"].draw()
+            gp = self._surface_progs["glass"]
+            GL.glUseProgram(gp)
+            self._set(gp, "u_viewproj", viewproj)
+            self._set(gp, "u_light_dir", _LIGHT_DIR)
+            self._set(gp, "u_eye", eye)
             # Far side, then near side: blending in order for a convex shell. Culling (not a
             # test in the shader) keeps the hidden half from being shaded at all.
             GL.glEnable(GL.GL_CULL_FACE)
@@ -957,9 +961,8 @@ class MarbleView(QOpenGLWidget):
                 GL.glCullFace(cull)
                 for item in self._items:
                     if item["pass_"] == "glass":
-                        self._set(sp, "u_mode", 1)
-                        self._set(sp, "u_model", item["model"])
-                        self._set(sp, "u_colour", item["colour"])
+                        self._set(gp, "u_model", item["model"])
+                        self._set(gp, "u_colour", item["colour"])
                         item["mesh"].draw()
             GL.glDisable(GL.GL_CULL_FACE)
             GL.glCullFace(GL.GL_BACK)

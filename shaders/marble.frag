@@ -8,7 +8,7 @@
 //   neither     G-buffer: unit normal n/2 + 1/2 (location 0) and colour (location 1), shaded
 //               afterwards once per visible pixel by marble_shade.frag
 
-in vec3 v_pos;
+in vec3 v_pos;              // point on the impostor polygon, world m
 flat in vec3 v_centre;
 flat in float v_radius;
 flat in vec3 v_colour;

@@ -1,5 +1,5 @@
 #version 330 core
-// One instanced quad per marble, sized so that it covers the sphere's exact perspective
+// One instanced polygon per marble, sized so that it covers the sphere's exact perspective
 // silhouette; marble.frag then ray casts the sphere inside it.
 //
 // The silhouette seen from the eye is the cone tangent to the sphere, with half-angle a,
@@ -17,13 +17,13 @@ layout(location = 3) in vec3 i_colour;   // RGB 0..1
 
 uniform mat4 u_viewproj;    // world -> clip
 uniform vec3 u_eye;         // perspective eye, m
-uniform vec3 u_quad_up;     // any unit vector not along a view ray: orients the quads
+uniform vec3 u_quad_up;     // any unit vector not along a view ray: orients the polygons
 uniform bool u_ortho;       // orthographic pass (the shadow map): rays all along u_ray_dir
 uniform vec3 u_ray_dir;
-uniform bool u_exact;       // false: the naive impostor, kept only to show the pixel test can fail:
-uniform vec3 u_view_axis;   //   a quad of half-size r parallel to the image plane (normal u_view_axis)
+uniform bool u_exact;       // false: the naive impostor, kept only to show the pixel test fails:
+uniform vec3 u_view_axis;   //   parallel to the image (normal u_view_axis), around radius r
 
-out vec3 v_pos;             // point on the quad, world m
+out vec3 v_pos;             // point on the polygon, world m
 flat out vec3 v_centre;
 flat out float v_radius;
 flat out vec3 v_colour;
@@ -43,7 +43,7 @@ void main()
         float d2 = dot(to_c, to_c);
         float r2 = i_radius * i_radius;
         if (d2 <= r2 * 1.0001) {
-            // The eye is inside this marble: no silhouette. Emit the quad outside the clip
+            // The eye is inside this marble: no silhouette. Emit the polygon outside the clip
             // volume so it is culled.
             v_pos = i_centre;
             gl_Position = vec4(2.0, 2.0, 2.0, 1.0);

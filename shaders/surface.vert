@@ -4,7 +4,8 @@
 layout(location = 0) in vec3 a_pos;      // model units
 layout(location = 1) in vec3 a_normal;
 
-uniform mat4 u_model;       // model -> world (translation and uniform scale only)
+uniform mat4 u_model;       // model -> world; any scaling must be uniform across curved faces
+                            // (true for every mesh here), so mat3(u_model) maps normals
 uniform mat4 u_viewproj;    // world -> clip
 
 out vec3 v_world;
