@@ -204,6 +204,34 @@ def test_lit_marbles_cover_exactly_the_ray_cast_pixels(make_view):
     assert fraction <= MAX_MISMATCH_FRACTION
 
 
+def test_marbles_sink_into_the_floor_by_their_true_depth(make_view):
+    """Shaded marbles half below the floor show only what is above it, and intersect each
+    other along the true curve: the impostors' gl_FragDepth against the floor's real depth.
+    Reference: the numpy ray cast, hiding hits below z = 0 (the eye is above the floor)."""
+    view = make_view(shadows=False)   # a shadow would change floor pixels too
+    view.set_container({"kind": "floor", "height": 0.0})
+    x = np.array([[0.0, 0.0, 0.0], [0.22, 0.05, 0.05]])
+    radius = np.array([0.2, 0.15])
+    colour = PALETTE[:2].copy()
+    cam = Camera(target=(0.05, 0.0, 0.0), distance=1.2, azimuth=-75.0, elevation=15.0,
+                 fov_y=50.0, scene_radius=1.0)
+    view.set_marbles(x, radius, colour)
+    view.camera = cam
+    lit = render(view).astype(int)
+    # The marbles are pure red and green, the floor and background nearly grey: a marble
+    # pixel is a saturated one, however it is lit.
+    got = np.where(lit.max(-1) - lit.min(-1) > 40, 0, -1)
+    dirs = cam.pixel_rays(W, H).reshape(-1, 3)
+    idx, t = ray_spheres(cam.eye(), dirs, x, radius)
+    hit_z = cam.eye()[2] + np.where(idx >= 0, t, 0.0) * dirs[:, 2]
+    want = np.where((idx >= 0) & (hit_z >= 0.0), 0, -1).reshape(H, W)
+    assert (want == 0).sum() > 2000
+    assert ((idx >= 0) & (hit_z < 0)).sum() > 500          # a real part is under the floor
+    fraction, off_edge = compare(got, want)
+    assert off_edge == 0, f"{off_edge} pixels differ away from any edge"
+    assert fraction <= MAX_MISMATCH_FRACTION
+
+
 def test_pick_returns_the_marble_under_the_pixel(make_view):
     cam = fixed_camera()
     x, radius, colour = fixed_scene(cam)
