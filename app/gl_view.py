@@ -19,6 +19,7 @@ never raises.
 from __future__ import annotations
 
 import ctypes
+import json
 import math
 import re
 import sys
@@ -412,7 +413,7 @@ class MarbleView(QOpenGLWidget):
     def set_container(self, container: dict | None) -> None:
         """Container dict as in solver/world.py (kinds sphere/floor/box/tube, optional
         "planar"); None draws none. A different container re-frames the camera."""
-        changed = container != self._container
+        changed = _container_key(container) != _container_key(self._container)
         self._container = None if container is None else dict(container)
         self._container_dirty = self._container_dirty or changed
         self._shadow_dirty = True
@@ -1028,6 +1029,13 @@ class MarbleView(QOpenGLWidget):
         self.camera.zoom(event.angleDelta().y() / 120.0)
         self.update()
         event.accept()
+
+
+def _container_key(container: dict | None) -> str:
+    """Canonical text of a container, for telling a new one from the same one sent again (its
+    values may be numpy arrays, whose == does not give a single truth value)."""
+    return json.dumps(container, sort_keys=True,
+                      default=lambda v: np.asarray(v, dtype=np.float64).tolist())
 
 
 def _checker_period(scene_radius: float) -> float:

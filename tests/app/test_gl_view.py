@@ -424,6 +424,20 @@ def test_switching_to_a_floor_scene_frames_its_own_marbles(make_view):
     render(view)
 
 
+def test_the_same_container_again_keeps_the_camera(make_view):
+    view = make_view()
+    view.set_container({"kind": "sphere", "center": np.array([0.0, 0.0, 1.0]), "radius": 1.0})
+    view.camera.orbit(30, 10)
+    azimuth = view.camera.azimuth
+    # A reset of the same scene resends its container (here with lists instead of arrays).
+    view.set_container({"kind": "sphere", "center": [0.0, 0.0, 1.0], "radius": 1.0})
+    assert view.camera.azimuth == azimuth
+    view.set_container({"kind": "sphere", "center": [0.0, 0.0, 1.0], "radius": 2.0})
+    assert view.camera.azimuth != azimuth
+    assert view.camera.scene_radius == 2.0
+    render(view)
+
+
 def test_nan_and_empty_frames_are_harmless(make_view):
     """A diverged solver can send NaN or far-flung positions; a scene can be empty. Neither may
     break the camera, the drawing or picking."""
