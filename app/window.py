@@ -25,9 +25,11 @@ from .hud import Hud, RateMeter, hud_text
 from .plots import LivePlots
 from .worker import BenchmarkResult, Frame, SimThread, SimWorker
 
-DRAW_INTERVAL_MS = 16  # hand the newest frame to the view at up to ~60 Hz
-PLOT_INTERVAL_MS = 40  # 25 Hz
-HUD_INTERVAL_MS = 100
+# One GUI tick does all the drawing work, so the window is composed once per tick: with a
+# QOpenGLWidget inside, every composition goes through OpenGL, which is costly in software.
+TICK_MS = 16  # hand the newest frame to the view at up to ~60 Hz
+PLOT_PERIOD = 0.04  # s: plots at 25 Hz
+HUD_PERIOD = 0.1  # s
 
 
 @dataclass
@@ -105,6 +107,7 @@ class MainWindow(QMainWindow):
         self.last_benchmark: BenchmarkResult | None = None
         self.screenshots: list[str] = []
         self._swaps = 0  # frames drawn (buffer swaps of the view)
+        self._step_ms: list[float] = []  # scripted runs: wall time of every step, ms
         self._first_step: tuple[float, int, int] | None = None  # (wall s, steps, swaps)
 
         view_class = view_class or _view_class()
@@ -117,12 +120,19 @@ class MainWindow(QMainWindow):
         self.help.setStyleSheet("QLabel { color: #f4f4f4; background: rgba(10, 10, 16, 215);"
                                 " padding: 12px; border-radius: 6px; }")
         self.help.hide()
+        self.notice = QLabel()  # start-up compilation, shown in the middle of the view
+        self.notice.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.notice.setStyleSheet("QLabel { color: #f4f4f4; background: rgba(10, 10, 16, 200);"
+                                  " padding: 14px; border-radius: 6px; font-size: 12pt; }")
+        self.notice.hide()
         centre = QWidget()
         grid = QGridLayout(centre)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.addWidget(self.view, 0, 0)
         grid.addWidget(self.hud, 0, 0, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         grid.addWidget(self.help, 0, 0, Qt.AlignmentFlag.AlignCenter)
+        grid.addWidget(self.notice, 0, 0, Qt.AlignmentFlag.AlignCenter)
         self.setCentralWidget(centre)
 
         self.plots = LivePlots()
@@ -160,13 +170,12 @@ class MainWindow(QMainWindow):
 
         self._key_filter = _KeyFilter(self)
         QApplication.instance().installEventFilter(self._key_filter)
-        self._timers = []
-        for interval, slot in ((DRAW_INTERVAL_MS, self._draw), (PLOT_INTERVAL_MS, self.plots.refresh),
-                               (HUD_INTERVAL_MS, self._refresh_hud)):
-            timer = QTimer(self)
-            timer.timeout.connect(slot)
-            timer.start(interval)
-            self._timers.append(timer)
+        self._last_plot = self._last_hud = 0.0
+        self._awaiting_swap = False
+        self._tick_timer = QTimer(self)
+        self._tick_timer.timeout.connect(self._tick)
+        self._tick_timer.start(TICK_MS)
+        self._timers = [self._tick_timer]
         self.handlers = {
             "pause": lambda: self.sim.send("pause"),
             "step": lambda: self.sim.send("step"),
@@ -223,6 +232,8 @@ class MainWindow(QMainWindow):
         self.latest = frame
         if frame.stepped and self._first_step is None:
             self._first_step = (frame.wall, frame.steps, self._swaps)
+        if frame.stepped and self.options.frames is not None:
+            self._step_ms.append(1e3 * frame.timings.get("total", np.nan))
         if frame.stepped:
             # Stamped by the worker: queued delivery arrives in bursts while the GUI draws.
             self._sps.add(now=frame.wall)
@@ -238,6 +249,17 @@ class MainWindow(QMainWindow):
                 self.view.reset_camera()
         self.hud.set_alarm(frame.state.diverged)
 
+    def _tick(self) -> None:
+        """The GUI's periodic work: newest frame to the view, plots at 25 Hz, HUD at 10 Hz."""
+        now = time.perf_counter()
+        self._draw()
+        if now - self._last_plot >= PLOT_PERIOD:
+            self._last_plot = now
+            self.plots.refresh()
+        if now - self._last_hud >= HUD_PERIOD:
+            self._last_hud = now
+            self._refresh_hud()
+
     def _draw(self) -> None:
         frame = self.latest
         if frame is None or frame.seq == self._drawn_seq or self._gl_failed:
@@ -245,8 +267,13 @@ class MainWindow(QMainWindow):
         self._drawn_seq = frame.seq
         self.view.set_marbles(frame.x, frame.radius, frame.colour)
         self.view.update()
+        self._awaiting_swap = True
 
     def _on_swapped(self) -> None:
+        # Any repaint of the window swaps; only those that show a new frame count as drawn.
+        if not self._awaiting_swap:
+            return
+        self._awaiting_swap = False
         self._fps.add()
         self._swaps += 1
         if self.latest is None or self.options.frames is None or self._scripted_done:
@@ -285,25 +312,32 @@ class MainWindow(QMainWindow):
         f = self.latest
         steps = f.steps - steps0
         frames = self._swaps - swaps0
+        median = float(np.nanmedian(self._step_ms)) if self._step_ms else float("nan")
         return (f"marbles: {f.state.scene}/{f.state.solver} {len(f.radius)} marbles: "
                 f"{frames} frames and {steps} steps in {seconds:.2f} s: "
                 f"{frames / seconds:.1f} frames/s, {steps / seconds:.1f} steps/s "
-                f"(speed {'max' if f.state.speed <= 0 else f'{f.state.speed:g}x'})")
+                f"(speed {'max' if f.state.speed <= 0 else f'{f.state.speed:g}x'}); "
+                f"median step {median:.3f} ms")
 
     # --------------------------------------------------------------------------- progress
     def _on_progress(self, text: str, done: int, total: int) -> None:
         if total <= 0:
+            self.notice.hide()
             self.progress.hide()
             self.status_label.setText("ready")
             return
-        self.progress.setRange(0, total)
-        self.progress.setValue(done)
-        self.progress.setFormat(f"{done}/{total}")
+        if total == 1 and done == 0:
+            self.progress.setRange(0, 0)  # one long item (a compilation): a busy bar
+        else:
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+            self.progress.setFormat(f"{done}/{total}")
         self.progress.show()
         self.status_label.setText(text)
         if self.latest is None:
-            self.hud.setText(text)
-            self.hud.adjustSize()
+            self.notice.setText(f"{text}\n(the window stays responsive; later runs load the "
+                                "compiled kernels from Numba's cache)")
+            self.notice.show()
 
     # --------------------------------------------------------------------------- screenshot
     def grab_image(self):

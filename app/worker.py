@@ -47,7 +47,7 @@ TRACE_PERIOD = 0.04  # s of wall time
 SPRING_TIME = 0.08  # s
 DAMPING_TIME = 0.03  # s
 DRAG_MAX_SPEED = 4.0  # m/s, so a fast mouse cannot fire a marble through the pile
-MAX_CATCH_UP = 4  # steps one timer tick may do to keep real time
+MAX_CATCH_UP = 10  # steps one timer tick may do to keep real time (200 ms at 50 Hz)
 SPEED_SCALE = 2.0  # m/s shown as the hottest colour
 IMPULSE_SCALE = 6.0  # contact impulse per step, in units of the marble's weight times dt
 

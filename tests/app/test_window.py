@@ -198,6 +198,18 @@ def test_keys_reach_the_map_from_the_focused_view(qtbot, make_window):
     wait_state(qtbot, window, lambda f: f.state.paused)
 
 
+def test_mouse_drag_signals_move_the_marble(qtbot, make_window):
+    window = make_window(scene="column")
+    target = np.array([0.0, 0.0, 1.8])
+    window.view.dragStarted.emit(6)  # what Ctrl+left-drag on the top marble emits
+    window.view.dragMoved.emit(6, target)
+    f = wait_state(qtbot, window, lambda f: np.linalg.norm(f.x[6] - target) < 0.02)
+    window.view.dragEnded.emit(6)
+    start = f.steps
+    f = wait_state(qtbot, window, lambda f: f.steps > start + 100)
+    assert f.x[6, 2] == pytest.approx(1.3, abs=0.03)
+
+
 def test_plots_receive_data(qtbot, make_window):
     window = make_window(scene="bowl")
     plots = window.plots
