@@ -110,6 +110,11 @@ class Hud(QLabel):
         self.setText("starting…")
 
     def set_alarm(self, alarm: bool) -> None:
+        """Red background while the simulation is diverged. Restyling repaints the label (and
+        so recomposes the window), so only a change does it."""
+        if alarm == getattr(self, "_alarm", False):
+            return
+        self._alarm = alarm
         colour = "rgba(140, 20, 20, 200)" if alarm else "rgba(20, 20, 28, 170)"
         self.setStyleSheet(f"QLabel {{ color: #f0f0f0; background: {colour};"
                            " padding: 6px; border-radius: 4px; }")

@@ -42,8 +42,32 @@ def _plot(title: str, x_label: str, y_label: str, log_y: bool = True) -> pg.Plot
     for axis in ("left", "bottom"):
         item.getAxis(axis).enableAutoSIPrefix(False)  # "(x0.001)" on a log axis misleads
     item.setMenuEnabled(False)
+    # Ranges are set once per refresh (set_view); pyqtgraph's own auto-range would repaint
+    # again a moment later, and every repaint recomposes the window through OpenGL.
+    item.getViewBox().disableAutoRange()
     w.setMinimumHeight(140)
     return w
+
+
+def _log_span(y: np.ndarray) -> tuple[float, float]:
+    """Whole decades around positive values y, as log10 bounds for a log axis."""
+    finite = y[np.isfinite(y) & (y > 0)]
+    if finite.size == 0:
+        return -1.0, 1.0
+    lo = np.floor(np.log10(finite.min()))
+    hi = np.ceil(np.log10(finite.max()))
+    return float(lo), float(max(hi, lo + 1.0))
+
+
+def set_view(widget: pg.PlotWidget, x: np.ndarray, ys: list[np.ndarray]) -> None:
+    """Show x's span and the decades of all ys in one range change (a single repaint)."""
+    if x.size == 0:
+        return
+    lo, hi = (float(x[0]), float(x[-1])) if x.size > 1 else (float(x[0]) - 1, float(x[0]) + 1)
+    if hi <= lo:
+        hi = lo + 1.0
+    ylo, yhi = _log_span(np.concatenate(ys)) if ys else (-1.0, 1.0)
+    widget.getPlotItem().getViewBox().setRange(xRange=(lo, hi), yRange=(ylo, yhi), padding=0.02)
 
 
 class LivePlots(QWidget):
@@ -109,7 +133,9 @@ class LivePlots(QWidget):
         self.refreshes += 1
         if self._trace is not None and self._trace_step != self._shown_trace_step:
             y = clamp_residual(self._trace)
-            self.trace_curve.setData(np.arange(y.size, dtype=np.float64), y)
+            x = np.arange(y.size, dtype=np.float64)
+            self.trace_curve.setData(x, y)
+            set_view(self.trace_plot, x, [y])
             self._shown_trace_step = self._trace_step
         elif self._trace is None:
             self.trace_curve.setData([], [])
@@ -122,12 +148,18 @@ class LivePlots(QWidget):
         t = np.fromiter(self._time, dtype=np.float64, count=len(self._time))
         keep = t >= t[-1] - HISTORY_SECONDS
         t = t[keep]
-        r = np.fromiter(self._residual, dtype=np.float64, count=len(self._residual))[keep]
-        self.history_curve.setData(t, clamp_residual(r))
+        r = clamp_residual(np.fromiter(self._residual, dtype=np.float64,
+                                       count=len(self._residual))[keep])
+        self.history_curve.setData(t, r)
+        set_view(self.history_plot, t, [r])
+        phases = []
         for name, curve in self.phase_curves.items():
             d = self._phases[name]
             ms = np.fromiter(d, dtype=np.float64, count=len(d))[keep]
-            curve.setData(t, np.clip(np.nan_to_num(ms, nan=1e-6), 1e-6, None))
+            ms = np.clip(np.nan_to_num(ms, nan=1e-6), 1e-6, None)
+            curve.setData(t, ms)
+            phases.append(ms)
+        set_view(self.timing_plot, t, phases)
 
     def curve_data(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """What the curves currently show (x, y), for tests and the screenshot check."""
