@@ -446,7 +446,10 @@ class MainWindow(QMainWindow):
             app.removeEventFilter(self._key_filter)
         end = time.perf_counter()
         if not self.sim.stop(1500):
-            sys.stderr.write("marbles: warning: the simulation thread did not stop in time\n")
+            # Only a Numba compilation cannot be interrupted (it has no progress hook inside);
+            # waiting for it beats destroying a running QThread, which aborts the process.
+            sys.stderr.write("marbles: waiting for the Numba compilation to finish...\n")
+            self.sim.thread.wait()
         if self.options.frames is not None and self.run_summary(end):
             print(self.run_summary(end), flush=True)
         if self._close_window is not None:
