@@ -1,0 +1,117 @@
+"""The one key map of the desktop program.
+
+`HOTKEYS` drives three things, so they can never disagree: the key handling of the main window
+(`action_for`), the on-screen help toggled by F1 (`help_html`) and the README's hotkey table
+(`markdown_table`; a test checks the README contains exactly its output).
+
+Keys are written the way `QKeySequence` spells them ("Space", "Shift+N", "F1"). Letters with
+Shift are distinct keys; Shift on other keys (symbols, arrows) is ignored when matching, so the
+table stays independent of the keyboard layout.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Hotkey:
+    """action: the stable command name the window dispatches on; keys: QKeySequence texts;
+    help: what it does, one line."""
+
+    action: str
+    keys: tuple[str, ...]
+    help: str
+
+
+HOTKEYS: tuple[Hotkey, ...] = (
+    Hotkey("pause", ("Space",), "pause / resume the simulation"),
+    Hotkey("step", ("S",), "single step (pauses first)"),
+    Hotkey("reset", ("R",), "reset the scene (also recovers from a divergence)"),
+    Hotkey("next_scene", ("N",), "next scene"),
+    Hotkey("prev_scene", ("Shift+N",), "previous scene"),
+    Hotkey("next_solver", ("M",), "next solver (method)"),
+    Hotkey("prev_solver", ("Shift+M",), "previous solver (method)"),
+    Hotkey("more_iterations", ("Up",), "more iterations per step (1, 2, 5, 10, 20, 50, ...)"),
+    Hotkey("fewer_iterations", ("Down",), "fewer iterations per step"),
+    Hotkey("omega_up", ("Right",), "relaxation up by 0.1 (ω of psor, β of jacobi, ...)"),
+    Hotkey("omega_down", ("Left",), "relaxation down by 0.1"),
+    Hotkey("warm_start", ("W",), "warm start on / off"),
+    Hotkey("colour", ("C",), "colour mode: by marble / by speed / by contact impulse"),
+    Hotkey("benchmark", ("B",), "compare every solver on the current frozen problem"),
+    Hotkey("screenshot", ("P",), "save a screenshot (marbles-YYYYmmdd-HHMMSS.png)"),
+    Hotkey("camera", ("V",), "reset the camera"),
+    Hotkey("help", ("F1",), "show / hide this help"),
+    Hotkey("quit", ("Q", "Ctrl+Q"), "quit (runs the benchmark on close unless --no-benchmark)"),
+)
+
+ACTIONS: tuple[str, ...] = tuple(h.action for h in HOTKEYS)
+
+MOUSE: tuple[tuple[str, str], ...] = (
+    ("left drag", "orbit the camera"),
+    ("right drag (or Shift + left drag)", "pan"),
+    ("wheel", "zoom"),
+    ("Ctrl + left drag on a marble", "pull the marble with a damped spring"),
+)
+
+
+def _check_unique() -> None:
+    seen: dict[str, str] = {}
+    for h in HOTKEYS:
+        for key in h.keys:
+            if key in seen:
+                raise AssertionError(f"key {key} bound to {seen[key]} and {h.action}")
+            seen[key] = h.action
+
+
+_check_unique()
+
+
+def _normalise(text: str) -> str:
+    """'shift+n' -> 'Shift+N': modifiers in a fixed order, the key as the table writes it."""
+    parts = [p for p in text.replace(" ", "").split("+") if p] or ["+"]
+    key = parts[-1]
+    mods = {p.lower() for p in parts[:-1]}
+    key = key.upper() if len(key) == 1 else key[:1].upper() + key[1:]
+    prefix = "".join(m for m, name in (("Ctrl+", "ctrl"), ("Alt+", "alt"), ("Shift+", "shift"))
+                     if name in mods)
+    return prefix + key
+
+
+_BY_KEY = {_normalise(k): h.action for h in HOTKEYS for k in h.keys}
+
+
+def action_for(key: str, ctrl: bool = False, alt: bool = False, shift: bool = False
+               ) -> str | None:
+    """The action bound to `key` (QKeySequence text of the key alone: "N", "Space", "F1")
+    with the given modifiers, or None. Shift only counts on letters."""
+    if shift and len(key) != 1 or (len(key) == 1 and not key.isalpha()):
+        shift = False
+    combo = ("Ctrl+" if ctrl else "") + ("Alt+" if alt else "") + ("Shift+" if shift else "") + key
+    return _BY_KEY.get(_normalise(combo))
+
+
+def keys_text(hotkey: Hotkey) -> str:
+    return " / ".join(hotkey.keys)
+
+
+def markdown_table() -> str:
+    """The README's hotkey table (Markdown), generated from HOTKEYS."""
+    rows = ["| key | action |", "|---|---|"]
+    rows += [f"| {' / '.join(f'`{k}`' for k in h.keys)} | {h.help} |" for h in HOTKEYS]
+    return "\n".join(rows) + "\n"
+
+
+def mouse_markdown_table() -> str:
+    rows = ["| mouse | action |", "|---|---|"]
+    rows += [f"| {what} | {does} |" for what, does in MOUSE]
+    return "\n".join(rows) + "\n"
+
+
+def help_html() -> str:
+    """The F1 overlay: keys and mouse controls as an HTML table."""
+    def row(a: str, b: str) -> str:
+        return f"<tr><td><b>{a}</b>&nbsp;&nbsp;</td><td>{b}</td></tr>"
+
+    body = "".join(row(keys_text(h), h.help) for h in HOTKEYS)
+    body += "".join(row(what, does) for what, does in MOUSE)
+    return f"<table cellspacing='2'>{body}</table>"

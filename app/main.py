@@ -1,0 +1,136 @@
+"""`marbles`: the desktop program.
+
+    marbles [--scene S] [--solver M] [--iterations N] [--dt H] [--set k=v]... [--speed X]
+            [--benchmark-out DIR] [--benchmark-iterations N] [--no-benchmark]
+            [--screenshot FILE] [--frames N]
+
+Options are validated (the same names and messages as `marbles-bench`, via app.cli) and the scene
+is built before the QApplication exists: bad input is one line on stderr, exit code 2, no window.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from pathlib import Path
+
+from solver.params import Param, ParamError
+from solver.snapshot import OutputError, check_writable
+
+from . import cli
+
+SPEED = Param("speed", 1.0, float, "simulation speed, multiple of real time (0: as fast as "
+              "possible)", lo=0.0, hi=1000.0)
+BENCH_ITERATIONS = Param("benchmark-iterations", 200, int, "iterations per solver", lo=1,
+                         hi=1_000_000)
+FRAMES = Param("frames", 1, int, "frames to draw", lo=1, hi=10**9)
+DEFAULT_SCREENSHOT_FRAMES = 120
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = cli.ArgumentParser(
+        prog="marbles",
+        description="Real-time marble stacking with live solver convergence plots. "
+                    "Press F1 in the window for the keys.")
+    cli.add_sim_options(parser)
+    parser.add_argument("--speed", default="1", metavar="X",
+                        help="simulation speed as a multiple of real time; 0 steps as fast as "
+                             "possible (default 1: the scene's rate, 1/dt steps per second)")
+    parser.add_argument("--benchmark-out", default=".", metavar="DIR",
+                        help="folder for benchmark.npy/benchmark.json (B key and on close) and "
+                             "screenshots from the P key (default: current directory)")
+    parser.add_argument("--benchmark-iterations", default="200", metavar="N",
+                        help="iterations per solver in the comparison (default 200)")
+    parser.add_argument("--no-benchmark", action="store_true",
+                        help="do not run the solver comparison when the window closes")
+    parser.add_argument("--screenshot", metavar="FILE",
+                        help="scripted run: save the window as FILE (PNG) after --frames frames, "
+                             "then exit")
+    parser.add_argument("--frames", metavar="N",
+                        help="scripted run: draw N frames with the simulation running, then "
+                             f"close (default {DEFAULT_SCREENSHOT_FRAMES} with --screenshot)")
+    return parser
+
+
+def _check_out_dir(text: str) -> Path:
+    out = Path(text)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--benchmark-out {text!r} is not a folder")
+    probe = out if out.exists() else out.parent if str(out.parent) else Path(".")
+    if not probe.is_dir():
+        raise OutputError(f"--benchmark-out {text!r}: folder {str(probe)!r} does not exist")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise OutputError(f"--benchmark-out {text!r} is not writable")
+    return out
+
+
+def options_from(args: argparse.Namespace):
+    """Validate everything and build the world; raises ParamError/OutputError (one line)."""
+    from .window import Options
+
+    config = cli.sim_config(args)
+    speed = float(SPEED.parse(args.speed))
+    bench_iterations = int(BENCH_ITERATIONS.parse(args.benchmark_iterations))
+    frames = None if args.frames is None else int(FRAMES.parse(args.frames))
+    if args.screenshot:
+        check_writable(args.screenshot)
+        if Path(args.screenshot).suffix.lower() not in (".png", ".jpg", ".jpeg", ".bmp"):
+            raise OutputError(f"--screenshot {args.screenshot!r}: use a .png, .jpg or .bmp name")
+        if frames is None:
+            frames = DEFAULT_SCREENSHOT_FRAMES
+    out = _check_out_dir(args.benchmark_out)
+    world = config.build_world()  # scene parameters that only the build can check (n too big)
+    return Options(scene=config.scene, solver=config.solver, iterations=config.iterations,
+                   scene_params=config.scene_params, solver_params=config.solver_params,
+                   warm_start=bool(config.sim_params.get("warm_start", False)), dt=config.dt,
+                   speed=speed, benchmark_out=str(out), benchmark_iterations=bench_iterations,
+                   benchmark_on_close=not args.no_benchmark, screenshot=args.screenshot,
+                   frames=frames, block_on_close=frames is None, show_dialogs=frames is None,
+                   world=world)
+
+
+def _set_up_qt():
+    """Attributes that must precede the QApplication, then the application itself."""
+    from PySide6.QtCore import QCoreApplication, Qt
+    from PySide6.QtWidgets import QApplication
+
+    # A floating dock re-parents the GL widget into another top-level window; shared contexts
+    # keep its GL resources alive across that move.
+    QCoreApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
+    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "marbles"])
+    app.setApplicationName("marbles")
+    return app
+
+
+def main(argv: list[str] | None = None) -> int:
+    cli.set_prog("marbles")
+    args = build_parser().parse_args(argv)
+    try:
+        options = options_from(args)
+    except (ParamError, OutputError) as err:
+        cli.fail(str(err))
+    except ValueError as err:
+        cli.fail(str(err))
+
+    app = _set_up_qt()
+    from PySide6.QtCore import QTimer
+
+    from .window import MainWindow
+
+    window = MainWindow(options)
+    window.finished.connect(lambda code: QTimer.singleShot(0, app.quit))
+    # Ctrl+C in the terminal closes the window the normal way; the timer lets Python's signal
+    # handler run while Qt's event loop is busy in C++.
+    signal.signal(signal.SIGINT, lambda *_: window.close())
+    tick = QTimer()
+    tick.timeout.connect(lambda: None)
+    tick.start(200)
+    window.show()
+    app.exec()
+    tick.stop()
+    return window.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,460 @@
+"""The main window: the 3D view with its HUD and help overlays, the live plots dock, the status
+bar with a progress bar, the key map, scripted runs, the benchmark on close.
+
+The window only displays and commands. Every frame from the worker replaces `latest`; a 60 Hz
+timer hands the newest one to the view (older ones are dropped), the HUD refreshes at 10 Hz and
+the plots at 25 Hz. Commands go to the worker as queued calls (`SimThread.send`).
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
+import numpy as np
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (QApplication, QDockWidget, QGridLayout, QLabel, QMainWindow,
+                               QMessageBox, QProgressBar, QWidget)
+
+from . import hotkeys
+from .benchmark_window import BenchmarkWindow
+from .hud import Hud, RateMeter, hud_text
+from .plots import LivePlots
+from .worker import BenchmarkResult, Frame, SimThread, SimWorker
+
+# One GUI tick does all the drawing work, so the window is composed once per tick: with a
+# QOpenGLWidget inside, every composition goes through OpenGL, which is costly in software.
+TICK_MS = 16  # hand the newest frame to the view at up to ~60 Hz
+PLOT_PERIOD = 0.04  # s: plots at 25 Hz
+HUD_PERIOD = 0.1  # s
+
+
+@dataclass
+class Options:
+    """Everything the window needs from the command line (app.main builds it).
+    frames: scripted run length in drawn frames (None: interactive); block_on_close: on close,
+    wait for the user to close the benchmark plot window."""
+
+    scene: str = "bowl"
+    solver: str = "pgs"
+    iterations: int = 20
+    scene_params: dict | None = None
+    solver_params: dict | None = None
+    warm_start: bool = False
+    dt: float | None = None
+    speed: float = 1.0
+    benchmark_out: str = "."
+    benchmark_iterations: int = 200
+    benchmark_on_close: bool = True
+    screenshot: str | None = None
+    frames: int | None = None
+    block_on_close: bool = True
+    show_dialogs: bool = True
+    world: object = None  # a prebuilt World (main validates the scene before any window opens)
+
+
+def _view_class():
+    from .gl_view import MarbleView
+    return MarbleView
+
+
+class _KeyFilter(QObject):
+    """Application-wide key filter: keys pressed anywhere in the main window (view, plots,
+    dock) reach the one key map, whichever child has focus."""
+
+    def __init__(self, window: "MainWindow"):
+        super().__init__(window)
+        self.window = window
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
+        if event.type() != QEvent.Type.KeyPress or not isinstance(obj, QWidget):
+            return False
+        if obj.window() is not self.window:
+            return False
+        return self.window.handle_key(event)
+
+
+class MainWindow(QMainWindow):
+    """`sim` is the SimThread; `latest` the newest Frame; `exit_code` for app.main."""
+
+    benchmarkShown = Signal(object)  # the BenchmarkWindow, for tests and scripts
+    finished = Signal(int)  # exit code, once the window has really closed
+
+    def __init__(self, options: Options | None = None, view_class=None):
+        super().__init__()
+        self.options = options or Options()
+        o = self.options
+        self.setWindowTitle("marbles")
+        self.exit_code = 0
+        self.latest: Frame | None = None
+        self._drawn_seq = 0
+        self._generation = -1
+        self._scene_shown = None
+        self._fps = RateMeter()
+        self._sps = RateMeter()
+        self._frames_drawn = 0
+        self._scripted_done = False
+        self._closing = False  # close requested; waiting for the benchmark or its window
+        self._close_benchmark = "todo" if o.benchmark_on_close else "skip"
+        self._can_close = False
+        self._shut_down = False
+        self._close_window: BenchmarkWindow | None = None
+        self._gl_failed = False
+        self.benchmark_windows: list[BenchmarkWindow] = []
+        self.last_benchmark: BenchmarkResult | None = None
+        self.screenshots: list[str] = []
+        self._swaps = 0  # frames drawn (buffer swaps of the view)
+        self._step_ms: list[float] = []  # scripted runs: wall time of every step, ms
+        self._first_step: tuple[float, int, int] | None = None  # (wall s, steps, swaps)
+
+        view_class = view_class or _view_class()
+        self.view = view_class()
+        self.view.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.hud = Hud()
+        self.help = QLabel(hotkeys.help_html())
+        self.help.setTextFormat(Qt.TextFormat.RichText)
+        self.help.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.help.setStyleSheet("QLabel { color: #f4f4f4; background: rgba(10, 10, 16, 215);"
+                                " padding: 12px; border-radius: 6px; }")
+        self.help.hide()
+        self.notice = QLabel()  # start-up compilation, shown in the middle of the view
+        self.notice.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.notice.setStyleSheet("QLabel { color: #f4f4f4; background: rgba(10, 10, 16, 200);"
+                                  " padding: 14px; border-radius: 6px; font-size: 12pt; }")
+        self.notice.hide()
+        centre = QWidget()
+        grid = QGridLayout(centre)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.addWidget(self.view, 0, 0)
+        grid.addWidget(self.hud, 0, 0, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        grid.addWidget(self.help, 0, 0, Qt.AlignmentFlag.AlignCenter)
+        grid.addWidget(self.notice, 0, 0, Qt.AlignmentFlag.AlignCenter)
+        self.setCentralWidget(centre)
+
+        self.plots = LivePlots()
+        self.dock = QDockWidget("Convergence", self)
+        self.dock.setObjectName("plots")
+        self.dock.setWidget(self.plots)
+        self.dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                              | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+        self.resizeDocks([self.dock], [420], Qt.Orientation.Horizontal)
+
+        self.status_label = QLabel("starting")
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(260)
+        self.progress.hide()
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.progress)
+        self.resize(1280, 800)
+
+        worker = SimWorker(o.scene, o.solver, o.iterations, o.scene_params, o.solver_params,
+                           o.warm_start, o.speed, o.world, o.benchmark_out,
+                           o.benchmark_iterations, o.dt)
+        self.sim = SimThread(worker)
+        worker.frameReady.connect(self._on_frame)
+        worker.progress.connect(self._on_progress)
+        worker.benchmarkDone.connect(self._on_benchmark_done)
+        worker.benchmarkFailed.connect(self._on_benchmark_failed)
+
+        self.view.glFailed.connect(self._on_gl_failed)
+        self.view.dragStarted.connect(lambda i: self.sim.send("drag_start", int(i)))
+        self.view.dragMoved.connect(lambda i, p: self.sim.send(
+            "drag_move", (int(i), np.array(p, dtype=np.float64).reshape(3))))
+        self.view.dragEnded.connect(lambda i: self.sim.send("drag_end", int(i)))
+        self.view.frameSwapped.connect(self._on_swapped)
+
+        self._key_filter = _KeyFilter(self)
+        QApplication.instance().installEventFilter(self._key_filter)
+        self._last_plot = self._last_hud = 0.0
+        self._awaiting_swap = False
+        self._tick_timer = QTimer(self)
+        self._tick_timer.timeout.connect(self._tick)
+        self._tick_timer.start(TICK_MS)
+        self._timers = [self._tick_timer]
+        self.handlers = {
+            "pause": lambda: self.sim.send("pause"),
+            "step": lambda: self.sim.send("step"),
+            "reset": lambda: self.sim.send("reset"),
+            "next_scene": lambda: self.sim.send("cycle_scene", 1),
+            "prev_scene": lambda: self.sim.send("cycle_scene", -1),
+            "next_solver": lambda: self.sim.send("cycle_solver", 1),
+            "prev_solver": lambda: self.sim.send("cycle_solver", -1),
+            "more_iterations": lambda: self.sim.send("cycle_iterations", 1),
+            "fewer_iterations": lambda: self.sim.send("cycle_iterations", -1),
+            "omega_up": lambda: self.sim.send("relax", 0.1),
+            "omega_down": lambda: self.sim.send("relax", -0.1),
+            "warm_start": lambda: self.sim.send("warm_start"),
+            "colour": lambda: self.sim.send("colour"),
+            "benchmark": self.run_benchmark,
+            "screenshot": self._screenshot_key,
+            "camera": self.view.reset_camera,
+            "help": lambda: self.help.setVisible(not self.help.isVisible()),
+            "quit": self.close,
+        }
+        missing = set(hotkeys.ACTIONS) ^ set(self.handlers)
+        if missing:  # the key map and the handlers are one table; refuse to drift
+            raise AssertionError(f"hotkeys without handler (or the reverse): {sorted(missing)}")
+        self.sim.start()
+
+    # --------------------------------------------------------------------------- keys
+    def handle_key(self, event) -> bool:
+        """Dispatch a key press through the hotkey table; True if it was one of ours."""
+        if event.isAutoRepeat() and event.key() not in (Qt.Key.Key_Up, Qt.Key.Key_Down,
+                                                        Qt.Key.Key_Left, Qt.Key.Key_Right,
+                                                        Qt.Key.Key_S):
+            return True
+        mods = event.modifiers()
+        key_text = QKeySequence(event.key()).toString()
+        action = hotkeys.action_for(
+            key_text, ctrl=bool(mods & Qt.KeyboardModifier.ControlModifier),
+            alt=bool(mods & Qt.KeyboardModifier.AltModifier),
+            shift=bool(mods & Qt.KeyboardModifier.ShiftModifier))
+        if action is None:
+            return False
+        self.trigger(action)
+        return True
+
+    def trigger(self, action: str) -> None:
+        """Run the handler of a hotkey action (the same path as pressing its key)."""
+        self.handlers[action]()
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        if not self.handle_key(event):
+            super().keyPressEvent(event)
+
+    # --------------------------------------------------------------------------- frames
+    def _on_frame(self, frame: Frame) -> None:
+        self.latest = frame
+        if frame.stepped and self._first_step is None:
+            self._first_step = (frame.wall, frame.steps, self._swaps)
+        if frame.stepped and self.options.frames is not None:
+            self._step_ms.append(1e3 * frame.timings.get("total", np.nan))
+        if frame.stepped:
+            # Stamped by the worker: queued delivery arrives in bursts while the GUI draws.
+            self._sps.add(now=frame.wall)
+            self.plots.add_frame(frame)
+        if frame.state.generation != self._generation:
+            self._generation = frame.state.generation
+            self.plots.clear()
+            self.plots.add_frame(frame)
+            self._sps.reset()
+            self.view.set_container(frame.container)
+            if frame.state.scene != self._scene_shown:
+                self._scene_shown = frame.state.scene
+                self.view.reset_camera()
+        self.hud.set_alarm(frame.state.diverged)
+
+    def _tick(self) -> None:
+        """The GUI's periodic work: newest frame to the view, plots at 25 Hz, HUD at 10 Hz."""
+        now = time.perf_counter()
+        self._draw()
+        if now - self._last_plot >= PLOT_PERIOD:
+            self._last_plot = now
+            self.plots.refresh()
+        if now - self._last_hud >= HUD_PERIOD:
+            self._last_hud = now
+            self._refresh_hud()
+
+    def _draw(self) -> None:
+        frame = self.latest
+        if frame is None or frame.seq == self._drawn_seq or self._gl_failed:
+            return
+        self._drawn_seq = frame.seq
+        self.view.set_marbles(frame.x, frame.radius, frame.colour)
+        self.view.update()
+        self._awaiting_swap = True
+
+    def _on_swapped(self) -> None:
+        # Any repaint of the window swaps; only those that show a new frame count as drawn.
+        if not self._awaiting_swap:
+            return
+        self._awaiting_swap = False
+        self._fps.add()
+        self._swaps += 1
+        if self.latest is None or self.options.frames is None or self._scripted_done:
+            return
+        if self.latest.steps > 0:
+            self._frames_drawn += 1
+        if self._frames_drawn >= self.options.frames:
+            self._scripted_done = True
+            if self.options.screenshot:
+                self.save_screenshot(self.options.screenshot)
+            # Leave the swap handler before closing (the benchmark may start from here).
+            QTimer.singleShot(0, self.close)
+
+    def _refresh_hud(self) -> None:
+        if self.latest is None:
+            return
+        self.hud.setText(hud_text(self.latest, self.fps, self.steps_per_second))
+        self.hud.adjustSize()
+
+    @property
+    def fps(self) -> float:
+        return self._fps.rate()
+
+    @property
+    def steps_per_second(self) -> float:
+        return self._sps.rate(now=time.perf_counter())
+
+    def run_summary(self, now: float | None = None) -> str:
+        """One line for scripted runs: frames drawn and simulation steps per second of wall
+        time since the first step (what the README's measurements quote)."""
+        if self._first_step is None or self.latest is None:
+            return ""
+        wall0, steps0, swaps0 = self._first_step
+        now = time.perf_counter() if now is None else now
+        seconds = max(now - wall0, 1e-9)
+        f = self.latest
+        steps = f.steps - steps0
+        frames = self._swaps - swaps0
+        median = float(np.nanmedian(self._step_ms)) if self._step_ms else float("nan")
+        return (f"marbles: {f.state.scene}/{f.state.solver} {len(f.radius)} marbles: "
+                f"{frames} frames and {steps} steps in {seconds:.2f} s: "
+                f"{frames / seconds:.1f} frames/s, {steps / seconds:.1f} steps/s "
+                f"(speed {'max' if f.state.speed <= 0 else f'{f.state.speed:g}x'}); "
+                f"median step {median:.3f} ms")
+
+    # --------------------------------------------------------------------------- progress
+    def _on_progress(self, text: str, done: int, total: int) -> None:
+        if total <= 0:
+            self.notice.hide()
+            self.progress.hide()
+            self.status_label.setText("ready")
+            return
+        if total == 1 and done == 0:
+            self.progress.setRange(0, 0)  # one long item (a compilation): a busy bar
+        else:
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+            self.progress.setFormat(f"{done}/{total}")
+        self.progress.show()
+        self.status_label.setText(text)
+        if self.latest is None:
+            self.notice.setText(f"{text}\n(the window stays responsive; later runs load the "
+                                "compiled kernels from Numba's cache)")
+            self.notice.show()
+
+    # --------------------------------------------------------------------------- screenshot
+    def grab_image(self):
+        """The whole window, 3D view included, as a QImage."""
+        return self.grab().toImage()
+
+    def save_screenshot(self, path: str) -> bool:
+        ok = self.grab_image().save(str(path))
+        if ok:
+            self.screenshots.append(str(path))
+            self.status_label.setText(f"screenshot saved: {path}")
+        else:
+            sys.stderr.write(f"marbles: error: cannot write screenshot {path}\n")
+            self.status_label.setText(f"cannot write screenshot {path}")
+            self.exit_code = 1
+        return ok
+
+    def _screenshot_key(self) -> None:
+        name = time.strftime("marbles-%Y%m%d-%H%M%S.png")
+        self.save_screenshot(str(Path(self.options.benchmark_out) / name))
+
+    # --------------------------------------------------------------------------- benchmark
+    def run_benchmark(self, reason: str = "key") -> None:
+        """Queue a comparison of every solver on the current frozen problem (worker thread)."""
+        self.status_label.setText("benchmark queued")
+        self.sim.send("benchmark", {"reason": reason})
+
+    def _on_benchmark_done(self, result: BenchmarkResult) -> None:
+        self.last_benchmark = result
+        self.status_label.setText(f"benchmark written: {', '.join(result.paths)}")
+        window = BenchmarkWindow(result.table, result.paths, result.meta)
+        self.benchmark_windows.append(window)
+        window.show()
+        self.benchmarkShown.emit(window)
+        if result.reason == "close":
+            self._close_benchmark = "done"
+            if self.options.block_on_close and self.options.frames is None:
+                window.closed.connect(self._finish_close)
+                self._close_window = window
+                self.status_label.setText("benchmark written; close its window to quit")
+            else:
+                QTimer.singleShot(0, self._finish_close)
+
+    def _on_benchmark_failed(self, reason: str, message: str) -> None:
+        sys.stderr.write(f"marbles: {message}\n")
+        self.status_label.setText(message)
+        if reason == "close":
+            self._close_benchmark = "failed"
+            QTimer.singleShot(0, self._finish_close)
+
+    # --------------------------------------------------------------------------- errors
+    def _on_gl_failed(self, message: str) -> None:
+        if self._gl_failed:
+            return
+        self._gl_failed = True
+        self.exit_code = 1
+        self._close_benchmark = "skip"
+        if getattr(self.view, "failure", None) != message:  # the view may have said it already
+            sys.stderr.write(f"marbles: error: {message}\n")
+        self.sim.stop()
+        if self.options.show_dialogs and self.options.frames is None:
+            box = QMessageBox(QMessageBox.Icon.Critical, "marbles: OpenGL error",
+                              f"The 3D view cannot be drawn:\n\n{message}\n\n"
+                              "marbles needs OpenGL 3.3 (core profile).", parent=self)
+            box.finished.connect(self._finish_close)
+            box.open()
+            self.error_dialog = box
+        else:
+            QTimer.singleShot(0, self._finish_close)
+
+    # --------------------------------------------------------------------------- closing
+    def closeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        if self._can_close:
+            self._shutdown()
+            event.accept()
+            return
+        if self._closing:
+            # A second close while the benchmark runs: give up the benchmark, close now.
+            event.ignore()
+            self._close_benchmark = "cancelled"
+            QTimer.singleShot(0, self._finish_close)
+            return
+        self._closing = True
+        has_problem = self.latest is not None and self.latest.steps > 0
+        if self._close_benchmark == "todo" and has_problem and not self._gl_failed:
+            event.ignore()
+            self._close_benchmark = "running"
+            self.sim.send("pause", True)
+            self.run_benchmark("close")
+            return
+        event.ignore()
+        QTimer.singleShot(0, self._finish_close)
+
+    def _finish_close(self, *_args) -> None:
+        self._can_close = True
+        self.close()
+
+    def _shutdown(self) -> None:
+        if self._shut_down:
+            return
+        self._shut_down = True
+        for timer in self._timers:
+            timer.stop()
+        app = QApplication.instance()
+        if app is not None:
+            app.removeEventFilter(self._key_filter)
+        end = time.perf_counter()
+        if not self.sim.stop(1500):
+            # Only a Numba compilation cannot be interrupted (it has no progress hook inside);
+            # waiting for it beats destroying a running QThread, which aborts the process.
+            sys.stderr.write("marbles: waiting for the Numba compilation to finish...\n")
+            self.sim.thread.wait()
+        if self.options.frames is not None and self.run_summary(end):
+            print(self.run_summary(end), flush=True)
+        if self._close_window is not None:
+            self._close_window.closed.disconnect(self._finish_close)
+            self._close_window = None
+        for window in self.benchmark_windows:
+            window.close()
+        self.finished.emit(self.exit_code)

@@ -1,0 +1,39 @@
+"""Shared set-up for the GUI tests (tests/app).
+
+SHARED FILE: created by the rendering helper (MarbleView, camera, picking); the app-shell helper
+(main window, worker, hotkeys, plots) may add fixtures below. Keep the two rules at the top:
+
+1. Qt runs on the real ``xcb`` platform under Xvfb (pytest-xvfb starts the server and sets
+   DISPLAY). ``QT_QPA_PLATFORM=offscreen`` has no OpenGL, so the GL view could not be tested.
+2. ``Qt.AA_ShareOpenGLContexts`` must be set before any QApplication exists (pytest-qt creates it
+   lazily in the ``qapp`` fixture, after ``pytest_configure``); the real entry point sets it too.
+
+Every test collected under tests/app fails on any Qt warning (or worse) emitted while it runs:
+pytest-qt captures Qt messages per test and the ``qt_log_level_fail("WARNING")`` mark turns a
+captured warning into a failure.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+_HERE = Path(__file__).resolve().parent
+
+
+def pytest_configure(config):
+    os.environ["QT_QPA_PLATFORM"] = "xcb"
+    from PySide6.QtCore import QCoreApplication, Qt
+
+    QCoreApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
+    # PySide6 6.12 on CPython 3.11 drops a reference to True on every Signal.emit() and to
+    # None on every QTimer.singleShot callback; app.qt_compat detects it and pins those
+    # singletons before any test emits (see its docstring). Added by the app-shell helper.
+    import app.qt_compat  # noqa: F401
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _HERE in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.qt_log_level_fail("WARNING"))

@@ -1,0 +1,320 @@
+"""The main window under Xvfb: it shows marbles, every hotkey reaches the worker, the plots get
+data, errors are messages, closing joins the worker; and the `marbles` command line."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QMessageBox
+
+import scenes
+from app import hotkeys
+from app.main import main
+from app.plots import FLOOR
+from app.window import MainWindow, Options
+from solver import registry
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def image_array(img: QImage) -> np.ndarray:
+    """(h, w, 3) uint8 RGB copy of a QImage."""
+    img = img.convertToFormat(QImage.Format.Format_RGB888)
+    w, h = img.width(), img.height()
+    row = img.bytesPerLine()
+    buf = np.frombuffer(img.constBits(), dtype=np.uint8, count=row * h).reshape(h, row)
+    return buf[:, :3 * w].reshape(h, w, 3).copy()
+
+
+class FrameLog(QObject):
+    """Receives every frame in the GUI thread (queued, like the window)."""
+
+    def __init__(self):
+        super().__init__()
+        self.frames = []
+
+    @Slot(object)
+    def add(self, frame):
+        self.frames.append(frame)
+
+
+@pytest.fixture
+def make_window(qtbot, tmp_path):
+    made = []
+
+    def make(**kw):
+        kw.setdefault("benchmark_out", str(tmp_path))
+        kw.setdefault("benchmark_on_close", False)
+        kw.setdefault("block_on_close", False)
+        kw.setdefault("show_dialogs", False)
+        window = MainWindow(Options(**kw))
+        # Every frame, in order, for wait_state (window.latest only keeps the newest).
+        window.frame_recorder = FrameLog()
+        window.frame_log = window.frame_recorder.frames
+        window.sim.worker.frameReady.connect(window.frame_recorder.add)
+        qtbot.addWidget(window)
+        window.show()
+        qtbot.waitExposed(window)
+        made.append(window)
+        qtbot.waitUntil(lambda: window.latest is not None and window.latest.steps > 2,
+                        timeout=60000)
+        return window
+
+    yield make
+    for window in made:
+        if not window._shut_down:
+            window._close_benchmark = "skip"
+            window.close()
+        assert window.sim.thread.isFinished()
+
+
+def wait_state(qtbot, window, predicate, timeout=20000, since=None):
+    """The first frame delivered from now on that satisfies `predicate` (frames delivered
+    before this call were emitted before any key pressed just before it)."""
+    log = window.frame_log
+    start = len(log) if since is None else since
+    hit = []
+
+    def check():
+        while not hit and start + window.scanned < len(log):
+            f = log[start + window.scanned]
+            window.scanned += 1
+            if predicate(f):
+                hit.append(f)
+        return bool(hit)
+
+    window.scanned = 0
+    try:
+        qtbot.waitUntil(check, timeout=timeout)
+    except Exception:
+        f = window.latest
+        raise AssertionError(f"state {f.state}, steps {f.steps}, time {f.time}") from None
+    return hit[0]
+
+
+def test_window_shows_marbles(qtbot, make_window):
+    window = make_window()
+    window.trigger("pause")
+    wait_state(qtbot, window, lambda f: f.state.paused)
+    view = window.view
+    assert view.failure is None
+    with_marbles = image_array(view.grabFramebuffer())
+    f = window.latest
+    view.set_marbles(np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3), dtype=np.float32))
+    without = image_array(view.grabFramebuffer())
+    view.set_marbles(f.x, f.radius, f.colour)
+    assert with_marbles.shape == without.shape and with_marbles.size > 0
+    changed = np.any(np.abs(with_marbles.astype(int) - without.astype(int)) > 24, axis=2)
+    # 350 marbles of radius 0.1 m fill a good part of a bowl of radius 1 m framed by the view.
+    assert changed.mean() > 0.05
+    # Marble colours are saturated; the background, floor and glass are not.
+    saturation = with_marbles.max(axis=2).astype(int) - with_marbles.min(axis=2)
+    assert (saturation > 80).mean() > 0.05
+    assert "scene bowl" in window.hud.text() and "pgs" in window.hud.text()
+
+
+def _press(qtbot, window, key_text: str) -> None:
+    """Press a key written as in the hotkey table ("Shift+N", "F1", "Space")."""
+    *mods, key = key_text.split("+")
+    modifier = Qt.KeyboardModifier.NoModifier
+    for m in mods:
+        modifier |= {"Shift": Qt.KeyboardModifier.ShiftModifier,
+                     "Ctrl": Qt.KeyboardModifier.ControlModifier}[m]
+    qt_key = getattr(Qt.Key, f"Key_{key}")
+    qtbot.keyClick(window, qt_key, modifier)
+
+
+def _key(action: str) -> str:
+    return next(h.keys[0] for h in hotkeys.HOTKEYS if h.action == action)
+
+
+def test_every_hotkey_changes_the_workers_state(qtbot, make_window, tmp_path):
+    window = make_window(scene="bowl", solver="pgs")
+    solvers = list(registry.METHODS)
+    scene_names = list(scenes.SCENES)
+    covered = set()
+
+    def press(action, predicate, timeout=20000):
+        _press(qtbot, window, _key(action))
+        covered.add(action)
+        return wait_state(qtbot, window, predicate, timeout)
+
+    before = press("pause", lambda f: f.state.paused).steps
+    press("step", lambda f: f.steps == before + 1)
+    qtbot.wait(100)
+    assert window.latest.steps == before + 1 and window.latest.state.paused
+    press("pause", lambda f: not f.state.paused and f.steps > before + 2)
+
+    nxt = solvers[(solvers.index("pgs") + 1) % len(solvers)]
+    press("next_solver", lambda f: f.state.solver == nxt, timeout=120000)
+    press("prev_solver", lambda f: f.state.solver == "pgs")
+    press("more_iterations", lambda f: f.state.iterations == 50)
+    press("fewer_iterations", lambda f: f.state.iterations == 20)
+    f = press("omega_up", lambda f: "no relaxation" in f.state.message)  # pgs has no ω
+    window.sim.send("solver", "psor")
+    wait_state(qtbot, window, lambda f: f.state.solver == "psor", timeout=120000)
+    press("omega_up", lambda f: f.state.solver_params["omega"] == pytest.approx(1.6))
+    press("omega_down", lambda f: f.state.solver_params["omega"] == pytest.approx(1.5))
+    press("warm_start", lambda f: f.state.warm_start)
+    press("colour", lambda f: f.state.colour_mode == "speed")
+
+    window.view.camera.azimuth += 40.0
+    moved = window.view.camera.azimuth
+    _press(qtbot, window, _key("camera"))
+    covered.add("camera")
+    assert window.view.camera.azimuth != moved
+
+    _press(qtbot, window, _key("help"))
+    covered.add("help")
+    assert window.help.isVisible()
+    _press(qtbot, window, _key("help"))
+    assert not window.help.isVisible()
+
+    _press(qtbot, window, _key("screenshot"))
+    covered.add("screenshot")
+    shots = list(tmp_path.glob("marbles-*.png"))
+    assert len(shots) == 1 and not QImage(str(shots[0])).isNull()
+
+    gen = window.latest.state.generation
+    press("reset", lambda f: f.state.generation == gen + 1 and f.time < 0.5)
+    second = scene_names[1]
+    press("next_scene", lambda f: f.state.scene == second)
+    press("prev_scene", lambda f: f.state.scene == scene_names[0])
+
+    # B has its own test (test_benchmark_gui.py), Q below.
+    assert covered | {"benchmark", "quit"} == set(hotkeys.ACTIONS)
+
+
+def test_keys_reach_the_map_from_the_focused_view(qtbot, make_window):
+    window = make_window(scene="column")
+    window.view.setFocus()
+    qtbot.keyClick(window.view, Qt.Key.Key_Space)
+    wait_state(qtbot, window, lambda f: f.state.paused)
+
+
+def test_mouse_drag_signals_move_the_marble(qtbot, make_window):
+    window = make_window(scene="column")
+    target = np.array([0.0, 0.0, 1.8])
+    window.view.dragStarted.emit(6)  # what Ctrl+left-drag on the top marble emits
+    window.view.dragMoved.emit(6, target)
+    f = wait_state(qtbot, window, lambda f: np.linalg.norm(f.x[6] - target) < 0.02)
+    window.view.dragEnded.emit(6)
+    start = f.steps
+    f = wait_state(qtbot, window, lambda f: f.steps > start + 100)
+    assert f.x[6, 2] == pytest.approx(1.3, abs=0.03)
+
+
+def test_plots_receive_data(qtbot, make_window):
+    window = make_window(scene="bowl")
+    plots = window.plots
+    qtbot.waitUntil(lambda: plots.curve_data()["trace"][1].size == 21, timeout=20000)
+    data = plots.curve_data()
+    assert plots.frames_added > 0 and plots.refreshes > 0
+    assert data["history"][1].size > 0
+    for name in ("collide", "assemble", "solve", "integrate"):
+        assert data[f"phase:{name}"][1].size > 0
+    # Log-scale curves hold log10 of the clamped values: all finite, none below the floor.
+    for _, y in data.values():
+        assert np.all(np.isfinite(y)) and np.all(y >= np.log10(FLOOR) - 1e-9)
+
+
+def test_quit_key_closes_and_joins_the_worker(qtbot, make_window):
+    window = make_window(scene="column")
+    _press(qtbot, window, "Q")
+    qtbot.waitUntil(lambda: not window.isVisible(), timeout=5000)
+    assert window.sim.thread.isFinished()
+
+
+def test_divergence_pauses_and_reset_recovers(qtbot, make_window):
+    window = make_window(scene="bowl", solver="jacobi", solver_params={"beta": 1.0})
+    f = wait_state(qtbot, window, lambda f: f.state.diverged, since=0)
+    assert f.state.paused and f.status == "divergence"
+    qtbot.waitUntil(lambda: "DIVERGED" in window.hud.text(), timeout=5000)
+    steps = window.latest.steps
+    qtbot.wait(300)
+    assert window.latest.steps == steps and np.all(np.isfinite(window.latest.x))
+    frames = window.frame_log
+    _press(qtbot, window, "R")
+    qtbot.waitUntil(lambda: any(f.state.generation == 1 for f in frames), timeout=5000)
+    first = next(f for f in frames if f.state.generation == 1)
+    assert not first.state.diverged and not first.state.paused and first.time < 0.05
+    # β = 1 diverges again within a few steps; with another solver the reset scene runs on.
+    window.sim.send("solver", "pgs")
+    _press(qtbot, window, "R")
+    f = wait_state(qtbot, window, lambda f: f.state.generation == 2 and f.steps > 30)
+    assert not f.state.diverged and not f.state.paused
+    qtbot.waitUntil(lambda: "DIVERGED" not in window.hud.text(), timeout=5000)
+
+
+def test_gl_failure_is_a_message_not_a_traceback(qtbot, make_window, capfd):
+    window = make_window(scene="column", show_dialogs=True)
+    window.view.glFailed.emit("could not create an OpenGL 3.3 core context (test)")
+    box = window.error_dialog
+    assert isinstance(box, QMessageBox) and "OpenGL 3.3" in box.text()
+    qtbot.waitUntil(box.isVisible, timeout=5000)
+    assert window.sim.thread.isFinished()
+    box.done(0)
+    qtbot.waitUntil(lambda: not window.isVisible(), timeout=5000)
+    assert window.exit_code == 1
+    err = capfd.readouterr().err
+    assert "could not create an OpenGL 3.3 core context (test)" in err
+    assert "Traceback" not in err
+
+
+def _run_marbles(*args, env=None, timeout=120):
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "app.main", *args], cwd=ROOT, env=full_env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_no_opengl_33_exits_with_one_line(tmp_path):
+    run = _run_marbles("--scene", "column", "--frames", "5", "--benchmark-out", str(tmp_path),
+                       env={"MESA_GL_VERSION_OVERRIDE": "3.0"})
+    assert run.returncode == 1
+    assert "OpenGL 3.3" in run.stderr and "Traceback" not in run.stderr
+    assert len(run.stderr.strip().splitlines()) <= 2
+    assert not (tmp_path / "benchmark.npy").exists()
+
+
+def test_scripted_screenshot(tmp_path):
+    shot = tmp_path / "shot.png"
+    run = _run_marbles("--scene", "column", "--screenshot", str(shot), "--frames", "5",
+                       "--no-benchmark")
+    assert run.returncode == 0, run.stderr
+    img = image_array(QImage(str(shot)))
+    assert img.shape[0] > 100 and img.shape[1] > 100
+    # The 3D view (left of the plots dock) shows the column's seven coloured marbles; the
+    # background, floor and glass are grey, so saturated pixels can only be marbles.
+    view = img[:, : int(0.6 * img.shape[1])].astype(int)
+    assert ((view.max(axis=2) - view.min(axis=2)) > 80).mean() > 0.005
+    assert not (tmp_path / "benchmark.npy").exists()
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--scene", "nope"], "unknown scene 'nope'"),
+    (["--solver", "nope"], "unknown solver 'nope'"),
+    (["--iterations", "0"], "iterations=0"),
+    (["--solver", "psor", "--set", "omega=3"], "omega=3"),
+    (["--set", "bogus=1"], "unknown parameter 'bogus'"),
+    (["--frames", "-1"], "frames=-1"),
+    (["--speed", "x"], "speed=x"),
+    (["--screenshot", "/nonexistent-dir/a.png"], "does not exist"),
+    (["--benchmark-out", "/nonexistent-dir/x/y"], "does not exist"),
+    (["--scene", "bowl", "--set", "n=100000"], "n=100000"),
+    (["--bogus"], "unrecognized arguments"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, words, capsys, monkeypatch):
+    opened = []
+    monkeypatch.setattr("app.window.MainWindow", lambda *a, **k: opened.append(a))
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("marbles: error: ") and words in err
+    assert not opened  # refused before any window was made
