@@ -100,11 +100,20 @@ def run(problem: ContactProblem, lam: np.ndarray, settings: SolveSettings,
         if sync is not None:
             sync()
 
+    if problem.m and not (np.all(np.isfinite(problem.rhs)) and np.all(np.isfinite(problem.diag))):
+        # A poisoned problem (NaN/inf velocities, masses or normals): no iterate can be trusted,
+        # and min(λ, NaN) can even look finite to a kernel; end at once on the start impulses.
+        if not np.all(np.isfinite(lam)):
+            lam[:] = 0.0
+        return SolveResult(lam, metrics.DIVERGENCE, 0, np.inf, np.inf,
+                           np.array([np.inf]) if settings.trace else None,
+                           np.zeros(1) if settings.trace else None, 0, result_info())
+
     if problem.m == 0 or (settings.trace and r0 <= abs_tol):
         zeros = np.zeros(1)
         return SolveResult(lam, metrics.ABSOLUTE, 0, r0, r0,
                            np.array([r0]) if settings.trace else None,
-                           zeros if settings.trace else None, 0, result_info())
+                           zeros if settings.trace else None, spent(0), result_info())
 
     if not settings.trace:
         done = sweep(settings.iterations)
@@ -135,7 +144,7 @@ def run(problem: ContactProblem, lam: np.ndarray, settings: SolveSettings,
         elapsed += time.perf_counter() - t0
         done = k + 1
         r = problem.residual(lam)
-        if not np.isfinite(r) or r > bound:
+        if not np.isfinite(r) or r > bound or not np.all(np.isfinite(lam)):
             status = metrics.DIVERGENCE
             fall_back(start)
             trace.append(r if np.isfinite(r) else np.inf)

@@ -10,8 +10,8 @@ R = s R0 with a scalar scale s (starts at 1) and R0 by strategy:
            is exactly `local` until friction exists;
 - global:  R0_c = r, one constant in kg (N s per m/s), default 5 as in Erleben's code.
 
-Adaptation (Erleben): the merit is ρ_k = ‖λ^{k+1} - λ^k‖∞ (N s). An iterate whose merit is larger
-than the last accepted one is rejected: λ (and the velocities or A λ cached from it) roll back and
+Adaptation (Erleben): the merit is ρ_k = ‖λ^{k+1} - λ^k‖∞ (N s). An iterate whose merit is not
+smaller than the last accepted one is rejected (equality too: a projected 2-cycle keeps ρ equal): λ (and the velocities or A λ cached from it) roll back and
 R <- ν R. Otherwise it is accepted and, optionally, R grows again, R <- min(grow R, R0) (some
 later variants do this; capped at R0 so that growth only undoes earlier shrinking).
 Stopping on the merit (Erleben): ρ < rho_abs_tol (status absolute) or |ρ_{k+1} - ρ_k| <
@@ -43,7 +43,9 @@ STOP_ABSOLUTE, STOP_RELATIVE = 1.0, 2.0
 def _judge(rho, state, counts, adapt, nu, grow, rho_abs, rho_rel):
     """Accept or reject an iterate of merit rho; returns True when accepted."""
     previous = state[RHO]
-    if adapt and not rho <= previous:  # grows (or is NaN): reject, shrink R
+    # Reject when the merit does not shrink (or is NaN). Equality counts as growth: clamping can
+    # make an exact 2-cycle, λ -> 0 -> λ, whose merits are equal (one contact, r too large).
+    if adapt and not (rho < previous or rho == 0.0):
         counts[REJECTED] += 1
         state[SCALE] *= nu
         return False
