@@ -150,7 +150,7 @@ PARAMS = (
           lo_open=True, hi_open=True),
     Param("r_global", 5.0, float, "the constant r of the global strategy, kg (Erleben: 5)",
           lo=0.0, lo_open=True),
-    Param("adapt", True, bool, "adaptive r-factor: reject an iterate whose merit grows"),
+    Param("adapt", True, bool, "adaptive r-factor: reject an iterate whose merit does not shrink"),
     Param("nu", 0.0, float, "shrink factor ν of R on rejection; 0 = Erleben's: 0.9 for "
           "local/blocked, 0.1 for global", lo=0.0, hi=1.0, hi_open=True),
     Param("grow", 1.0, float, "R <- min(grow R, R0) after an accepted iterate (1: off)",

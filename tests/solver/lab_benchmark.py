@@ -1,6 +1,7 @@
 """The solver-laboratory benchmark behind the README section "Solver laboratory".
 
     python -m tests.solver.lab_benchmark [--runs R] [--json FILE]
+    python -m tests.solver.lab_benchmark --survey N      (failure rates on random small LCPs)
 
 1. Settled bowl (350 marbles, 500 steps of 20 PGS iterations, h = 0.02 s, from λ = 0): for every
    registered solver, iterations and products with A to reach 1e-8 and 1e-10 m/s, the residual
@@ -8,8 +9,9 @@
    iterations to come within 2× of it, and the solve time to 1e-10 (median over R runs; traced
    solves, the residual measurement excluded from the time). Then four measures after 20
    iterations, to explain the article's "PGS ahead of CG after 20 iterations".
-2. Cost per iteration in ns per contact on the fast path (no trace), median over R runs, on the
-   settled bowl and on `box` with n = 10000 after 150 steps.
+2. Cost per iteration in ns per contact on the fast path (no trace), median over max(R, 15) runs
+   (bowl, 200 iterations) and max(R, 9) runs (`box` with n = 10000 after 150 steps, 20
+   iterations).
 
 Numbers depend on the machine; ratios within one run are what to compare.
 """
@@ -88,6 +90,41 @@ def cost_row(problem, method: str, params: dict, runs: int, iterations: int) -> 
     return float(np.median(samples)) / iterations / problem.m * 1e9
 
 
+SURVEY = [("pcg", {}), ("ppcg", {}), ("pcg", {"restart": "clip"}), ("mprgp", {}),
+          ("pgs-sm", {}), ("prox-gs", {}), ("prox-jacobi", {}), ("prox-gs", {"r": "global"}),
+          ("prox-jacobi", {"r": "global"}), ("prox-gs", {"grow": 1.3}), ("pgs", {})]
+
+
+def survey(count: int) -> dict:
+    """How often each method fails to reach 1e-10 m/s within 20000 iterations on random small
+    feasible LCPs (tests/solver/reference.random_problem, 1-4 bodies, 1-9 contacts, seeds
+    0..count-1), split into SPD and singular A."""
+    from tests.solver.reference import enumerate_lcp, random_problem
+    fails: dict = {}
+    totals = {"spd": 0, "singular": 0}
+    for seed in range(count):
+        rng = np.random.default_rng(seed)
+        problem = random_problem(rng, int(rng.integers(1, 5)), int(rng.integers(1, 10)))
+        A = problem.dense()
+        try:
+            enumerate_lcp(A, problem.rhs)
+        except AssertionError:
+            continue  # infeasible draw
+        kind = "spd" if np.linalg.eigvalsh(A).min() > 1e-8 else "singular"
+        totals[kind] += 1
+        for name, params in SURVEY:
+            label = name + "".join(f" {k}={v}" for k, v in params.items())
+            settings = registry.settings(name, 20000, True, {"abs_tol": 1e-10, **params})
+            result = registry.METHODS[name].solve(problem, np.zeros(problem.m), settings)
+            entry = fails.setdefault(label, {"spd": 0, "singular": 0})
+            entry[kind] += int(result.residual >= 1e-10)
+    print(f"\nrandom feasible LCPs: {totals['spd']} SPD, {totals['singular']} singular")
+    print("\n| solver | fails, SPD | fails, singular |\n|---|---|---|")
+    for label, entry in fails.items():
+        print(f"| `{label}` | {entry['spd']} | {entry['singular']} |")
+    return {"totals": totals, "fails": fails}
+
+
 def fmt(x, pattern="{:.2e}"):
     return "—" if x is None else pattern.format(x)
 
@@ -96,8 +133,16 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--survey", type=int, default=0, metavar="N",
+                        help="only the failure survey on N random seeds")
     args = parser.parse_args(argv)
     warmup()
+    if args.survey:
+        result = survey(args.survey)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(result, f, indent=2)
+        return 0
     rows = [(name, name, {}) for name in registry.METHODS]
     rows += [(label, method, params) for label, (method, params) in VARIANTS.items()]
     bowl = settled("bowl", 500)
@@ -142,8 +187,9 @@ def main(argv=None) -> int:
     for label, method, params in rows:
         if label == "pgs-sm dense":
             continue  # a dense |S|² matrix of the box does not fit the point of the table
-        a = cost_row(bowl, method, params, args.runs, 200)
-        b = cost_row(box, method, params, args.runs, 20)
+        # The machine is shared: more samples for the cheap rows than for the convergence ones.
+        a = cost_row(bowl, method, params, max(args.runs, 15), 200)
+        b = cost_row(box, method, params, max(args.runs, 9), 20)
         out["cost_ns_per_contact"][label] = {"bowl": a, "box": b}
         print(f"| `{label}` | {a:.0f} | {b:.0f} |", flush=True)
     if args.json:
