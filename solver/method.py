@@ -8,6 +8,17 @@ zero), the last ones known to be finite and bounded, so the step never applies a
 
 With ``trace=False`` the driver calls ``sweep(iterations)`` once, so a Numba method runs its whole
 budget in one call: that is the fast path used for timing; only the final residual is measured.
+
+Optional hooks, for methods that need them (all default to the original behaviour):
+
+- ``sweep(count)`` may return the number of iterations it actually performed (fewer than
+  ``count`` when the method stopped itself on its own merit, e.g. the proximal methods' ρ);
+  returning None means all ``count``.
+- ``stop()`` returns an exit status when the method's own stopping test holds after the last
+  iteration (None otherwise); it is asked after every traced iteration and after the fast path.
+- ``products()`` returns the cumulative number of products with A spent so far, for methods whose
+  cost per iteration varies (rejected iterates, CG vs expansion steps); without it the count is
+  iterations × ``products_per_iteration``.
 """
 from __future__ import annotations
 
@@ -62,10 +73,20 @@ class SolveResult:
 
 
 def run(problem: ContactProblem, lam: np.ndarray, settings: SolveSettings,
-        sweep: Callable[[int], None], sync: Callable[[], None] | None = None,
-        products_per_iteration: int = 1, info: dict | None = None) -> SolveResult:
+        sweep: Callable[[int], int | None], sync: Callable[[], None] | None = None,
+        products_per_iteration: int = 1, info: dict | None = None,
+        stop: Callable[[], str | None] | None = None,
+        products: Callable[[], int] | None = None) -> SolveResult:
     """Drive `sweep` on λ (updated in place) and return the result. `sync()` rebuilds a
-    method's cached state (velocities, residual vectors) after λ was restored by a fall-back."""
+    method's cached state (velocities, residual vectors) after λ was restored by a fall-back;
+    `stop` and `products` are the optional hooks of the module docstring."""
+
+    def spent(done: int) -> int:
+        return int(products()) if products is not None else done * products_per_iteration
+
+    def result_info() -> dict:
+        return info if info is not None else {}
+
     abs_tol = float(settings.get("abs_tol", 0.0))
     rel_tol = float(settings.get("rel_tol", 0.0))
     bound_factor = float(settings.get("divergence", 1e4))
@@ -79,24 +100,36 @@ def run(problem: ContactProblem, lam: np.ndarray, settings: SolveSettings,
         if sync is not None:
             sync()
 
+    if problem.m and not (np.all(np.isfinite(problem.rhs)) and np.all(np.isfinite(problem.diag))):
+        # A poisoned problem (NaN/inf velocities, masses or normals): no iterate can be trusted,
+        # and min(λ, NaN) can even look finite to a kernel; end at once on the start impulses.
+        if not np.all(np.isfinite(lam)):
+            lam[:] = 0.0
+        return SolveResult(lam, metrics.DIVERGENCE, 0, np.inf, np.inf,
+                           np.array([np.inf]) if settings.trace else None,
+                           np.zeros(1) if settings.trace else None, 0, result_info())
+
     if problem.m == 0 or (settings.trace and r0 <= abs_tol):
         zeros = np.zeros(1)
         return SolveResult(lam, metrics.ABSOLUTE, 0, r0, r0,
                            np.array([r0]) if settings.trace else None,
-                           zeros if settings.trace else None, 0, info or {})
+                           zeros if settings.trace else None, spent(0), result_info())
 
     if not settings.trace:
-        sweep(settings.iterations)
+        done = sweep(settings.iterations)
+        done = settings.iterations if done is None else int(done)
         r = problem.residual(lam)
         status = metrics.MAX_ITERATIONS
+        own = stop() if stop is not None else None
         if not np.isfinite(r) or not np.all(np.isfinite(lam)) or r > bound:
             status = metrics.DIVERGENCE
             fall_back(start)
             r = problem.residual(lam)
         elif r < abs_tol:
             status = metrics.ABSOLUTE
-        return SolveResult(lam, status, settings.iterations, r, r0, None, None,
-                           settings.iterations * products_per_iteration, info or {})
+        elif own is not None:
+            status = own
+        return SolveResult(lam, status, done, r, r0, None, None, spent(done), result_info())
 
     trace = [r0]
     seconds = [0.0]
@@ -111,7 +144,7 @@ def run(problem: ContactProblem, lam: np.ndarray, settings: SolveSettings,
         elapsed += time.perf_counter() - t0
         done = k + 1
         r = problem.residual(lam)
-        if not np.isfinite(r) or r > bound:
+        if not np.isfinite(r) or r > bound or not np.all(np.isfinite(lam)):
             status = metrics.DIVERGENCE
             fall_back(start)
             trace.append(r if np.isfinite(r) else np.inf)
@@ -128,9 +161,13 @@ def run(problem: ContactProblem, lam: np.ndarray, settings: SolveSettings,
             if change <= rel_tol * scale:
                 status = metrics.RELATIVE
                 break
+        own = stop() if stop is not None else None
+        if own is not None:
+            status = own
+            break
     final = problem.residual(lam)
     return SolveResult(lam, status, done, final, r0, np.array(trace), np.array(seconds),
-                       done * products_per_iteration, info or {})
+                       spent(done), result_info())
 
 
 @dataclass(frozen=True)

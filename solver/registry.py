@@ -4,11 +4,11 @@ Adding a method: one module exposing ``METHOD``, one line in `_MODULES`, one tes
 """
 from __future__ import annotations
 
-from . import jacobi, naive, pgs, psor
+from . import jacobi, mprgp, naive, pcg, pgs, pgs_sm, ppcg, prox_gs, prox_jacobi, psor
 from .method import Method, SolveSettings
 from .params import ParamError, resolve
 
-_MODULES = (naive, pgs, psor, jacobi)
+_MODULES = (naive, pgs, psor, jacobi, pcg, ppcg, prox_gs, prox_jacobi, pgs_sm, mprgp)
 
 METHODS: dict[str, Method] = {module.METHOD.name: module.METHOD for module in _MODULES}
 

@@ -1,0 +1,271 @@
+"""The solver laboratory of issue 3: pcg, ppcg, prox-gs, prox-jacobi, pgs-sm, mprgp.
+
+Known answers come from tests/solver/reference.enumerate_lcp (every active set tried) and from the
+article's claims (column, mass ratio); each test can fail."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import scenes
+from solver import metrics, registry
+from solver.step import Simulation
+from tests.solver.reference import enumerate_lcp, random_problem
+
+LAB = {  # name: parameter sets the convergence property must hold for
+    "pcg": [{}],
+    "ppcg": [{}],
+    # Without adaptation the proximal iterations are classical convergent schemes: Gauss-Seidel
+    # with local r is PSOR (converges for γ in (0, 2)); the Jacobi form and global r are projected
+    # gradient steps, which converge when R < 2 / ‖R0^-1/2 A R0^-1/2‖ ("safe" below).
+    "prox-gs": [{"adapt": False, "gamma": 1.0}, {"adapt": False, "gamma": 1.7},
+                {"adapt": False, "r": "global", "r_global": "safe"}],
+    "prox-jacobi": [{"adapt": False, "gamma": "safe"},
+                    {"adapt": False, "r": "global", "r_global": "safe"}],
+    "pgs-sm": [{}, {"dense_max": 0, "k_sm": 3}, {"k_sm": 3, "k_gs": 2}],
+    "mprgp": [{}, {"Gamma": 0.5}],
+}
+CASES = [(name, params) for name, sets in LAB.items() for params in sets]
+PROPERTY = settings(max_examples=25, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+PROBLEMS = dict(seed=st.integers(0, 2**32 - 1), n_bodies=st.integers(1, 4), m=st.integers(1, 9))
+
+
+def feasible_problem(seed, n_bodies, m):
+    """A random frictionless problem (SPD when m <= 3n and generic, singular PSD when m > 3n)
+    and its enumerated solution; infeasible draws (random overlapping walls) are skipped."""
+    problem = random_problem(np.random.default_rng(seed), n_bodies, m)
+    A = problem.dense()
+    try:
+        reference = enumerate_lcp(A, problem.rhs)
+    except AssertionError:
+        assume(False)
+    return problem, A, reference
+
+
+def concrete(params, A):
+    """Replace "safe" by 1.9 / the largest eigenvalue of the scaled matrix the step uses."""
+    out = dict(params)
+    if out.get("gamma") == "safe":
+        d = np.sqrt(np.diag(A))
+        out["gamma"] = min(1.9, 1.9 / np.linalg.eigvalsh(A / np.outer(d, d)).max())
+    if out.get("r_global") == "safe":
+        out["r_global"] = 1.9 / np.linalg.eigvalsh(A).max()
+    return out
+
+
+def solve(name, problem, iterations, trace=True, lam0=None, **params):
+    s = registry.settings(name, iterations, trace, params)
+    start = np.zeros(problem.m) if lam0 is None else lam0
+    return registry.METHODS[name].solve(problem, start.copy(), s)
+
+
+def test_every_lab_method_is_registered_with_a_description():
+    for name in LAB:
+        method = registry.get(name)
+        assert method.description and method.label
+    assert "blocked = local" in registry.get("prox-gs").description
+
+
+@pytest.mark.parametrize("name, params", CASES)
+@PROPERTY
+@given(**PROBLEMS)
+def test_converges_to_the_enumerated_solution(name, params, seed, n_bodies, m):
+    """e = Aλ + b is unique even where A is singular; λ is when A is definite."""
+    problem, A, reference = feasible_problem(seed, n_bodies, m)
+    tol = 1e-10
+    result = solve(name, problem, 200000, abs_tol=tol, **concrete(params, A))
+    assert result.status == metrics.ABSOLUTE, (result.status, result.residual)
+    assert result.residual < tol and result.lam.min() >= 0.0
+    assert problem.residual(result.lam) == result.residual
+    np.testing.assert_allclose(A @ result.lam, A @ reference, atol=1e-7)
+    if np.linalg.eigvalsh(A).min() > 1e-6:
+        np.testing.assert_allclose(result.lam, reference, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["prox-gs", "prox-jacobi"])
+@pytest.mark.parametrize("r", ["local", "global"])
+@PROPERTY
+@given(**PROBLEMS)
+def test_adaptive_prox_never_ends_worse_than_it_starts(name, r, seed, n_bodies, m):
+    """Erleben's rule shrinks R whenever the merit fails to drop, and the merit itself scales with
+    R, so R can decay until λ stops moving: the adaptive variants may stall short of the solution
+    on small random problems (README, Solver laboratory, gives the rates). What always holds:
+    accepted iterates have decreasing merit, so no divergence, and they agree with the reference
+    when they do converge."""
+    problem, A, reference = feasible_problem(seed, n_bodies, m)
+    result = solve(name, problem, 20000, abs_tol=1e-10, r=r)
+    assert result.status in (metrics.ABSOLUTE, metrics.MAX_ITERATIONS)
+    assert result.info["accepted"] + result.info["rejected"] == result.iterations
+    assert np.isfinite(result.residual) and result.residual <= result.residual_initial
+    if result.status == metrics.ABSOLUTE:
+        np.testing.assert_allclose(A @ result.lam, A @ reference, atol=1e-7)
+    else:
+        assert result.info["rejected"] > 0  # only the adaptation can stall a convergent scheme
+
+
+def settled(scene, steps, overrides=None):
+    """The contact problem of the last of `steps` steps solved tightly by pcg (a resting scene
+    whose gaps are closed to rounding)."""
+    sim = Simulation(scenes.build(scene, overrides), "ppcg", iterations=500,
+                     params={"abs_tol": 1e-13})
+    for _ in range(steps):
+        sim.step()
+    return sim.problem
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 7])
+def test_pcg_solves_a_resting_column_of_k_marbles_in_k_iterations(k):
+    problem = settled("column", 20, {"n": k})
+    assert problem.m == k  # the floor and k - 1 marble pairs
+    for name in ("pcg", "ppcg"):
+        clip = solve(name, problem, 10 * k, abs_tol=1e-10, restart="clip")
+        assert clip.status == metrics.ABSOLUTE and clip.iterations <= k, clip.iterations
+        # SOLVERS.md's literal rule restarts whenever {λ > 0} changes, which the first step from
+        # λ = 0 always does, and again as contacts join one by one: up to 2k here.
+        literal = solve(name, problem, 10 * k, abs_tol=1e-10)
+        assert literal.status == metrics.ABSOLUTE and literal.iterations <= 2 * k
+
+
+def test_pcg_solves_the_mass_ratio_pair_in_two_and_pgs_stalls():
+    problem = settled("mass-ratio", 20)
+    assert problem.m == 2
+    pcg = solve("pcg", problem, 10, abs_tol=1e-10, restart="clip")
+    assert pcg.status == metrics.ABSOLUTE and pcg.iterations <= 2
+    pgs = solve("pgs", problem, 200000, trace=True, abs_tol=1e-10)
+    assert pgs.status == metrics.ABSOLUTE
+    assert pgs.iterations >= 50 * pcg.iterations
+    literal = solve("pcg", problem, 10, abs_tol=1e-10)
+    assert literal.status == metrics.ABSOLUTE and literal.iterations <= 4
+
+
+@pytest.fixture(scope="module")
+def bowl500():
+    """The settled bowl: 500 steps of 20 PGS iterations (as `marbles-bench run --scene bowl
+    --solver pgs --iterations 20 --steps 500`)."""
+    sim = Simulation(scenes.build("bowl"), "pgs", iterations=20, trace=False)
+    for _ in range(500):
+        sim.step()
+    return sim.problem.copy()
+
+
+@pytest.mark.parametrize("gamma", [0.7, 1.0, 1.5])
+def test_prox_gs_local_without_adaptation_is_psor(gamma, bowl500):
+    p = bowl500
+    rng = np.random.default_rng(3)
+    lam0 = rng.uniform(0.0, 1.0, p.m)
+    for r in ("local", "blocked"):
+        prox = solve("prox-gs", p, 40, lam0=lam0, r=r, gamma=gamma, adapt=False, abs_tol=0.0)
+        psor = solve("psor", p, 40, lam0=lam0, omega=gamma, abs_tol=0.0)
+        np.testing.assert_allclose(prox.trace, psor.trace, rtol=1e-12, atol=0)
+        np.testing.assert_allclose(prox.lam, psor.lam, rtol=1e-12, atol=1e-15)
+    # ...and the iterates differ as soon as γ differs from ω: the test can tell them apart.
+    other = solve("psor", p, 40, lam0=lam0, omega=gamma * 0.9, abs_tol=0.0)
+    assert not np.allclose(other.lam, prox.lam, rtol=1e-6)
+
+
+def test_prox_jacobi_adaptation_rescues_undamped_jacobi_on_a_pile(bowl500):
+    p = bowl500
+    plain = solve("prox-jacobi", p, 300, adapt=False)
+    assert plain.status == metrics.DIVERGENCE  # projected Jacobi with r = 1/A_cc
+    adaptive = solve("prox-jacobi", p, 300)
+    assert adaptive.status != metrics.DIVERGENCE
+    info = adaptive.info
+    assert info["rejected"] > 0 and info["accepted"] + info["rejected"] == adaptive.iterations
+    assert info["final_scale"] == pytest.approx(0.9 ** info["rejected"])
+    assert adaptive.trace[-1] < 0.5 * adaptive.trace[0]
+    # A rejected Jacobi iterate reuses the cached A λ: one product per accepted iterate (the one
+    # that evaluates its successor) plus the first, minus one if the last iterate was accepted.
+    assert info["accepted"] <= adaptive.products <= info["accepted"] + 1 < adaptive.iterations
+    nu = solve("prox-jacobi", p, 300, nu=0.5)
+    assert nu.info["final_scale"] == pytest.approx(0.5 ** nu.info["rejected"])
+
+
+def test_prox_global_strategy_uses_its_own_nu(bowl500):
+    result = solve("prox-jacobi", bowl500, 100, r="global", r_global=50.0)
+    assert result.info["rejected"] >= 1
+    assert result.info["final_scale"] == pytest.approx(0.1 ** result.info["rejected"])
+
+
+def test_prox_merit_tolerances_stop_with_their_status(bowl500):
+    for trace in (True, False):
+        absolute = solve("prox-gs", bowl500, 5000, trace=trace, abs_tol=0.0, rho_abs_tol=1e-6)
+        assert absolute.status == metrics.ABSOLUTE and absolute.iterations < 5000
+        relative = solve("prox-gs", bowl500, 5000, trace=trace, abs_tol=0.0, rho_rel_tol=1e-2)
+        assert relative.status == metrics.RELATIVE and relative.iterations < 5000
+    traced = solve("prox-gs", bowl500, 5000, abs_tol=0.0, rho_abs_tol=1e-6)
+    fast = solve("prox-gs", bowl500, 5000, trace=False, abs_tol=0.0, rho_abs_tol=1e-6)
+    assert traced.iterations == fast.iterations
+    np.testing.assert_array_equal(traced.lam, fast.lam)
+
+
+@pytest.mark.parametrize("name", ["pcg", "ppcg", "mprgp"])
+def test_cg_family_beats_psor_in_iterations_to_1e_8_on_the_settled_bowl(name, bowl500):
+    def iterations_to(method, **params):
+        result = solve(method, bowl500, 20000, abs_tol=1e-8, **params)
+        assert result.status == metrics.ABSOLUTE
+        return result.iterations
+
+    assert iterations_to(name) < iterations_to("psor")
+
+
+def test_pgs_sm_paths_agree_and_count_their_work(bowl500):
+    dense = solve("pgs-sm", bowl500, 400, abs_tol=1e-10, dense_max=100000)
+    sparse = solve("pgs-sm", bowl500, 400, abs_tol=1e-10, dense_max=0)
+    for result in (dense, sparse):
+        assert result.status == metrics.ABSOLUTE
+        assert result.info["accepted"] >= 1
+    assert dense.info["cholesky"] >= 1 and dense.info["cg_steps"] == 0
+    assert sparse.info["cholesky"] == 0 and sparse.info["cg_steps"] > 0
+    # e is unique even though λ is not (the bowl's A is singular).
+    np.testing.assert_allclose(bowl500.error(dense.lam), bowl500.error(sparse.lam), atol=1e-9)
+
+
+def test_products_are_counted_per_method(bowl500):
+    pcg = solve("pcg", bowl500, 30, abs_tol=0.0)
+    assert pcg.products == 1 + 2 * 30 + pcg.info["guards"]
+    mprgp = solve("mprgp", bowl500, 30, abs_tol=0.0)
+    i = mprgp.info
+    assert i["cg"] + i["expansion"] + i["proportioning"] == 30
+    assert mprgp.products == 1 + i["cg"] + 2 * i["expansion"] + i["proportioning"]
+    gs = solve("prox-gs", bowl500, 30, abs_tol=0.0)
+    assert gs.products == 30
+
+
+def poisoned(kind):
+    problem = random_problem(np.random.default_rng(11), 4, 8)
+    if kind == "nan_velocity":
+        problem.v_pred[problem.body_b[0]] = np.nan
+    elif kind == "inf_mass":
+        problem.inv_mass[problem.body_b[0]] = np.inf
+    elif kind == "nan_normal":
+        problem.normal[0] = np.nan
+    return problem.__class__(problem.body_a, problem.body_b, problem.normal, problem.gap,
+                             problem.inv_mass, problem.v_pred, problem.dt)
+
+
+@pytest.mark.parametrize("kind", ["nan_velocity", "inf_mass", "nan_normal"])
+@pytest.mark.parametrize("name", list(registry.METHODS))
+def test_a_poisoned_problem_ends_in_divergence_with_the_start_impulses(name, kind):
+    problem = poisoned(kind)
+    lam0 = np.full(problem.m, 0.25)
+    for trace in (True, False):
+        result = solve(name, problem, 30, trace=trace, lam0=lam0)
+        assert result.status == metrics.DIVERGENCE
+        np.testing.assert_array_equal(result.lam, lam0)  # the warm start, finite
+        if trace:
+            assert result.trace[-1] == np.inf
+
+
+@pytest.mark.parametrize("name, params", [("prox-jacobi", {"adapt": False}),
+                                          ("prox-gs", {"adapt": False, "r": "global",
+                                                       "r_global": 1e4})])
+def test_a_diverging_iterate_is_caught_and_the_step_stays_finite(name, params):
+    world = scenes.build("bowl")
+    sim = Simulation(world, "pgs", trace=False)
+    for _ in range(100):
+        sim.step()
+    sim.set_method(name, 300, params)
+    statuses = {sim.step().result.status for _ in range(3)}
+    assert metrics.DIVERGENCE in statuses
+    assert np.all(np.isfinite(world.x)) and np.all(np.isfinite(world.v))
