@@ -31,8 +31,8 @@ from solver.warmup import warmup
 
 # Variants beyond the defaults that the README discusses.
 VARIANTS = {
-    "pcg restart=clip": ("pcg", {"restart": "clip"}),
-    "ppcg restart=clip": ("ppcg", {"restart": "clip"}),
+    "pcg restart=active": ("pcg", {"restart": "active"}),
+    "ppcg restart=active": ("ppcg", {"restart": "active"}),
     "prox-gs γ=1.5": ("prox-gs", {"gamma": 1.5}),
     "prox-gs r=global": ("prox-gs", {"r": "global"}),
     "prox-jacobi r=global": ("prox-jacobi", {"r": "global"}),
@@ -90,7 +90,7 @@ def cost_row(problem, method: str, params: dict, runs: int, iterations: int) -> 
     return float(np.median(samples)) / iterations / problem.m * 1e9
 
 
-SURVEY = [("pcg", {}), ("ppcg", {}), ("pcg", {"restart": "clip"}), ("mprgp", {}),
+SURVEY = [("pcg", {}), ("ppcg", {}), ("pcg", {"restart": "active"}), ("mprgp", {}),
           ("pgs-sm", {}), ("prox-gs", {}), ("prox-jacobi", {}), ("prox-gs", {"r": "global"}),
           ("prox-jacobi", {"r": "global"}), ("prox-gs", {"grow": 1.3}), ("pgs", {})]
 
