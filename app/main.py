@@ -103,6 +103,17 @@ def _set_up_qt():
     return app
 
 
+def display_problem(environ=os.environ) -> str | None:
+    """Why Qt could not open a window here, or None. Qt aborts the whole process (a core dump,
+    no exception) when its platform plugin cannot start, so this is checked first."""
+    if not sys.platform.startswith("linux") or environ.get("QT_QPA_PLATFORM"):
+        return None
+    if environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"):
+        return None
+    return ("no display: DISPLAY is not set (on a machine without a screen run "
+            "`xvfb-run -a marbles ...`, or use marbles-bench for headless runs)")
+
+
 def main(argv: list[str] | None = None) -> int:
     cli.set_prog("marbles")
     args = build_parser().parse_args(argv)
@@ -112,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         cli.fail(str(err))
     except ValueError as err:
         cli.fail(str(err))
+    problem = display_problem()
+    if problem:
+        sys.stderr.write(f"marbles: error: {problem}\n")
+        return 1
 
     app = _set_up_qt()
     from PySide6.QtCore import QTimer

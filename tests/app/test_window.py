@@ -318,3 +318,12 @@ def test_bad_input_is_one_line_and_exit_2(args, words, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("marbles: error: ") and words in err
     assert not opened  # refused before any window was made
+
+
+def test_no_display_is_one_line_not_a_core_dump():
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    proc = subprocess.run([sys.executable, "-m", "app.main", "--frames", "5", "--no-benchmark"],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1 and "DISPLAY" in proc.stderr and "xvfb-run" in proc.stderr
