@@ -158,7 +158,10 @@ def run(problem: ContactProblem, lam: np.ndarray, settings: SolveSettings,
         if rel_tol > 0.0:
             scale = float(np.max(np.abs(lam), initial=0.0))
             change = float(np.max(np.abs(lam - previous), initial=0.0))
-            if change <= rel_tol * scale:
+            # An iterate left exactly unchanged says nothing: an adaptive method that rejected
+            # its step (prox with R <- νR) keeps λ while it is far from converged, and a true
+            # fixed point is caught by the residual test above.
+            if 0.0 < change <= rel_tol * scale:
                 status = metrics.RELATIVE
                 break
         own = stop() if stop is not None else None

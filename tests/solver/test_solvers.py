@@ -133,3 +133,16 @@ def test_projected_sweeps_is_the_relaxed_sweep_with_step_omega_over_diag(settled
     np.testing.assert_array_equal(runs[0][1], runs[1][1])
     # v stays the velocity the impulses leave.
     np.testing.assert_allclose(runs[0][1], p.velocity(runs[0][0]), atol=1e-12)
+
+
+def test_an_unchanged_iterate_is_not_relative_convergence():
+    """A rejected step (λ kept while the method adapts) must not end the solve as 'relative'."""
+    from solver.method import SolveSettings, run
+    problem = v_shaped_problem()
+    lam = np.zeros(problem.m)
+    settings = SolveSettings(5, True, {"abs_tol": 0.0, "rel_tol": 0.5, "divergence": 1e4})
+    result = run(problem, lam, settings, sweep=lambda count: None)
+    assert result.status == metrics.MAX_ITERATIONS and result.iterations == 5
+    growing = np.zeros(problem.m)
+    moving = run(problem, growing, settings, sweep=lambda count: growing.__iadd__(1e-9))
+    assert moving.status == metrics.RELATIVE and moving.iterations == 2
