@@ -27,9 +27,10 @@ def pytest_configure(config):
     from PySide6.QtCore import QCoreApplication, Qt
 
     QCoreApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
-    # PySide6 6.12 on CPython 3.11 drops a reference to True on every Signal.emit() and to
-    # None on every QTimer.singleShot callback; app.qt_compat detects it and pins those
-    # singletons before any test emits (see its docstring). Added by the app-shell helper.
+    # PySide6 6.12.0 on CPython 3.11 drops a reference to True on every Signal.emit() and to
+    # None on every QTimer.singleShot callback. pyproject.toml excludes that release; if it is
+    # installed anyway, app.qt_compat detects it and pins those singletons before any test emits
+    # (see its docstring). Added by the app-shell helper.
     import app.qt_compat  # noqa: F401
 
 
