@@ -91,16 +91,17 @@ def run(problem: ContactProblem, lam: np.ndarray, settings: SolveSettings,
     rel_tol = float(settings.get("rel_tol", 0.0))
     bound_factor = float(settings.get("divergence", 1e4))
     start = lam.copy()
-    r0 = problem.residual(lam)
+    # One kernel call for the residual of λ0, the finiteness of the problem and the scale of b.
+    r0, finite, scale = problem.scanned_residual(lam)
     # The bound needs a scale even when λ0 is already a solution (r0 = 0).
-    bound = bound_factor * max(r0, float(np.max(np.abs(problem.rhs), initial=0.0)), 1e-300)
+    bound = bound_factor * max(r0, scale, 1e-300)
 
     def fall_back(to: np.ndarray) -> None:
         lam[:] = to
         if sync is not None:
             sync()
 
-    if problem.m and not (np.all(np.isfinite(problem.rhs)) and np.all(np.isfinite(problem.diag))):
+    if not finite:
         # A poisoned problem (NaN/inf velocities, masses or normals): no iterate can be trusted,
         # and min(λ, NaN) can even look finite to a kernel; end at once on the start impulses.
         if not np.all(np.isfinite(lam)):
@@ -118,10 +119,11 @@ def run(problem: ContactProblem, lam: np.ndarray, settings: SolveSettings,
     if not settings.trace:
         done = sweep(settings.iterations)
         done = settings.iterations if done is None else int(done)
-        r = problem.residual(lam)
+        # Not finite λ gives r = inf: the same divergence as the separate tests would find.
+        r, finite = problem.checked_residual(lam)
         status = metrics.MAX_ITERATIONS
         own = stop() if stop is not None else None
-        if not np.isfinite(r) or not np.all(np.isfinite(lam)) or r > bound:
+        if not finite or not np.isfinite(r) or r > bound:
             status = metrics.DIVERGENCE
             fall_back(start)
             r = problem.residual(lam)

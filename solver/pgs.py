@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from .method import Method, SolveSettings, run
-from .problem import ContactProblem
+from .problem import ContactProblem, impulse_velocity
 
 
 @njit(cache=True, nogil=True)
@@ -52,12 +52,32 @@ def projected_sweeps(body_a, body_b, normal, bias, inv_mass, diag, v, lam, omega
     relaxed_sweeps(body_a, body_b, normal, bias, inv_mass, omega / diag, v, lam, count)
 
 
+@njit(cache=True, nogil=True)
+def prepare(body_a, body_b, normal, gap, dt, inv_mass, diag, v_pred, omega, lam, v, bias, step):
+    """What the sweeps need, in one call: v (n, 3) <- v* + M^-1 J^T λ (m/s), bias (m,) <- gap / h
+    (m/s), step (m,) <- ω / A_cc (kg). The same operations as ContactProblem.velocity,
+    ContactProblem.bias and ``omega / diag``, so the results are bit for bit theirs."""
+    impulse_velocity(body_a, body_b, normal, inv_mass, lam, v)
+    for i in range(v.shape[0]):
+        v[i, 0] = v_pred[i, 0] + v[i, 0]
+        v[i, 1] = v_pred[i, 1] + v[i, 1]
+        v[i, 2] = v_pred[i, 2] + v[i, 2]
+    for c in range(gap.shape[0]):
+        bias[c] = gap[c] / dt
+        d = diag[c]
+        # A_cc = 0 (a contact between infinite masses): numpy's ω / ±0 = ±inf (NaN for ω = 0),
+        # where a Numba division would raise.
+        step[c] = omega / d if d != 0.0 else np.copysign(np.inf, d) * omega
+
+
 def solve_relaxed(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings,
                   omega: float):
     lam = np.array(lam0, dtype=np.float64)
-    v = problem.velocity(lam)
-    bias = problem.bias
-    step = omega / problem.diag
+    v = np.empty_like(problem.v_pred)
+    bias = np.empty(problem.m)
+    step = np.empty(problem.m)
+    prepare(problem.body_a, problem.body_b, problem.normal, problem.gap, float(problem.dt),
+            problem.inv_mass, problem.diag, problem.v_pred, float(omega), lam, v, bias, step)
 
     def sweep(count: int) -> None:
         relaxed_sweeps(problem.body_a, problem.body_b, problem.normal, bias, problem.inv_mass,

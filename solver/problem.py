@@ -90,6 +90,29 @@ def natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv):
 
 
 @njit(cache=True, nogil=True)
+def scanned_residual(body_a, body_b, normal, inv_mass, rhs, diag, lam, dv):
+    """(r, finite, scale) in one call, for the start of a solve: finite says whether every entry
+    of rhs and diag is finite; scale = max |rhs| (m/s, 0 when m = 0); r = natural_residual(λ)
+    (m/s), or inf when not finite (then it is not computed)."""
+    scale = 0.0
+    for c in range(rhs.shape[0]):
+        if not (np.isfinite(rhs[c]) and np.isfinite(diag[c])):
+            return np.inf, False, np.inf
+        scale = max(scale, abs(rhs[c]))
+    return natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv), True, scale
+
+
+@njit(cache=True, nogil=True)
+def checked_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv):
+    """(r, finite) in one call, for the end of a solve: finite says whether every λ is finite;
+    r = natural_residual(λ) (m/s) if so, else inf (not computed: λ is not usable anyway)."""
+    for c in range(lam.shape[0]):
+        if not np.isfinite(lam[c]):
+            return np.inf, False
+    return natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv), True
+
+
+@njit(cache=True, nogil=True)
 def _assemble(body_a, body_b, normal, gap, inv_mass, v_pred, h, diag, rhs):
     for c in range(gap.shape[0]):
         a = body_a[c]
@@ -169,6 +192,19 @@ class ContactProblem:
     def residual(self, lam: np.ndarray) -> float:
         """Natural-map residual ‖min(λ, Aλ + b)‖∞, m/s (inf when not finite)."""
         return natural_residual(self.body_a, self.body_b, self.normal, self.inv_mass, self.rhs,
+                                np.ascontiguousarray(lam, dtype=np.float64), self._dv)
+
+    def scanned_residual(self, lam: np.ndarray) -> tuple[float, bool, float]:
+        """(residual(λ), whether rhs and diag are all finite, max |rhs|) in one kernel call;
+        the residual is inf, and not computed, when they are not finite."""
+        return scanned_residual(self.body_a, self.body_b, self.normal, self.inv_mass, self.rhs,
+                                self.diag, np.ascontiguousarray(lam, dtype=np.float64),
+                                self._dv)
+
+    def checked_residual(self, lam: np.ndarray) -> tuple[float, bool]:
+        """(residual(λ), whether λ is all finite) in one kernel call; the residual is inf, and
+        not computed, when λ is not finite."""
+        return checked_residual(self.body_a, self.body_b, self.normal, self.inv_mass, self.rhs,
                                 np.ascontiguousarray(lam, dtype=np.float64), self._dv)
 
     def jacobian(self) -> np.ndarray:
