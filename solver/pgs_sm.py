@@ -120,15 +120,16 @@ def cholesky_solve(L, rhs, x):
 
 
 @njit(cache=True, nogil=True)
-def truncated_cg_phase(body_a, body_b, normal, inv_mass, bias, diag, eps, v, lam, mask, x, r, z,
-                       p, q, dv, k_sm, max_steps, tol_abs, tol_rel):
+def truncated_cg_phase(body_a, body_b, normal, inv_mass, bias, precond, eps, v, lam, mask, x,
+                       r, z, p, q, dv, k_sm, max_steps, tol_abs, tol_rel):
     """The subspace phase on the matrix-free path. S = {c : λ_c > 0} (mask, (m,) bool, out: the
     final S); x (m,) <- the candidate impulses, N s, zero outside S. Jacobi-preconditioned CG on
     (A_SS + ε I) x_S = -b_S from x = λ, truncated at the first step that would make a component
     of x negative (ratio test): the step stops on the boundary, the components it zeroes leave S
     and CG restarts on the smaller S, at most k_sm solves in all. A solve ends early when
     ‖r_S‖∞ <= max(tol_abs, tol_rel ‖r_S⁰‖∞) (m/s). v (n, 3) = v* + M^-1 J^T λ gives the first
-    residual without a product. r, z, p, q (m,) and dv (n, 3) are scratch.
+    residual without a product; precond (m,) = 1 / (A_cc + ε), kg. r, z, p, q (m,) and dv (n, 3)
+    are scratch.
     Returns (products with A, solves, components dropped)."""
     m = lam.shape[0]
     worst0 = 0.0
@@ -160,43 +161,42 @@ def truncated_cg_phase(body_a, body_b, normal, inv_mass, bias, diag, eps, v, lam
         solves += 1
         rz = 0.0
         for c in range(m):
-            z[c] = r[c] / (diag[c] + eps) if mask[c] else 0.0
+            z[c] = r[c] * precond[c] if mask[c] else 0.0
             p[c] = z[c]
             rz += r[c] * z[c]
         blocked = False
+        worst = 0.0
+        for c in range(m):
+            worst = max(worst, abs(r[c]))
         for _ in range(max_steps):
-            worst = 0.0
-            for c in range(m):
-                worst = max(worst, abs(r[c]))
             if not worst > stop:
                 break
             apply_matrix(body_a, body_b, normal, inv_mass, p, dv, q)
             products += 1
+            # One pass for pᵀq and the ratio test: the longest step along p that keeps x_S >= 0.
+            # Projecting a longer (inexact or null-space) step instead zeroes components the
+            # reduced solution relied on and leaves large violations next to them.
             pq = 0.0
+            room = np.inf
+            hit = -1
             for c in range(m):
                 if mask[c]:
                     q[c] += eps * p[c]
+                    pq += p[c] * q[c]
+                    if p[c] < 0.0 and -x[c] > room * p[c]:
+                        room = -x[c] / p[c]
+                        hit = c
                 else:
                     q[c] = 0.0
-                pq += p[c] * q[c]
             if not pq > 0.0:
                 break
             alpha = rz / pq
-            # Ratio test: the longest step along p that keeps x_S >= 0. Projecting a longer
-            # (inexact or null-space) step instead zeroes components the reduced solution relied
-            # on and leaves large violations next to them.
-            step = alpha
-            hit = -1
-            for c in range(m):
-                if mask[c] and p[c] < 0.0 and x[c] + step * p[c] < 0.0:
-                    step = -x[c] / p[c]
-                    hit = c
-            for c in range(m):
-                x[c] += step * p[c]
-                r[c] -= step * q[c]
-            if hit >= 0:
-                # The blocking component (and any other that reached zero by rounding) leaves S;
-                # on the boundary x is unchanged, so r stays the residual of the smaller system.
+            if room < alpha:
+                for c in range(m):
+                    x[c] += room * p[c]
+                    r[c] -= room * q[c]
+                # The blocking component (and any other that reached zero by rounding) leaves
+                # S; on the boundary x is unchanged, so r stays the residual of the smaller system.
                 x[hit] = 0.0
                 for c in range(m):
                     if mask[c] and x[c] <= 0.0:
@@ -208,9 +208,13 @@ def truncated_cg_phase(body_a, body_b, normal, inv_mass, bias, diag, eps, v, lam
                 blocked = True
                 break
             rz_new = 0.0
+            worst = 0.0
             for c in range(m):
-                z[c] = r[c] / (diag[c] + eps) if mask[c] else 0.0
+                x[c] += alpha * p[c]
+                r[c] -= alpha * q[c]
+                z[c] = r[c] * precond[c] if mask[c] else 0.0
                 rz_new += r[c] * z[c]
+                worst = max(worst, abs(r[c]))
             beta = rz_new / rz
             rz = rz_new
             for c in range(m):
@@ -338,9 +342,10 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
             else:
                 if not scratch:
                     scratch.update({k: np.empty(m) for k in ("r", "z", "p", "q")})
+                    scratch["precond"] = 1.0 / (problem.diag + eps)
                 products, solves, dropped = truncated_cg_phase(
                     problem.body_a, problem.body_b, problem.normal, problem.inv_mass, bias,
-                    problem.diag, eps, v, lam, mask, x, scratch["r"], scratch["z"],
+                    scratch["precond"], eps, v, lam, mask, x, scratch["r"], scratch["z"],
                     scratch["p"], scratch["q"], dv, k_sm, cg_max, abs_tol, cg_tol)
                 counts["cg_steps"] += products
                 counts["products"] += products
