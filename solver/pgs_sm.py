@@ -5,31 +5,40 @@ iteration does
 
     k_gs PGS sweeps (default 5, as the paper)
     S = {c : λ_c > 0}                                   predicted positive impulses
-    repeat at most k_sm times:
-        solve (A_SS + ε I) λ_S = -b_S   (λ_c = 0 outside S)
-        if all λ_S > 0: break
-        λ_S <- max(0, λ_S); drop from S the components set to zero
+    repeat at most k_sm times (default 3):
+        move λ_S towards the solution of (A_SS + ε I) λ_S = -b_S   (λ_c = 0 outside S)
+        as far as λ_S >= 0 allows (ratio test)
+        if no component reached zero: break
+        drop from S the components that reached zero
 
-The reduced matrix is SPD on a well predicted active set, but redundant contacts in a pile make
-it singular, hence ε = eps × mean(A_cc) (1/kg). Reduced systems with |S| <= dense_max are formed
-densely (O(Σ_marbles contacts²)) and factorised by Cholesky (LAPACK through numpy); larger ones
-are solved matrix-free by Jacobi-preconditioned CG on the operator restricted to S (each CG step
-is one product with A), to a relative residual cg_tol or cg_max steps. A reduced solution that is
-not finite (a poisoned problem) is discarded and the PGS iterate kept.
+PGS clamps to exactly 0, so S needs no threshold. The reduced matrix is SPD on a well predicted
+active set, but redundant contacts in a pile make it singular, hence ε = eps × mean(A_cc) (1/kg).
+Reduced systems with |S| <= dense_max are formed densely (O(Σ_marbles contacts²)) and factorised
+by Cholesky (LAPACK through numpy), and the step goes from λ_S towards the exact solution; larger
+ones are solved matrix-free by Jacobi-preconditioned CG on the operator restricted to S, warm
+started from λ_S, whose steps are followed until one would cross λ_c = 0 (each CG step is one
+product with A), at most cg_max steps per solve, and a solve ends once ‖r_S‖∞ is below abs_tol
+or cg_tol times its first value.
+
+Why the ratio test rather than the projection max(0, λ_S) of §5: an inexact CG iterate, or a
+regularised solve on a singular A_SS (b_S outside its range, solution growing like 1/ε), has a
+few negative components; zeroing them leaves their neighbours with violations of 0.01-1 m/s, so
+the projected point was worse than the PGS iterate in nearly every phase on the settled bowl (8
+of 291 phases kept with k_sm = 1) and the CG steps were wasted. Stopping on the boundary keeps
+every step a descent step of f(λ) = ½ λᵀAλ + bᵀλ, whose minimiser over λ >= 0 is the LCP solution
+and which PGS sweeps also decrease; the safeguard keeps the subspace step only when f does not
+rise (it guards against rounding and non-finite solves), computed from the step, one product.
 
 One iteration = k_gs sweeps + the subspace phase. Products counted: one per sweep, one per CG
-step, one to rebuild the velocities after the subspace step, and one per dense reduced solve
-(forming A_SS costs about one product; the O(|S|³) factorisation is not a product with A and
-shows only in the timings), and two natural-map residuals per subspace phase for the safeguard:
-the subspace step is kept only when it lowers the natural-map residual, because a wrongly
-predicted S in a pile gives a singular A_SS with b_S outside its range, whose regularised solution
-grows like 1/ε. `info`: sweeps, reduced_solves, cholesky, cg_steps, last_subspace, accepted
-(subspace steps kept).
+step (the first residual comes from the velocities), one per dense reduced solve (forming A_SS
+costs about one product; the O(|S|³) factorisation is not a product with A and shows only in the
+timings), and one for the safeguard (it also gives the new velocities). `info`: sweeps,
+reduced_solves, cholesky, cg_steps, last_subspace, accepted and rejected (subspace steps kept and
+thrown away), dropped (components the ratio test removed from S).
 
-Defaults by measurement on the settled bowl (README, Solver laboratory): k_sm = 1 and cg_max = 50
-were fastest at every k_gs tried; k_gs = 5 is the paper's, k_gs = 20 is about 3× faster there;
-LAPACK's dense Cholesky of a 1000×1000 A_SS costs as much as ~10⁴ products on the reference
-machine, hence the low dense_max.
+Defaults by measurement on the settled bowl (README, Solver laboratory): k_sm = 3 and
+cg_max = 200; k_gs = 5 is the paper's; LAPACK's dense Cholesky of a 1000×1000 A_SS costs as much
+as ~10⁴ products on the reference machine, hence the low dense_max.
 """
 from __future__ import annotations
 
@@ -39,7 +48,7 @@ from numba import njit
 from .method import Method, SolveSettings, run
 from .params import Param
 from .pgs import projected_sweeps
-from .problem import ContactProblem, apply_matrix
+from .problem import ContactProblem, apply_matrix, impulse_velocity
 
 
 @njit(cache=True, nogil=True)
@@ -111,66 +120,146 @@ def cholesky_solve(L, rhs, x):
 
 
 @njit(cache=True, nogil=True)
-def reduced_cg(body_a, body_b, normal, inv_mass, diag, rhs, mask, eps, x, dv, r, z, p, q,
-               tol, max_steps):
-    """Jacobi-preconditioned CG on (A_SS + eps I) x_S = -b_S, matrix-free: full-length vectors
-    that are zero where mask is 0. x (m,) in: initial guess (zero outside S), out: solution.
-    Returns the number of steps (= products with A, plus the one for the first residual)."""
-    m = x.shape[0]
-    apply_matrix(body_a, body_b, normal, inv_mass, x, dv, q)
-    products = 1
-    rz = 0.0
-    r0 = 0.0
+def truncated_cg_phase(body_a, body_b, normal, inv_mass, bias, precond, eps, v, lam, mask, x,
+                       r, z, p, q, dv, k_sm, max_steps, tol_abs, tol_rel):
+    """The subspace phase on the matrix-free path. S = {c : λ_c > 0} (mask, (m,) bool, out: the
+    final S); x (m,) <- the candidate impulses, N s, zero outside S. Jacobi-preconditioned CG on
+    (A_SS + ε I) x_S = -b_S from x = λ, truncated at the first step that would make a component
+    of x negative (ratio test): the step stops on the boundary, the components it zeroes leave S
+    and CG restarts on the smaller S, at most k_sm solves in all. A solve ends early when
+    ‖r_S‖∞ <= max(tol_abs, tol_rel ‖r_S⁰‖∞) (m/s). v (n, 3) = v* + M^-1 J^T λ gives the first
+    residual without a product; precond (m,) = 1 / (A_cc + ε), kg. r, z, p, q (m,) and dv (n, 3)
+    are scratch.
+    Returns (products with A, solves, components dropped)."""
+    m = lam.shape[0]
+    worst0 = 0.0
+    size = 0
     for c in range(m):
-        if mask[c]:
-            r[c] = -rhs[c] - q[c] - eps * x[c]
-            z[c] = r[c] / (diag[c] + eps)
+        if lam[c] > 0.0:
+            a = body_a[c]
+            b = body_b[c]
+            e = normal[c, 0] * v[b, 0] + normal[c, 1] * v[b, 1] + normal[c, 2] * v[b, 2] \
+                + bias[c]
+            if a >= 0:
+                e -= normal[c, 0] * v[a, 0] + normal[c, 1] * v[a, 1] + normal[c, 2] * v[a, 2]
+            mask[c] = True
+            x[c] = lam[c]
+            r[c] = -e - eps * x[c]
+            worst0 = max(worst0, abs(r[c]))
+            size += 1
         else:
+            mask[c] = False
+            x[c] = 0.0
             r[c] = 0.0
-            z[c] = 0.0
-        p[c] = z[c]
-        rz += r[c] * z[c]
-        r0 = max(r0, abs(r[c]))
-    for _ in range(max_steps):
+    products = 0
+    solves = 0
+    dropped = 0
+    stop = max(tol_abs, tol_rel * worst0)
+    for _ in range(k_sm):
+        if size == 0:
+            break
+        solves += 1
+        rz = 0.0
+        for c in range(m):
+            z[c] = r[c] * precond[c] if mask[c] else 0.0
+            p[c] = z[c]
+            rz += r[c] * z[c]
+        blocked = False
         worst = 0.0
         for c in range(m):
             worst = max(worst, abs(r[c]))
-        if not worst > tol * r0:
+        for _ in range(max_steps):
+            if not worst > stop:
+                break
+            apply_matrix(body_a, body_b, normal, inv_mass, p, dv, q)
+            products += 1
+            # One pass for pᵀq and the ratio test: the longest step along p that keeps x_S >= 0.
+            # Projecting a longer (inexact or null-space) step instead zeroes components the
+            # reduced solution relied on and leaves large violations next to them.
+            pq = 0.0
+            room = np.inf
+            hit = -1
+            for c in range(m):
+                if mask[c]:
+                    q[c] += eps * p[c]
+                    pq += p[c] * q[c]
+                    if p[c] < 0.0 and -x[c] > room * p[c]:
+                        room = -x[c] / p[c]
+                        hit = c
+                else:
+                    q[c] = 0.0
+            if not pq > 0.0:
+                break
+            alpha = rz / pq
+            if room < alpha:
+                for c in range(m):
+                    x[c] += room * p[c]
+                    r[c] -= room * q[c]
+                # The blocking component (and any other that reached zero by rounding) leaves
+                # S; on the boundary x is unchanged, so r stays the residual of the smaller system.
+                x[hit] = 0.0
+                for c in range(m):
+                    if mask[c] and x[c] <= 0.0:
+                        x[c] = 0.0
+                        mask[c] = False
+                        r[c] = 0.0
+                        size -= 1
+                        dropped += 1
+                blocked = True
+                break
+            rz_new = 0.0
+            worst = 0.0
+            for c in range(m):
+                x[c] += alpha * p[c]
+                r[c] -= alpha * q[c]
+                z[c] = r[c] * precond[c] if mask[c] else 0.0
+                rz_new += r[c] * z[c]
+                worst = max(worst, abs(r[c]))
+            beta = rz_new / rz
+            rz = rz_new
+            for c in range(m):
+                p[c] = z[c] + beta * p[c]
+        if not blocked:
             break
-        apply_matrix(body_a, body_b, normal, inv_mass, p, dv, q)
-        products += 1
-        pq = 0.0
-        for c in range(m):
-            if mask[c]:
-                q[c] += eps * p[c]
-            else:
-                q[c] = 0.0
-            pq += p[c] * q[c]
-        if not pq > 0.0:
-            break
-        alpha = rz / pq
-        rz_new = 0.0
-        for c in range(m):
-            x[c] += alpha * p[c]
-            r[c] -= alpha * q[c]
-            z[c] = r[c] / (diag[c] + eps) if mask[c] else 0.0
-            rz_new += r[c] * z[c]
-        beta = rz_new / rz
-        rz = rz_new
-        for c in range(m):
-            p[c] = z[c] + beta * p[c]
-    return products
+    return products, solves, dropped
+
+
+@njit(cache=True, nogil=True)
+def objective_change(body_a, body_b, normal, inv_mass, bias, v, lam, x, d, dv):
+    """Δf = f(x) - f(λ), N s·m/s (J), for f(λ) = ½ λᵀAλ + bᵀλ, the objective whose minimiser
+    over λ >= 0 is the LCP solution. Computed from the difference d = x - λ (m,) so that it does
+    not cancel: Δf = dᵀ(Aλ + b) + ½ dᵀAd, with Aλ + b read from v (n, 3) = v* + M^-1 J^T λ and
+    dᵀAd = Σ_i |J^T d|_i² w_i from dv (n, 3) <- M^-1 J^T d (one product; v + dv are then the
+    velocities of x). Returns inf if not finite."""
+    m = lam.shape[0]
+    linear = 0.0
+    for c in range(m):
+        d[c] = x[c] - lam[c]
+        a = body_a[c]
+        b = body_b[c]
+        e = normal[c, 0] * v[b, 0] + normal[c, 1] * v[b, 1] + normal[c, 2] * v[b, 2] + bias[c]
+        if a >= 0:
+            e -= normal[c, 0] * v[a, 0] + normal[c, 1] * v[a, 1] + normal[c, 2] * v[a, 2]
+        linear += d[c] * e
+    impulse_velocity(body_a, body_b, normal, inv_mass, d, dv)
+    quadratic = 0.0
+    for i in range(dv.shape[0]):
+        w = inv_mass[i]
+        if w > 0.0:
+            quadratic += (dv[i, 0] ** 2 + dv[i, 1] ** 2 + dv[i, 2] ** 2) / w
+    change = linear + 0.5 * quadratic
+    return change if np.isfinite(change) else np.inf
 
 
 PARAMS = (
     Param("k_gs", 5, int, "PGS sweeps per iteration (the paper: 5)", lo=1),
-    Param("k_sm", 1, int, "reduced solves per subspace phase, at most", lo=1),
+    Param("k_sm", 3, int, "reduced solves per subspace phase, at most", lo=1),
     Param("eps", 1e-14, float, "regularisation ε of A_SS, relative to mean(A_cc)", lo=0.0),
     Param("dense_max", 300, int, "largest |S| solved by dense Cholesky; above: matrix-free CG",
           lo=0),
     Param("cg_tol", 1e-12, float, "relative residual of the matrix-free reduced CG", lo=0.0,
           lo_open=True),
-    Param("cg_max", 50, int, "CG steps per reduced solve, at most", lo=1),
+    Param("cg_max", 200, int, "CG steps per reduced solve, at most", lo=1),
 )
 
 
@@ -178,54 +267,65 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     lam = np.array(lam0, dtype=np.float64)
     m = problem.m
     k_gs = int(settings.get("k_gs", 5))
-    k_sm = int(settings.get("k_sm", 1))
+    k_sm = int(settings.get("k_sm", 3))
     dense_max = int(settings.get("dense_max", 300))
     cg_tol = float(settings.get("cg_tol", 1e-12))
-    cg_max = int(settings.get("cg_max", 50))
+    cg_max = int(settings.get("cg_max", 200))
+    # A reduced residual below the requested tolerance cannot help the stopping test.
+    abs_tol = float(settings.get("abs_tol", 0.0))
     eps = float(settings.get("eps", 1e-14)) * (float(np.mean(problem.diag)) if m else 1.0)
     v = problem.velocity(lam)
     bias = problem.bias
     counts = {"sweeps": 0, "reduced_solves": 0, "cholesky": 0, "cg_steps": 0, "products": 0,
-              "last_subspace": 0, "accepted": 0}
+              "last_subspace": 0, "accepted": 0, "rejected": 0, "dropped": 0}
     graph = None
+    mask = np.zeros(m, dtype=np.bool_)
+    x = np.empty(m)
+    d = np.empty(m)
+    dv = np.empty_like(problem.v_pred)
     scratch = {}
 
-    def reduced_solve(S: np.ndarray) -> np.ndarray | None:
-        """λ_S of (A_SS + ε I) λ_S = -b_S, or None if it is not finite."""
+    def dense_phase() -> None:
+        """The subspace phase by Cholesky: x <- λ moved towards the solution of
+        (A_SS + ε I) y_S = -b_S, as far as x_S >= 0 allows (ratio test); the components the step
+        zeroes leave S and the system is solved again, at most k_sm times."""
         nonlocal graph
-        counts["reduced_solves"] += 1
-        if S.size <= dense_max:
-            if graph is None:
-                graph = contact_graph(problem.body_a, problem.body_b, problem.n)
+        if graph is None:
+            graph = contact_graph(problem.body_a, problem.body_b, problem.n)
+        x[:] = lam
+        S = np.flatnonzero(lam > 0.0)
+        for _ in range(k_sm):
+            if S.size == 0:
+                return
+            counts["reduced_solves"] += 1
             pos = np.full(m, -1, dtype=np.int64)
             pos[S] = np.arange(S.size)
             K = np.empty((S.size, S.size))
             reduced_dense(problem.normal, problem.inv_mass, *graph, pos, eps, K)
             counts["products"] += 1
             if not np.all(np.isfinite(K)):
-                return None
+                return
             try:
                 L = np.linalg.cholesky(K)
             except np.linalg.LinAlgError:
-                return None  # not positive definite in floating point: keep the PGS iterate
+                return  # not positive definite in floating point: keep what we have
             counts["cholesky"] += 1
-            x = np.empty(S.size)
-            cholesky_solve(L, np.ascontiguousarray(-problem.rhs[S]), x)
-        else:
-            if not scratch:
-                scratch.update(dv=np.empty_like(problem.v_pred),
-                               **{k: np.empty(m) for k in ("r", "z", "p", "q")})
-            mask = np.zeros(m, dtype=np.bool_)
-            mask[S] = True
-            full = np.where(mask, lam, 0.0)  # the PGS iterate is a good first guess
-            steps = reduced_cg(problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
-                               problem.diag, problem.rhs, mask, eps, full, scratch["dv"],
-                               scratch["r"], scratch["z"], scratch["p"], scratch["q"], cg_tol,
-                               cg_max)
-            counts["cg_steps"] += steps
-            counts["products"] += steps
-            x = full[S]
-        return x if np.all(np.isfinite(x)) else None
+            y = np.empty(S.size)
+            cholesky_solve(L, np.ascontiguousarray(-problem.rhs[S]), y)
+            if not np.all(np.isfinite(y)):
+                return
+            step = y - x[S]
+            down = step < 0.0
+            ratios = -x[S][down] / step[down]
+            alpha = min(1.0, float(ratios.min())) if ratios.size else 1.0
+            x[S] += alpha * step
+            if alpha >= 1.0:
+                return
+            x[S[down][ratios <= alpha]] = 0.0
+            zero = x[S] <= 0.0
+            x[S[zero]] = 0.0
+            counts["dropped"] += int(zero.sum())
+            S = S[~zero]
 
     def sweep(count: int) -> None:
         for _ in range(count):
@@ -233,35 +333,36 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
                              problem.inv_mass, problem.diag, v, lam, 1.0, k_gs)
             counts["sweeps"] += k_gs
             counts["products"] += k_gs
-            S = np.flatnonzero(lam > 0.0)
-            counts["last_subspace"] = int(S.size)
-            if S.size == 0:
+            size = int(np.count_nonzero(lam > 0.0))
+            counts["last_subspace"] = size
+            if size == 0:
                 continue
-            before = lam.copy()
-            merit_before = problem.residual(lam)
-            for _ in range(k_sm):
-                x = reduced_solve(S)
-                if x is None:
-                    break
-                positive = x > 0.0
-                lam[:] = 0.0
-                lam[S] = np.maximum(x, 0.0)
-                if positive.all():
-                    break
-                S = S[positive]
-                if S.size == 0:
-                    break
-            # Safeguard: a wrongly predicted S can make A_SS singular with b_S outside its
-            # range, and the regularised solution then grows like 1/ε; keep the subspace step
-            # only when it lowers the natural-map residual.
-            merit_after = problem.residual(lam)
-            counts["products"] += 2
-            if merit_after < merit_before:
-                counts["accepted"] += 1
-                v[:] = problem.velocity(lam)
-                counts["products"] += 1
+            if size <= dense_max:
+                dense_phase()
             else:
-                lam[:] = before
+                if not scratch:
+                    scratch.update({k: np.empty(m) for k in ("r", "z", "p", "q")})
+                    scratch["precond"] = 1.0 / (problem.diag + eps)
+                products, solves, dropped = truncated_cg_phase(
+                    problem.body_a, problem.body_b, problem.normal, problem.inv_mass, bias,
+                    scratch["precond"], eps, v, lam, mask, x, scratch["r"], scratch["z"],
+                    scratch["p"], scratch["q"], dv, k_sm, cg_max, abs_tol, cg_tol)
+                counts["cg_steps"] += products
+                counts["products"] += products
+                counts["reduced_solves"] += solves
+                counts["dropped"] += dropped
+            # Safeguard on f = ½ λᵀAλ + bᵀλ, which PGS sweeps never increase: the truncated
+            # step decreases it in exact arithmetic, so a rise means rounding or a non-finite
+            # solve, and the PGS iterate is kept.
+            change = objective_change(problem.body_a, problem.body_b, problem.normal,
+                                      problem.inv_mass, bias, v, lam, x, d, dv)
+            counts["products"] += 1
+            if change <= 0.0 and np.all(np.isfinite(x)):
+                counts["accepted"] += 1
+                lam[:] = x
+                v[:] += dv
+            else:
+                counts["rejected"] += 1
 
     def sync() -> None:
         v[:] = problem.velocity(lam)

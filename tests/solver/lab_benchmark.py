@@ -2,6 +2,7 @@
 
     python -m tests.solver.lab_benchmark [--runs R] [--json FILE]
     python -m tests.solver.lab_benchmark --survey N      (failure rates on random small LCPs)
+    python -m tests.solver.lab_benchmark --versus R      (pgs-sm against pgs to 1e-10, R rounds)
 
 1. Settled bowl (350 marbles, 500 steps of 20 PGS iterations, h = 0.02 s, from λ = 0): for every
    registered solver, iterations and products with A to reach 1e-8 and 1e-10 m/s, the residual
@@ -12,6 +13,11 @@
 2. Cost per iteration in ns per contact on the fast path (no trace), median over max(R, 15) runs
    (bowl, 200 iterations) and max(R, 9) runs (`box` with n = 10000 after 150 steps, 20
    iterations).
+
+3. `--versus R`: time to 1e-10 on the settled bowl of pgs and of pgs-sm (defaults, and the
+   VERSUS variants), each on the fast path for exactly the iterations a traced solve needed, the
+   methods alternated within each of R rounds so that load from other jobs hits them alike;
+   medians, and products with A (noise-free).
 
 Numbers depend on the machine; ratios within one run are what to compare.
 """
@@ -39,6 +45,7 @@ VARIANTS = {
     "pgs-sm k_gs=20": ("pgs-sm", {"k_gs": 20}),
     "pgs-sm dense": ("pgs-sm", {"dense_max": 100000}),
 }
+VERSUS = [("pgs", {}), ("pgs-sm", {}), ("pgs-sm", {"k_sm": 1}), ("pgs-sm", {"k_gs": 20})]
 BUDGET = {"pgs-sm": 2000}  # iterations; others 20000
 DEFAULT_BUDGET = 20000
 
@@ -125,6 +132,40 @@ def survey(count: int) -> dict:
     return {"totals": totals, "fails": fails}
 
 
+def versus(problem, rounds: int) -> dict:
+    """pgs-sm against pgs on `problem`, time to 1e-10 m/s (see the module docstring, 3)."""
+    rows = []
+    for name, params in VERSUS:
+        traced = registry.METHODS[name].solve(
+            problem, np.zeros(problem.m),
+            registry.settings(name, 50000, True, {"abs_tol": 1e-10, **params}))
+        assert traced.status == "absolute", (name, params, traced.status)
+        label = name + "".join(f" {k}={v}" for k, v in params.items())
+        rows.append((label, name, params, traced))
+    samples: dict = {label: [] for label, *_ in rows}
+    for _ in range(rounds):
+        for label, name, params, traced in rows:
+            settings = registry.settings(name, traced.iterations, False, {"abs_tol": 0.0, **params})
+            t0 = time.perf_counter()
+            result = registry.METHODS[name].solve(problem, np.zeros(problem.m), settings)
+            samples[label].append(time.perf_counter() - t0)
+            assert result.residual < 1e-10  # the fast path reproduces the traced iterate
+    base = float(np.median(samples[rows[0][0]]))
+    out = {}
+    print(f"\n{rounds} rounds, alternated\n")
+    print("| solver | iterations | products | accepted / rejected | median (ms) | pgs / this |")
+    print("|---|---|---|---|---|---|")
+    for label, name, params, traced in rows:
+        median = float(np.median(samples[label]))
+        info = traced.info
+        kept = f"{info['accepted']} / {info['rejected']}" if "accepted" in info else "—"
+        out[label] = {"iterations": traced.iterations, "products": traced.products,
+                      "median_seconds": median, "ratio": base / median, "info": dict(info)}
+        print(f"| `{label}` | {traced.iterations} | {traced.products} | {kept} | "
+              f"{1e3 * median:.1f} | {base / median:.2f} |", flush=True)
+    return out
+
+
 def fmt(x, pattern="{:.2e}"):
     return "—" if x is None else pattern.format(x)
 
@@ -135,10 +176,20 @@ def main(argv=None) -> int:
     parser.add_argument("--json", default=None)
     parser.add_argument("--survey", type=int, default=0, metavar="N",
                         help="only the failure survey on N random seeds")
+    parser.add_argument("--versus", type=int, default=0, metavar="R",
+                        help="only pgs-sm against pgs to 1e-10 on the settled bowl, R rounds")
     args = parser.parse_args(argv)
     warmup()
     if args.survey:
         result = survey(args.survey)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(result, f, indent=2)
+        return 0
+    if args.versus:
+        bowl = settled("bowl", 500)
+        print(f"settled bowl: {bowl.m} contacts, {bowl.n} marbles")
+        result = versus(bowl, args.versus)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(result, f, indent=2)
