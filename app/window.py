@@ -108,7 +108,8 @@ class MainWindow(QMainWindow):
         self.screenshots: list[str] = []
         self._swaps = 0  # frames drawn (buffer swaps of the view)
         self._step_ms: list[float] = []  # scripted runs: wall time of every step, ms
-        self._first_step: tuple[float, int, int] | None = None  # (wall s, steps, swaps)
+        # (wall s, steps, swaps, plot refreshes) at the first step: scripted runs' rates start there
+        self._first_step: tuple[float, int, int, int] | None = None
 
         view_class = view_class or _view_class()
         self.view = view_class()
@@ -231,7 +232,7 @@ class MainWindow(QMainWindow):
     def _on_frame(self, frame: Frame) -> None:
         self.latest = frame
         if frame.stepped and self._first_step is None:
-            self._first_step = (frame.wall, frame.steps, self._swaps)
+            self._first_step = (frame.wall, frame.steps, self._swaps, self.plots.refreshes)
         if frame.stepped and self.options.frames is not None:
             self._step_ms.append(1e3 * frame.timings.get("total", np.nan))
         if frame.stepped:
@@ -302,20 +303,23 @@ class MainWindow(QMainWindow):
         return self._sps.rate(now=time.perf_counter())
 
     def run_summary(self, now: float | None = None) -> str:
-        """One line for scripted runs: frames drawn and simulation steps per second of wall
-        time since the first step (what the README's measurements quote)."""
+        """One line for scripted runs: frames drawn, simulation steps and plot refreshes (those
+        that handed new data to the curves) per second of wall time since the first step (what
+        the README's measurements quote)."""
         if self._first_step is None or self.latest is None:
             return ""
-        wall0, steps0, swaps0 = self._first_step
+        wall0, steps0, swaps0, plots0 = self._first_step
         now = time.perf_counter() if now is None else now
         seconds = max(now - wall0, 1e-9)
         f = self.latest
         steps = f.steps - steps0
         frames = self._swaps - swaps0
+        plots = self.plots.refreshes - plots0
         median = float(np.nanmedian(self._step_ms)) if self._step_ms else float("nan")
         return (f"marbles: {f.state.scene}/{f.state.solver} {len(f.radius)} marbles: "
                 f"{frames} frames and {steps} steps in {seconds:.2f} s: "
-                f"{frames / seconds:.1f} frames/s, {steps / seconds:.1f} steps/s "
+                f"{frames / seconds:.1f} frames/s, {steps / seconds:.1f} steps/s, "
+                f"plots {plots / seconds:.1f}/s "
                 f"(speed {'max' if f.state.speed <= 0 else f'{f.state.speed:g}x'}); "
                 f"median step {median:.3f} ms")
 
