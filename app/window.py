@@ -27,7 +27,7 @@ from .plots import LivePlots
 from .worker import BenchmarkResult, Frame, SimThread, SimWorker
 
 TICK_MS = 16  # hand the newest frame to the view at up to ~60 Hz
-PLOT_MS = 40  # plots at 25 Hz: 20 Hz or more even when a 3D frame delays a tick
+PLOT_MS = 40  # plots at 25 Hz: a margin over the 20 Hz goal for ticks a 3D frame delays
 HUD_PERIOD = 0.1  # s: the HUD rides on the plot timer at 10 Hz (one window repaint for both)
 # With software OpenGL a 3D frame costs 60-85 ms of the GUI thread; drawn whenever a new frame
 # is there, it would leave no time for the plots. After each frame the view waits until that
