@@ -23,6 +23,7 @@ import json
 import math
 import re
 import sys
+import time
 
 import numpy as np
 from OpenGL import GL
@@ -406,6 +407,10 @@ class MarbleView(QOpenGLWidget):
         self._items: list[dict] = []
         self._drag: dict | None = None
         self._press_pos: QPointF | None = None
+        # When the latest paintGL began and how many ran: the window measures a frame's cost
+        # from here to frameSwapped (rasterising, composing, swapping) to pace the view.
+        self.paint_started = 0.0
+        self.paints = 0
         self._failedLater.connect(self.glFailed, Qt.ConnectionType.QueuedConnection)
         self.setMinimumSize(160, 120)
 
@@ -717,6 +722,8 @@ class MarbleView(QOpenGLWidget):
 
     # --- drawing ----------------------------------------------------------------------------
     def paintGL(self) -> None:
+        self.paint_started = time.perf_counter()
+        self.paints += 1
         if self.failure is not None or not self._gl_ready:
             self._clear_only()
             return

@@ -13,11 +13,12 @@ from collections import deque
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
 FLOOR = 1e-16  # m/s: the smallest residual drawn (exact zeros appear at convergence)
 CEILING = 1e30  # m/s: the largest (a divergence's inf is drawn here)
 HISTORY_SECONDS = 10.0  # s of simulated time in the history plots
+TIME_AXIS_STEP = 1.0  # s: the history plots' time axis moves in steps of this (see set_view)
 MAX_POINTS = 20000
 PHASES = ("collide", "assemble", "solve", "integrate")
 PHASE_COLOURS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2")
@@ -41,6 +42,10 @@ def _plot(title: str, x_label: str, y_label: str, log_y: bool = True) -> pg.Plot
     item.showGrid(x=True, y=True, alpha=0.25)
     for axis in ("left", "bottom"):
         item.getAxis(axis).enableAutoSIPrefix(False)  # "(x0.001)" on a log axis misleads
+        # With the grid on, an axis item spans the whole plot, so every curve update repainted
+        # it (replaying its tick text and grid: about 5 ms each, six per refresh). Cached as a
+        # pixmap, it is redrawn only when its range or size changes.
+        item.getAxis(axis).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
     item.setMenuEnabled(False)
     # Ranges are set once per refresh (set_view); pyqtgraph's own auto-range would repaint
     # again a moment later, and every repaint recomposes the window through OpenGL.
@@ -59,14 +64,31 @@ def _log_span(y: np.ndarray) -> tuple[float, float]:
     return float(lo), float(max(hi, lo + 1.0))
 
 
-def set_view(widget: pg.PlotWidget, x: np.ndarray, ys: list[np.ndarray]) -> None:
-    """Show x's span and the decades of all ys in one range change (a single repaint)."""
+def set_view(widget: pg.PlotWidget, x: np.ndarray, ys: list[np.ndarray],
+             x_step: float = 0.0) -> None:
+    """Show x's span and the decades of all ys in one range change (a single repaint).
+
+    x_step > 0 rounds the right end up to a multiple of x_step and shows `HISTORY_SECONDS`
+    before it, so a scrolling time axis moves once per x_step instead of on every refresh.
+    The range is only set when it differs from the one shown: a range change re-lays the
+    axes (tick text included), the costliest part of a refresh, which 25 times a second
+    would compete with the 3D view for the GUI thread."""
     if x.size == 0:
         return
-    lo, hi = (float(x[0]), float(x[-1])) if x.size > 1 else (float(x[0]) - 1, float(x[0]) + 1)
+    if x_step > 0:
+        hi = float(np.ceil(x[-1] / x_step) * x_step)
+        hi = hi if hi > x[-1] else hi + x_step
+        lo = hi - HISTORY_SECONDS
+    else:
+        lo, hi = ((float(x[0]), float(x[-1])) if x.size > 1
+                  else (float(x[0]) - 1, float(x[0]) + 1))
     if hi <= lo:
         hi = lo + 1.0
     ylo, yhi = _log_span(np.concatenate(ys)) if ys else (-1.0, 1.0)
+    shown = (lo, hi, ylo, yhi)
+    if getattr(widget, "_shown_range", None) == shown:
+        return
+    widget._shown_range = shown
     widget.getPlotItem().getViewBox().setRange(xRange=(lo, hi), yRange=(ylo, yhi), padding=0.02)
 
 
@@ -151,7 +173,7 @@ class LivePlots(QWidget):
         r = clamp_residual(np.fromiter(self._residual, dtype=np.float64,
                                        count=len(self._residual))[keep])
         self.history_curve.setData(t, r)
-        set_view(self.history_plot, t, [r])
+        set_view(self.history_plot, t, [r], x_step=TIME_AXIS_STEP)
         phases = []
         for name, curve in self.phase_curves.items():
             d = self._phases[name]
@@ -159,7 +181,7 @@ class LivePlots(QWidget):
             ms = np.clip(np.nan_to_num(ms, nan=1e-6), 1e-6, None)
             curve.setData(t, ms)
             phases.append(ms)
-        set_view(self.timing_plot, t, phases)
+        set_view(self.timing_plot, t, phases, x_step=TIME_AXIS_STEP)
 
     def curve_data(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """What the curves currently show (x, y), for tests and the screenshot check."""

@@ -224,6 +224,28 @@ def test_plots_receive_data(qtbot, make_window):
         assert np.all(np.isfinite(y)) and np.all(y >= np.log10(FLOOR) - 1e-9)
 
 
+def test_plots_update_while_the_view_draws_nothing(qtbot, make_window):
+    """The plots and the HUD have a timer of their own: with the 3D view held back (as if its
+    frames were too slow to draw) they still show new steps, and their repaints reuse the
+    view's last image instead of running its paintGL."""
+    window = make_window(scene="bowl")
+    plots = window.plots
+    qtbot.waitUntil(lambda: plots.curve_data()["history"][0].size > 0, timeout=20000)
+    window._view_ready_at = float("inf")  # the pacing never allows another 3D frame
+    qtbot.wait(200)  # a frame handed over before the hold may still be painting
+    paints, drawn = window.view.paints, window._drawn_seq
+    refreshes = plots.refreshes
+    last_time = plots.curve_data()["history"][0][-1]
+    hud = window.hud.text()
+    qtbot.waitUntil(lambda: plots.refreshes >= refreshes + 3
+                    and plots.curve_data()["history"][0][-1] > last_time + 0.1
+                    and window.hud.text() != hud, timeout=20000)
+    assert window.view.paints == paints and window._drawn_seq == drawn
+    window._view_ready_at = 0.0  # released, the view catches up with the newest frame
+    qtbot.waitUntil(lambda: window._drawn_seq > drawn and window.view.paints > paints,
+                    timeout=20000)
+
+
 def test_quit_key_closes_and_joins_the_worker(qtbot, make_window):
     window = make_window(scene="column")
     _press(qtbot, window, "Q")
