@@ -70,6 +70,18 @@ def pcg_start(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, r, z, p, sta
 
 
 @njit(cache=True, nogil=True)
+def _curvature(body_a, body_b, normal, inv_mass, diag, p, dv, q):
+    """q <- A p; returns (pᵀAp, pᵀ diag(A) p), the curvature along p and its scale."""
+    apply_matrix(body_a, body_b, normal, inv_mass, p, dv, q)
+    pq = 0.0
+    pdp = 0.0
+    for c in range(p.shape[0]):
+        pq += p[c] * q[c]
+        pdp += p[c] * p[c] * diag[c]
+    return pq, pdp
+
+
+@njit(cache=True, nogil=True)
 def pcg_iterations(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, dv, r, z, p, q,
                    state, counts, count, clip_only):
     """`count` projected CG iterations in place on λ; r, z, p and state/counts carry over
@@ -79,25 +91,15 @@ def pcg_iterations(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, dv, r
         rz = state[0]
         if rz == 0.0:
             continue  # projected residual exactly zero: λ solves the LCP, nothing to do
-        apply_matrix(body_a, body_b, normal, inv_mass, p, dv, q)
+        pq, pdp = _curvature(body_a, body_b, normal, inv_mass, diag, p, dv, q)
         counts[PRODUCTS] += 1
-        pq = 0.0
-        pdp = 0.0
-        for c in range(m):
-            pq += p[c] * q[c]
-            pdp += p[c] * p[c] * diag[c]
         if not pq > CURVATURE_GUARD * pdp and counts[FRESH] == 0:
             # No curvature along a conjugate direction: restart from the residual.
             for c in range(m):
                 p[c] = z[c]
             counts[FRESH] = 1
-            apply_matrix(body_a, body_b, normal, inv_mass, p, dv, q)
+            pq, pdp = _curvature(body_a, body_b, normal, inv_mass, diag, p, dv, q)
             counts[PRODUCTS] += 1
-            pq = 0.0
-            pdp = 0.0
-            for c in range(m):
-                pq += p[c] * q[c]
-                pdp += p[c] * p[c] * diag[c]
         if pq > CURVATURE_GUARD * pdp:
             alpha = rz / pq
         else:
