@@ -100,6 +100,9 @@ def _set_up_qt():
     QCoreApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "marbles"])
     app.setApplicationName("marbles")
+    from .qt_compat import collect_garbage_in_gui_thread
+
+    app._marbles_gc = collect_garbage_in_gui_thread()  # lives as long as the application
     return app
 
 

@@ -59,3 +59,18 @@ def ensure_bool_refcounts() -> bool:
 
 
 APPLIED = ensure_bool_refcounts()
+
+
+def collect_garbage_in_gui_thread(interval: float = 0.5):
+    """Run Python's cyclic garbage collector only in the GUI thread, on a timer there.
+
+    CPython collects in whichever thread happens to allocate. If that is the simulation thread
+    and the garbage holds Qt objects (a closed plot window, a pyqtgraph scene), ~QObject runs
+    there: it takes Qt's connection lock and then waits for the GIL, while the GUI thread may
+    hold the GIL and wait for that lock in a connect() — a deadlock (seen in the test suite).
+    pyqtgraph's GarbageCollector disables automatic collection and collects from a QTimer of
+    the thread that creates it. Call this from the GUI thread once the QApplication exists, and
+    keep the returned object alive as long as the application runs."""
+    from pyqtgraph.util.garbage_collector import GarbageCollector
+
+    return GarbageCollector(interval=interval)

@@ -14,6 +14,7 @@ captured warning into a failure.
 """
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -38,3 +39,24 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _HERE in Path(str(item.path)).resolve().parents:
             item.add_marker(pytest.mark.qt_log_level_fail("WARNING"))
+
+
+@pytest.fixture(scope="package", autouse=True)
+def _garbage_collected_in_gui_thread(qapp):
+    """As in the program (app/main.py): cyclic garbage is collected only in the GUI thread, never
+    in a simulation thread, where freeing Qt objects deadlocked the suite (app.qt_compat)."""
+    from app.qt_compat import collect_garbage_in_gui_thread
+
+    collector = collect_garbage_in_gui_thread()
+    yield
+    collector.timer.stop()
+    gc.enable()
+    gc.collect()
+
+
+@pytest.fixture(autouse=True)
+def _collect_after_each_test():
+    """Free each test's closed windows here, in the GUI thread, before the next test starts
+    simulation threads of its own."""
+    yield
+    gc.collect()

@@ -53,3 +53,29 @@ def test_safety_net_applies_only_when_references_are_lost():
     else:
         assert qt_compat._lost_references() == 0
         assert not getattr(sys, "_marbles_bool_reserve", False)
+
+
+def test_garbage_is_collected_only_by_the_gui_thread_timer(qapp, qtbot):
+    """Automatic collection is off (so no simulation thread ever frees Qt objects) and the
+    GUI-thread timer still frees cyclic garbage."""
+    import gc
+    import weakref
+
+    from app.qt_compat import collect_garbage_in_gui_thread
+
+    collector = collect_garbage_in_gui_thread(interval=0.05)
+    try:
+        assert not gc.isenabled()
+
+        class Node:
+            pass
+
+        witness = []
+        for _ in range(gc.get_threshold()[0] + 10):  # enough cycles to cross generation 0
+            a, b = Node(), Node()
+            a.other, b.other = b, a
+            witness.append(weakref.ref(a))
+        del a, b
+        qtbot.waitUntil(lambda: all(ref() is None for ref in witness), timeout=5000)
+    finally:
+        collector.timer.stop()
