@@ -15,7 +15,7 @@ from numba import njit
 from . import registry
 from .collide import Collider, Contacts
 from .method import SolveResult, SolveSettings
-from .params import Param, resolve
+from .params import Param
 from .problem import ContactProblem, impulse_velocity
 from .world import World, container_geometry
 
@@ -164,10 +164,6 @@ class Simulation:
         timings = {"collide": t1 - t0, "assemble": t2 - t1, "solve": t3 - t2,
                    "integrate": t4 - t3, "total": t4 - t0}
         return StepReport(timings, contacts.m, result, self.method.name)
-
-
-def sim_params(overrides: dict) -> dict:
-    return resolve(SIM_PARAMS, overrides, "the simulation")
 
 
 def max_penetration(world: World) -> float:
