@@ -23,10 +23,15 @@ class Scene:
 
     def build(self, overrides: dict | None = None) -> World:
         """World for the defaults updated by `overrides` (text or values); ParamError on bad input."""
-        return self.build_world(resolve(self.params, overrides or {}, f"scene {self.name}"))
+        params = resolve(self.params, overrides or {}, f"scene {self.name}")
+        world = self.build_world(params)
+        world.damping = params.get("damping", 0.0)
+        return world
 
 
-SCENES: dict[str, Scene] = {s.name: s for s in (Scene(*spec) for spec in seed.SPECS)}
+# Every scene also takes `damping`, which no builder reads: `build` puts it on the world.
+SCENES: dict[str, Scene] = {s.name: s for s in (Scene(name, text, world, params + (seed.DAMPING,))
+                                               for name, text, world, params in seed.SPECS)}
 
 
 def get(name: str) -> Scene:

@@ -83,11 +83,12 @@ def write_npz(path: str | os.PathLike, **arrays) -> Path:
 
 
 def save_state(path: str | os.PathLike, world: World) -> Path:
-    """x, v (n, 3); radius, mass (n,); container (JSON string); gravity (3,); dt; time."""
+    """x, v (n, 3); radius, mass (n,); container (JSON string); gravity (3,); dt; time;
+    damping (1/s)."""
     return write_npz(path, x=world.x, v=world.v, radius=world.radius, mass=world.mass,
                      container=np.array(json.dumps(world.container)), gravity=world.gravity,
                      dt=np.float64(world.dt), time=np.float64(world.time),
-                     colour=world.colour)
+                     damping=np.float64(world.damping), colour=world.colour)
 
 
 def load_state(path: str | os.PathLike) -> World:
@@ -98,8 +99,10 @@ def load_state(path: str | os.PathLike) -> World:
             with np.errstate(divide="ignore"):
                 inv_mass = np.where(np.isfinite(mass), 1.0 / mass, 0.0)
             colour = z["colour"] if "colour" in z.files else None
+            # Snapshots written before damping existed are undamped.
+            damping = float(z["damping"]) if "damping" in z.files else 0.0
             return World(z["x"], z["v"], z["radius"], inv_mass, json.loads(str(z["container"])),
-                         colour, float(z["dt"]), z["gravity"], float(z["time"]))
+                         colour, float(z["dt"]), z["gravity"], float(z["time"]), damping)
     except (OSError, KeyError, ValueError) as err:
         raise ValueError(f"{path}: not a marbles state snapshot ({err})") from None
 

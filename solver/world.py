@@ -37,7 +37,8 @@ def marble_mass(radius: np.ndarray | float, density: float = GLASS_DENSITY) -> n
 @dataclass
 class World:
     """x, v: (n, 3) float64, metres and m/s; radius: (n,) metres; inv_mass: (n,) 1/kg;
-    colour: (n, 3) float32 RGB in [0, 1]; dt: seconds; gravity: (3,) m/s^2; time: seconds."""
+    colour: (n, 3) float32 RGB in [0, 1]; dt: seconds; gravity: (3,) m/s^2; time: seconds;
+    damping: 1/s, linear drag (velocities decay as e^(-damping t) between contacts; 0 = none)."""
 
     x: np.ndarray
     v: np.ndarray
@@ -48,6 +49,7 @@ class World:
     dt: float = DEFAULT_DT
     gravity: np.ndarray = field(default_factory=lambda: GRAVITY.copy())
     time: float = 0.0
+    damping: float = 0.0
 
     def __post_init__(self) -> None:
         self.x = np.ascontiguousarray(self.x, dtype=np.float64).reshape(-1, 3)
@@ -77,7 +79,7 @@ class World:
     def copy(self) -> "World":
         return World(self.x.copy(), self.v.copy(), self.radius.copy(), self.inv_mass.copy(),
                      json.loads(json.dumps(self.container)), self.colour.copy(), self.dt,
-                     self.gravity.copy(), self.time)
+                     self.gravity.copy(), self.time, self.damping)
 
     def kinetic_energy(self) -> float:
         """Joules; static bodies (inv_mass 0) carry none."""

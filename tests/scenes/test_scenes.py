@@ -35,7 +35,19 @@ def test_seed_changes_placement():
     assert not np.array_equal(a.x, b.x)
 
 
+@pytest.mark.parametrize("name", list(scenes.SCENES))
+def test_every_scene_takes_damping_and_the_state_snapshot_keeps_it(name, tmp_path):
+    from solver.snapshot import load_state, save_state
+    assert scenes.build(name).damping == 0.0  # the article's marbles are undamped
+    world = scenes.build(name, {"damping": "0.5"})
+    assert world.damping == 0.5
+    save_state(tmp_path / "s.npz", world)
+    assert load_state(tmp_path / "s.npz").damping == 0.5
+    assert world.copy().damping == 0.5
+
+
 @pytest.mark.parametrize("name, overrides, fragment", [
+    ("bowl", {"damping": "-1"}, "damping=-1"),
     ("box", {"n": "-5"}, "n=-5"),
     ("bowl", {"n": "100000"}, "at most"),
     ("box", {"seed": "1.5"}, "seed=1.5"),

@@ -63,6 +63,25 @@ def test_free_fall_is_symplectic_euler_exactly():
     assert world.time == pytest.approx(k * h)
 
 
+def test_drag_decays_the_free_fall_velocity_exactly():
+    """With linear drag c the step is v <- e^(-c h) v + h g, x <- x + h v: after k steps
+    v_k = f^k v0 + h g (1 - f^k) / (1 - f), f = e^(-c h), heading for the terminal g / c."""
+    c = 0.5
+    x0 = np.array([[0.0, 0.0, 10.0]])
+    v0 = np.array([[0.3, 0.0, 1.0]])
+    world = World(x0.copy(), v0.copy(), 0.1, 1.0, {"kind": "floor", "height": -1e6}, damping=c)
+    sim = Simulation(world, "pgs")
+    h, k = world.dt, 200
+    f = np.exp(-c * h)
+    g = np.array([0, 0, -G])
+    speeds = [v0 * f ** j + h * g * (1 - f ** j) / (1 - f) for j in range(1, k + 1)]
+    for _ in range(k):
+        sim.step()
+    np.testing.assert_allclose(world.v, speeds[-1], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(world.x, x0 + h * np.sum(speeds, axis=0), rtol=0, atol=1e-9)
+    assert world.v[0, 0] < 0.3 * 0.9  # the drag acted on the horizontal motion too
+
+
 def head_on(gap, speed):
     r = 0.1
     x = np.array([[-r - gap / 2, 0, 5.0], [r + gap / 2, 0, 5.0]])
