@@ -196,7 +196,7 @@ def run_compare(scene: str, scene_params: dict, settle: int, iterations: int,
     warmup([settle_solver])
     progress = None if quiet else Progress(f"{label}: settling", settle)
     frozen = comparison.settle(world, settle, settle_solver, settle_iterations, settle_params,
-                               bool((sim_params or {}).get("warm_start", False)), progress)
+                               float((sim_params or {}).get("warm_start", 0.0)), progress)
     progress = None if quiet else Progress(f"{label}: comparing", len(solvers), after=1.0)
     table = comparison.compare(frozen.problem, iterations, solvers,
                                frozen.warm if warm_start else None, solver_params, progress,

@@ -35,7 +35,7 @@ HOTKEYS: tuple[Hotkey, ...] = (
     Hotkey("fewer_iterations", ("Down",), "fewer iterations per step"),
     Hotkey("omega_up", ("Right",), "relaxation up by 0.1 (ω of psor, β of jacobi, ...)"),
     Hotkey("omega_down", ("Left",), "relaxation down by 0.1"),
-    Hotkey("warm_start", ("W",), "warm start on / off"),
+    Hotkey("warm_start", ("W",), "warm start: off, half, full (of last step's impulses)"),
     Hotkey("colour", ("C",), "colour mode: by marble / by speed / by contact impulse"),
     Hotkey("benchmark", ("B",), "compare every solver on the current frozen problem"),
     Hotkey("screenshot", ("P",), "save a screenshot (marbles-YYYYmmdd-HHMMSS.png)"),

@@ -57,6 +57,11 @@ def _fmt_params(solver: str, params: dict) -> str:
     return " ".join(shown)
 
 
+def warm_text(fraction: float) -> str:
+    """'off', 'full' or the fraction of last step's impulses a solve starts from."""
+    return "off" if fraction <= 0.0 else "full" if fraction >= 1.0 else f"x{fraction:g}"
+
+
 def hud_text(frame, fps: float, steps_per_second: float) -> str:
     """Lines of the HUD for `frame` (app.worker.Frame); rates in 1/s of wall time."""
     s = frame.state
@@ -79,7 +84,7 @@ def hud_text(frame, fps: float, steps_per_second: float) -> str:
     lines = [
         f"scene {s.scene}   {len(frame.radius)} marbles   {frame.contacts} contacts",
         f"solver {s.solver} ({label}) {params}".rstrip(),
-        f"iterations {s.iterations}   warm start {'on' if s.warm_start else 'off'}   "
+        f"iterations {s.iterations}   warm start {warm_text(s.warm_start)}   "
         f"colour by {s.colour_mode}",
         f"step {ms['total']:.2f} ms: collide {ms['collide']:.2f}  assemble {ms['assemble']:.2f}"
         f"  solve {ms['solve']:.2f}  integrate {ms['integrate']:.2f}",

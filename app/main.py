@@ -83,7 +83,7 @@ def options_from(args: argparse.Namespace):
     world = config.build_world()  # scene parameters that only the build can check (n too big)
     return Options(scene=config.scene, solver=config.solver, iterations=config.iterations,
                    scene_params=config.scene_params, solver_params=config.solver_params,
-                   warm_start=bool(config.sim_params.get("warm_start", False)), dt=config.dt,
+                   warm_start=float(config.sim_params.get("warm_start", 0.0)), dt=config.dt,
                    speed=speed, benchmark_out=str(out), benchmark_iterations=bench_iterations,
                    benchmark_on_close=not args.no_benchmark, screenshot=args.screenshot,
                    frames=frames, block_on_close=frames is None, show_dialogs=frames is None,

@@ -47,7 +47,7 @@ class Options:
     iterations: int = 20
     scene_params: dict | None = None
     solver_params: dict | None = None
-    warm_start: bool = False
+    warm_start: float = 0.0
     dt: float | None = None
     speed: float = 1.0
     benchmark_out: str = "."

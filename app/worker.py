@@ -64,7 +64,7 @@ class SimState:
     solver: str
     solver_params: dict
     iterations: int
-    warm_start: bool
+    warm_start: float  # fraction of last step's impulses a solve starts from
     paused: bool
     colour_mode: str
     diverged: bool
@@ -141,7 +141,7 @@ class SimWorker(QObject):
 
     def __init__(self, scene: str, solver: str, iterations: int = 20,
                  scene_params: dict | None = None, solver_params: dict | None = None,
-                 warm_start: bool = False, speed: float = 1.0, world: World | None = None,
+                 warm_start: float = 0.0, speed: float = 1.0, world: World | None = None,
                  benchmark_out: str | Path = ".", benchmark_iterations: int = 200,
                  dt: float | None = None):
         super().__init__()
@@ -154,7 +154,7 @@ class SimWorker(QObject):
         self._initial_world = world
         self._solver = solver
         self._iterations = int(iterations)
-        self._warm_start = bool(warm_start)
+        self._warm_start = float(warm_start)
         self._speed = float(speed)
         self.benchmark_out = Path(benchmark_out)
         self.benchmark_iterations = int(benchmark_iterations)
@@ -464,7 +464,9 @@ class SimWorker(QObject):
         self._solver_params[self._solver] = dict(self._sim.settings.params)
 
     def _cmd_warm_start(self, arg) -> None:
-        self._warm_start = (not self._warm_start) if arg is None else bool(arg)
+        if arg is None:  # the key: off -> half (stable, README Settling) -> full -> off
+            arg = {0.0: 0.5, 0.5: 1.0}.get(self._warm_start, 0.0)
+        self._warm_start = float(arg)
         self._sim.warm_start = self._warm_start
 
     def _cmd_colour(self, mode) -> None:

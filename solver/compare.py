@@ -216,9 +216,9 @@ def write_benchmark(out_dir: str | Path, table: ComparisonTable, meta: dict | No
 @dataclass
 class FrozenStep:
     """The contact problem of the last step of a settled simulation. problem: a copy of it;
-    warm: (m,) impulses of the step before, matched by marble pair (what a warm-started step
-    starts from); report: that step's StepReport (its solve started from `warm` if the
-    simulation warm-starts, else from zero); sim: the simulation, positioned after the step."""
+    warm: (m,) impulses of the step before, matched by marble pair (what a fully warm-started
+    step starts from); report: that step's StepReport (its solve started from the simulation's
+    `warm_start` fraction of `warm`); sim: the simulation, positioned after the step."""
 
     problem: ContactProblem
     warm: np.ndarray
@@ -250,7 +250,7 @@ def match_impulses(prev_keys: np.ndarray, prev_lam: np.ndarray, keys: np.ndarray
 
 
 def settle(world: World, steps: int, solver: str = "pgs", iterations: int = 20,
-           params: dict | None = None, warm_start: bool = False,
+           params: dict | None = None, warm_start: float = 0.0,
            progress: Callable[[int, int], None] | None = None) -> FrozenStep:
     """Step `world` (in place) `steps` times with `solver` and freeze the last step's problem."""
     if steps < 1:

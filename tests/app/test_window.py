@@ -161,7 +161,7 @@ def test_every_hotkey_changes_the_workers_state(qtbot, make_window, tmp_path):
     wait_state(qtbot, window, lambda f: f.state.solver == "psor", timeout=120000)
     press("omega_up", lambda f: f.state.solver_params["omega"] == pytest.approx(1.6))
     press("omega_down", lambda f: f.state.solver_params["omega"] == pytest.approx(1.5))
-    press("warm_start", lambda f: f.state.warm_start)
+    press("warm_start", lambda f: f.state.warm_start == 0.5)
     press("colour", lambda f: f.state.colour_mode == "speed")
 
     window.view.camera.azimuth += 40.0

@@ -101,9 +101,16 @@ def test_commands_apply_between_steps(qtbot, run):
         sim.send("relax", 0.1)
     f = wait_for(qtbot, got, lambda f: "limit" in f.state.message)
     assert f.state.solver_params["omega"] == pytest.approx(1.9)  # 2.0 is outside (0, 2)
-    sim.send("warm_start", True)
-    wait_for(qtbot, got, lambda f: f.state.warm_start)
-    assert sim.worker._sim.warm_start is True
+    sim.send("warm_start")  # the key cycles off -> half -> full -> off
+    wait_for(qtbot, got, lambda f: f.state.warm_start == 0.5)
+    assert sim.worker._sim.warm_start == 0.5
+    sim.send("warm_start")
+    wait_for(qtbot, got, lambda f: f.state.warm_start == 1.0)
+    sim.send("warm_start")
+    wait_for(qtbot, got, lambda f: f.state.warm_start == 0.0)
+    assert sim.worker._sim.warm_start == 0.0
+    sim.send("warm_start", 1.0)
+    wait_for(qtbot, got, lambda f: f.state.warm_start == 1.0)
     sim.send("cycle_iterations", 1)
     f = wait_for(qtbot, got, lambda f: f.state.iterations != 7)
     assert f.state.iterations == 10
