@@ -30,7 +30,7 @@ LAB = {  # name: parameter sets the convergence property must hold for
     "mprgp": [{}, {"Gamma": 0.5}],
 }
 CASES = [(name, params) for name, sets in LAB.items() for params in sets]
-PROPERTY = settings(max_examples=25, deadline=None, derandomize=True,
+PROPERTY = settings(max_examples=100, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 PROBLEMS = dict(seed=st.integers(0, 2**32 - 1), n_bodies=st.integers(1, 4), m=st.integers(1, 9))
 
@@ -88,7 +88,8 @@ def test_converges_to_the_enumerated_solution(name, params, seed, n_bodies, m):
 
 
 DESCENT = [("prox-gs", {}), ("prox-gs", {"r": "global"}), ("prox-jacobi", {}),
-           ("prox-jacobi", {"r": "global"})]
+           ("prox-jacobi", {"r": "global"}), ("pcg", {}), ("ppcg", {}),
+           ("pcg", {"restart": "active"})]
 
 
 @pytest.mark.parametrize("name, params", DESCENT)
@@ -96,7 +97,8 @@ DESCENT = [("prox-gs", {}), ("prox-gs", {"r": "global"}), ("prox-jacobi", {}),
 @given(**PROBLEMS)
 def test_the_objective_never_rises(name, params, seed, n_bodies, m):
     """What makes them converge: the adaptive prox methods accept an iterate only when it lowers
-    f = ½λᵀAλ + bᵀλ. So f(λ_k) never increases (checked on the iterates after k = 0..K iterations; the traced and
+    f = ½λᵀAλ + bᵀλ, and pcg/ppcg replace a projected step that raises f by a shorter one. So
+    f(λ_k) never increases (checked on the iterates after k = 0..K iterations; the traced and
     fast paths give the same iterates)."""
     problem, A, reference = feasible_problem(seed, n_bodies, m)
     f = [0.0]  # λ_0 = 0
@@ -127,6 +129,18 @@ def test_erlebens_merit_decays_r_to_zero_where_the_objective_test_converges(name
     assert default.status == metrics.ABSOLUTE and default.info["final_scale"] > 0.5
 
 
+@pytest.mark.parametrize("name", ["pcg", "ppcg"])
+def test_pcg_safeguard_ends_the_cycle_of_projected_steps(name):
+    """Survey seed 77 (one marble, 8 contacts, A of rank 3): the projected CG step raises f at
+    every clipped step and the iterates cycle for ever; the safeguard solves it in 3."""
+    problem = random_seed_problem(77)
+    plain = solve(name, problem, 20000, abs_tol=1e-10, safeguard=False)
+    assert plain.status == metrics.MAX_ITERATIONS and plain.residual > 0.1
+    safe = solve(name, problem, 20000, abs_tol=1e-10)
+    assert safe.status == metrics.ABSOLUTE and safe.iterations <= 5
+    assert safe.info["safeguards"] >= 1
+
+
 def settled(scene, steps, overrides=None):
     """The contact problem of the last of `steps` steps solved tightly by pcg (a resting scene
     whose gaps are closed to rounding)."""
@@ -145,6 +159,7 @@ def test_pcg_solves_a_resting_column_of_k_marbles_in_k_iterations(k):
     assert problem.m == k  # the floor and k - 1 marble pairs
     pcg = solve("pcg", problem, 10 * k, abs_tol=1e-10)  # default restart rule: clip
     assert pcg.status == metrics.ABSOLUTE and pcg.iterations <= k, pcg.iterations
+    assert pcg.info["safeguards"] == 0  # every step lowers f: the sources' PCG, unchanged
     # Jacobi preconditioning changes the path: an intermediate iterate can go negative, the
     # projection clips it and CG restarts (ppcg takes 11 at k = 7). SOLVERS.md's literal rule
     # restarts whenever {λ > 0} changes, which the first step from λ = 0 always does.
@@ -159,6 +174,7 @@ def test_pcg_solves_the_mass_ratio_pair_in_two_and_pgs_stalls():
     assert problem.m == 2
     pcg = solve("pcg", problem, 10, abs_tol=1e-10)
     assert pcg.status == metrics.ABSOLUTE and pcg.iterations <= 2
+    assert pcg.info["safeguards"] == 0
     pgs = solve("pgs", problem, 200000, trace=True, abs_tol=1e-10)
     assert pgs.status == metrics.ABSOLUTE
     assert pgs.iterations >= 50 * pcg.iterations
@@ -322,7 +338,10 @@ def test_pgs_sm_ratio_test_stops_on_the_boundary_and_drops_the_contact():
 
 def test_products_are_counted_per_method(bowl500):
     pcg = solve("pcg", bowl500, 30, abs_tol=0.0)
-    assert pcg.products == 1 + 2 * 30 + pcg.info["guards"]
+    assert pcg.products == 1 + 2 * 30 + pcg.info["guards"] + pcg.info["safeguard_products"]
+    safe = solve("ppcg", random_seed_problem(77), 3, abs_tol=0.0)
+    assert safe.info["safeguard_products"] >= safe.info["safeguards"] >= 1
+    assert safe.products == 1 + 2 * 3 + safe.info["guards"] + safe.info["safeguard_products"]
     mprgp = solve("mprgp", bowl500, 30, abs_tol=0.0)
     i = mprgp.info
     assert i["cg"] + i["expansion"] + i["proportioning"] == 30
