@@ -31,10 +31,13 @@ smaller, and wherever ρ is not monotone (Gauss-Seidel's usually is not) R decay
 never end, and the natural-map residual is not monotone along convergent iterates either.
 f is: every Gauss-Seidel sweep with local r and s γ < 2 lowers it, so `prox-gs` never rejects
 there and is exactly PSOR; a Jacobi step lowers it once s < 2 / λmax(R0^½ A R0^½), so s stays
-bounded away from 0. Both are then convergent classical schemes. Computing the change of f costs nothing in
-Gauss-Seidel form (a contact's update Δ_c, made with its fresh e_c, changes f by
-Δ_c (e_c + ½ A_cc Δ_c)); in Jacobi form it needs A λ' for the candidate λ', which is the
-product the next iterate needs anyway when λ' is accepted.
+bounded away from 0. Both are then convergent classical schemes. The change of f costs no
+product in Gauss-Seidel form: a contact's update Δ_c, made with its fresh e_c, changes f by
+Δ_c (e_c + ½ A_cc Δ_c), which is <= 0 whenever R_c A_cc < 2; so with local/blocked r the
+test cannot fail and the sweep skips the sum and the copies a rollback needs (a NaN is then
+the driver's divergence, as for psor); only global r sums it. In Jacobi form it
+needs A λ' for the candidate λ', which is the product the next iterate needs anyway when λ' is
+accepted.
 
 Stopping on the merit (Erleben): ρ < rho_abs_tol (status absolute) or |ρ_{k+1} - ρ_k| <
 rho_rel_tol ρ_k (status relative) over accepted iterates, with ρ = ‖Δλ‖∞ whichever test accepts;
@@ -100,6 +103,7 @@ def prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, fact
     The sweep's change of f is exact and free: a contact's update Δ_c, made with its fresh e_c,
     changes f by Δ_c (e_c + ½ A_cc Δ_c); with local r and s γ < 2 every term is <= 0."""
     m = lam.shape[0]
+    track = adapt and objective
     done = 0
     for _ in range(count):
         if state[STOP] != 0.0:
@@ -127,7 +131,8 @@ def prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, fact
             lam[c] = new
             if not abs(delta) <= rho:
                 rho = abs(delta)  # also carries a NaN through to the test below
-            df += delta * (e + 0.5 * diag[c] * delta)
+            if track:
+                df += delta * (e + 0.5 * diag[c] * delta)
             s = inv_mass[b] * delta
             v[b, 0] += s * n0
             v[b, 1] += s * n1
@@ -261,6 +266,11 @@ def solve_gauss_seidel(problem: ContactProblem, lam0: np.ndarray, settings: Solv
     lam = np.array(lam0, dtype=np.float64)
     denom, factor, nu, grow = _strategy(problem, settings)
     adapt, objective, rho_abs, rho_rel = _common(settings)
+    if objective and settings.get("r", "local") != "global":
+        # The objective test cannot fail here: with r_c = s γ / A_cc, s <= 1 and γ < 2, every
+        # contact's update lowers f. So the sweep needs no copies for a rollback and no sum (a
+        # NaN is then the driver's divergence, as for psor).
+        adapt = False
     v = problem.velocity(lam)
     bias = problem.bias
     lam_old = np.empty_like(lam)
