@@ -23,9 +23,33 @@ if that one has no curvature either, the objective is linear along it and decrea
 -rᵀz < 0), so the step goes to the first bound it meets (the largest α keeping λ + α p >= 0).
 Without such a bound the QP is unbounded along p; λ is left unchanged and the guard is counted.
 
-One iteration = one projected CG step = 2 products with A (q = A p and the recomputed residual),
-plus 1 when the guard restarts the direction; `SolveResult.products` also counts the one product
-that builds the first residual. `info`: restarts (active-set changes), guards.
+Safeguard (beyond the sources; `safeguard`, default on): the step length comes from the
+unprojected quadratic, and the projection can bend the step uphill, so the sources' PCG can raise
+f = ½λᵀAλ + bᵀλ and, on singular A, cycle for ever (6 of 123 singular random LCPs with `clip`,
+README, Solver laboratory). The kernel keeps g = A λ + b (instead of the projected residual,
+which it derives on the fly), and so knows the change of f before the second product: with
+Δ = α p + δ, where δ_c = -(λ_c + α p_c) > 0 only on the contacts the projection clipped,
+
+    f(λ + Δ) - f(λ) = α gᵀp + ½ α² pᵀAp + δᵀ(g + α A p) + ½ δᵀAδ,
+
+where gᵀp comes with pᵀAp, and the δ terms cost a pass over the clipped contacts and their
+marbles only. When it is positive the step is replaced: backtracking on the projection arc,
+λ' = max(0, λ + t p) with t = α/2, α/4, ... (BACKTRACKS trials, one product each for the new
+gradient, f compared exactly as ½ (λ' - λ)ᵀ(g + g')), then, if none lowered f, the exact
+minimiser of f along p or the first bound before it (a feasible segment, which lowers f); where
+p does not descend (gᵀp >= 0) the arc starts from the full step along the preconditioned
+projected residual z instead (one product for A z). The direction then restarts from the
+residual. So f never rises. It fires rarely (2-3 times in ~650 iterations on the settled bowl,
+where it happens to save iterations) and never on the column or the mass-ratio pair, whose
+iterates are unchanged. When it does not fire it costs no product and about 2% of an iteration
+(the clipped-contact list and gᵀp); `safeguard=0` gives the sources' iterates bit for bit.
+
+One iteration = one projected CG step = 2 products with A (q = A p and the new gradient), plus 1
+when the guard restarts the direction; a safeguarded step spends the safeguard's products
+instead of the second one. `SolveResult.products` also counts the one product that builds the
+first gradient. `info`: restarts (active-set changes), guards, safeguards (steps replaced),
+safeguard_products, descent_restarts (safeguards that switched to z), truncated (safeguards that
+ended on the line search).
 
 `ppcg` imports this kernel with the Jacobi preconditioner P = diag(A); here P = I.
 """
@@ -41,64 +65,185 @@ from .problem import ContactProblem, apply_matrix
 CURVATURE_GUARD = 1e-12  # pᵀAp below this times pᵀ diag(A) p counts as no curvature
 
 # Slots of the int64 `counts` array the kernel keeps between calls.
-PRODUCTS, RESTARTS, GUARDS, FRESH = 0, 1, 2, 3
+PRODUCTS, RESTARTS, GUARDS, FRESH, SAFEGUARDS, SAFEGUARD_PRODUCTS, DESCENT_RESTARTS, \
+    TRUNCATED = range(8)
+BACKTRACKS = 4  # halvings of the step the safeguard tries before the truncated line search
 
 
 @njit(cache=True, nogil=True)
-def projected_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv, r):
-    """r (m,) <- proj(-(A λ + b)): zero where λ_c = 0 and the contact wants to separate."""
-    apply_matrix(body_a, body_b, normal, inv_mass, lam, dv, r)
-    for c in range(lam.shape[0]):
-        rc = -(r[c] + rhs[c])
-        if lam[c] <= 0.0 and rc < 0.0:
-            rc = 0.0
-        r[c] = rc
-
-
-@njit(cache=True, nogil=True)
-def pcg_start(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, r, z, p, state, counts):
-    """First residual and direction from λ (one product). state[0] = rᵀz."""
-    projected_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv, r)
+def _project(lam, g, pinv, z):
+    """z <- P^-1 r with r = proj(-g) (zero where λ_c = 0 and the contact wants to separate);
+    returns rᵀz. r itself is never stored: g = A λ + b is."""
     rz = 0.0
     for c in range(lam.shape[0]):
-        z[c] = pinv[c] * r[c]
+        rc = -g[c]
+        floor = 0.0 if lam[c] <= 0.0 else -np.inf
+        if rc < floor:  # a select, not a branch (a NaN stays)
+            rc = floor
+        zc = pinv[c] * rc
+        z[c] = zc
+        rz += rc * zc
+    return rz
+
+
+@njit(cache=True, nogil=True)
+def _gradient(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z):
+    """g <- A λ + b (one product) and z <- P^-1 proj(-g); returns rᵀz."""
+    apply_matrix(body_a, body_b, normal, inv_mass, lam, dv, g)
+    for c in range(lam.shape[0]):
+        g[c] += rhs[c]
+    return _project(lam, g, pinv, z)
+
+
+@njit(cache=True, nogil=True)
+def pcg_start(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z, p, state, counts):
+    """First gradient, residual and direction from λ (one product). state[0] = rᵀz."""
+    state[0] = _gradient(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z)
+    for c in range(lam.shape[0]):
         p[c] = z[c]
-        rz += r[c] * z[c]
-    state[0] = rz
     counts[PRODUCTS] += 1
     counts[FRESH] = 1
 
 
 @njit(cache=True, nogil=True)
-def _curvature(body_a, body_b, normal, inv_mass, diag, p, dv, q):
-    """q <- A p; returns (pᵀAp, pᵀ diag(A) p), the curvature along p and its scale."""
+def _curvature(body_a, body_b, normal, inv_mass, diag, p, g, dv, q):
+    """q <- A p; returns (pᵀAp, pᵀ diag(A) p, gᵀp): the curvature along p, its scale, and the
+    slope of f along p."""
     apply_matrix(body_a, body_b, normal, inv_mass, p, dv, q)
     pq = 0.0
     pdp = 0.0
+    gp = 0.0
     for c in range(p.shape[0]):
-        pq += p[c] * q[c]
-        pdp += p[c] * p[c] * diag[c]
-    return pq, pdp
+        pc = p[c]
+        pq += pc * q[c]
+        pdp += pc * pc * diag[c]
+        gp += g[c] * pc
+    return pq, pdp, gp
 
 
 @njit(cache=True, nogil=True)
-def pcg_iterations(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, dv, r, z, p, q,
-                   state, counts, count, clip_only):
-    """`count` projected CG iterations in place on λ; r, z, p and state/counts carry over
-    between calls so that count=1 repeated equals one call with the total."""
+def _clipped_terms(body_a, body_b, normal, inv_mass, g, q, alpha, clipped, delta, count, u):
+    """(δᵀ(g + α q), δᵀAδ) for δ nonzero only on the `count` contacts listed in clipped (values
+    in delta), touching only them and their marbles: δᵀAδ = Σ_i w_i ‖(Jᵀδ)_i‖². u (n, 3) is zero
+    on entry and on return."""
+    linear = 0.0
+    for k in range(count):
+        c = clipped[k]
+        d = delta[k]
+        linear += d * (g[c] + alpha * q[c])
+        a = body_a[c]
+        b = body_b[c]
+        for j in range(3):
+            u[b, j] += d * normal[c, j]
+            if a >= 0:
+                u[a, j] -= d * normal[c, j]
+    quadratic = 0.0
+    for k in range(count):
+        c = clipped[k]
+        for i in (body_a[c], body_b[c]):
+            if i >= 0:
+                quadratic += inv_mass[i] * (u[i, 0] * u[i, 0] + u[i, 1] * u[i, 1]
+                                            + u[i, 2] * u[i, 2])
+                u[i, 0] = 0.0
+                u[i, 1] = 0.0
+                u[i, 2] = 0.0
+    return linear, quadratic
+
+
+@njit(cache=True, nogil=True)
+def _trial(body_a, body_b, normal, inv_mass, rhs, pinv, lam, lam_old, g, dv, g_new, z, t, p):
+    """λ <- max(0, λ_old + t p), g_new <- A λ + b and z (one product); returns
+    (f(λ) - f(λ_old), rᵀz), with f's change exact for the quadratic: ½ (λ - λ_old)ᵀ(g + g_new)."""
+    m = lam.shape[0]
+    for c in range(m):
+        new = lam_old[c] + t * p[c]
+        lam[c] = new if new > 0.0 else 0.0
+    rz = _gradient(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g_new, z)
+    df = 0.0
+    for c in range(m):
+        df += (lam[c] - lam_old[c]) * (g[c] + g_new[c])
+    return 0.5 * df, rz
+
+
+@njit(cache=True, nogil=True)
+def _safeguard(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, lam_old, g, g_new, dv,
+               z, p, q, alpha, pq, pdp, gp, counts):
+    """From λ_old (gradient g, q = A p, gp = gᵀp), where the projected step raised f, a step
+    that lowers it: λ <- max(0, λ_old + t p) with t = α/2, α/4, ... (BACKTRACKS trials, one
+    product each for the gradient); if none lowers f, the exact minimiser of f along p or the
+    first bound before it (a feasible segment, so f drops). Where p does not descend (gp >= 0)
+    it is first replaced by the preconditioned projected residual z (one product for its q), and
+    the trials start at its full step. Leaves g = A λ + b and z; returns rᵀz."""
+    m = lam.shape[0]
+    t = 0.5 * alpha
+    if not gp < 0.0:
+        counts[DESCENT_RESTARTS] += 1
+        rz = _project(lam_old, g, pinv, z)
+        for c in range(m):
+            p[c] = z[c]
+        gp = -rz  # z_c = 0 wherever r_c was zeroed, so gᵀz = -rᵀz
+        pq, pdp, _ = _curvature(body_a, body_b, normal, inv_mass, diag, p, g, dv, q)
+        counts[PRODUCTS] += 1
+        counts[SAFEGUARD_PRODUCTS] += 1
+        t = rz / pq if pq > CURVATURE_GUARD * pdp else 0.0
+        if not gp < 0.0:
+            for c in range(m):  # zero projected residual: λ_old solves the LCP; stay
+                lam[c] = lam_old[c]
+            return rz
+    for _ in range(BACKTRACKS):
+        if not t > 0.0:
+            break
+        df, rz = _trial(body_a, body_b, normal, inv_mass, rhs, pinv, lam, lam_old, g, dv, g_new,
+                        z, t, p)
+        counts[PRODUCTS] += 1
+        counts[SAFEGUARD_PRODUCTS] += 1
+        if df < 0.0:
+            g[:] = g_new
+            return rz
+        t *= 0.5
+    counts[TRUNCATED] += 1
+    t = -gp / pq if pq > CURVATURE_GUARD * pdp else np.inf
+    block = -1
+    for c in range(m):
+        if p[c] < 0.0:
+            step = lam_old[c] / -p[c]
+            if step < t:
+                t = step
+                block = c
+    if t == np.inf:
+        t = 0.0  # f unbounded below along p: no finite step (not for a feasible LCP)
+    for c in range(m):
+        new = lam_old[c] + t * p[c]
+        lam[c] = new if new > 0.0 else 0.0
+    if block >= 0:
+        lam[block] = 0.0  # exactly on the bound it reached
+    rz = _gradient(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z)
+    counts[PRODUCTS] += 1
+    counts[SAFEGUARD_PRODUCTS] += 1
+    return rz
+
+
+@njit(cache=True, nogil=True)
+def pcg_iterations(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, dv, g, z, p, q,
+                   lam_old, g_new, clipped, clipped_old, delta, u, state, counts, count,
+                   clip_only, safeguard):
+    """`count` projected CG iterations in place on λ; g = A λ + b, z, p and state/counts carry
+    over between calls so that count=1 repeated equals one call with the total. lam_old, g_new,
+    clipped, clipped_old, delta and u are scratch, touched only by clipped contacts and by the
+    safeguard."""
     m = lam.shape[0]
     for _ in range(count):
         rz = state[0]
         if rz == 0.0:
             continue  # projected residual exactly zero: λ solves the LCP, nothing to do
-        pq, pdp = _curvature(body_a, body_b, normal, inv_mass, diag, p, dv, q)
+        pq, pdp, gp = _curvature(body_a, body_b, normal, inv_mass, diag, p, g, dv, q)
         counts[PRODUCTS] += 1
         if not pq > CURVATURE_GUARD * pdp and counts[FRESH] == 0:
             # No curvature along a conjugate direction: restart from the residual.
             for c in range(m):
                 p[c] = z[c]
             counts[FRESH] = 1
-            pq, pdp = _curvature(body_a, body_b, normal, inv_mass, diag, p, dv, q)
+            pq, pdp, gp = _curvature(body_a, body_b, normal, inv_mass, diag, p, g, dv, q)
             counts[PRODUCTS] += 1
         if pq > CURVATURE_GUARD * pdp:
             alpha = rz / pq
@@ -112,24 +257,46 @@ def pcg_iterations(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, dv, r
                         alpha = step
             if alpha == np.inf:
                 alpha = 0.0  # unbounded along p (or p = 0): stay
-        changed = False
+        # The projected step; the clipped contacts are listed for the safeguard.
+        n_clipped = 0
+        flips = 0
         for c in range(m):
             old = lam[c]
             new = old + alpha * p[c]
             if new < 0.0:
+                clipped[n_clipped] = c
+                clipped_old[n_clipped] = old
+                delta[n_clipped] = -new
+                n_clipped += 1
                 new = 0.0
-            if clip_only:
-                if old + alpha * p[c] < 0.0:
-                    changed = True
-            elif (new > 0.0) != (old > 0.0):
-                changed = True
+            flips += 1 if (new > 0.0) != (old > 0.0) else 0
             lam[c] = new
-        projected_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv, r)
-        counts[PRODUCTS] += 1
-        rz_new = 0.0
-        for c in range(m):
-            z[c] = pinv[c] * r[c]
-            rz_new += r[c] * z[c]
+        changed = n_clipped > 0 if clip_only else flips > 0
+        # The change of f = ½λᵀAλ + bᵀλ without another product: with Δ = α p + δ, where
+        # δ_c = -(λ_c + α p_c) > 0 undoes the overshoot of a clipped contact,
+        # f(λ + Δ) - f(λ) = α gᵀp + ½ α² pᵀAp + δᵀ(g + α A p) + ½ δᵀAδ.
+        df = alpha * gp + 0.5 * alpha * alpha * pq
+        if safeguard and n_clipped:
+            linear, quadratic = _clipped_terms(body_a, body_b, normal, inv_mass, g, q, alpha,
+                                               clipped, delta, n_clipped, u)
+            df += linear + 0.5 * quadratic
+        if safeguard and df > 0.0:
+            # The projection bent the step uphill (or p had stopped descending): back to λ_old
+            # (unclipped contacts moved by α p_c exactly up to rounding; a contact at 0 returns
+            # to exactly 0) and a shorter step that lowers f, then restart the direction.
+            counts[SAFEGUARDS] += 1
+            for c in range(m):
+                back = lam[c] - alpha * p[c]
+                lam_old[c] = back if back > 0.0 else 0.0
+            for k in range(n_clipped):
+                lam_old[clipped[k]] = clipped_old[k]
+            rz_new = _safeguard(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, lam_old,
+                                g, g_new, dv, z, p, q, alpha, pq, pdp, gp, counts)
+            changed = True
+        else:
+            # The new gradient (second product) and preconditioned projected residual.
+            rz_new = _gradient(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z)
+            counts[PRODUCTS] += 1
         if changed or not rz > 0.0:
             counts[RESTARTS] += 1
             for c in range(m):
@@ -148,25 +315,34 @@ def solve_preconditioned(problem: ContactProblem, lam0: np.ndarray, settings: So
     """Projected CG with z = pinv * r (pinv (m,): 1 for pcg, 1/diag(A) for ppcg)."""
     lam = np.array(lam0, dtype=np.float64)
     clip_only = settings.get("restart", "clip") == "clip"
+    safeguard = bool(settings.get("safeguard", True))
     m = problem.m
     dv = np.empty_like(problem.v_pred)
-    r, z, p, q = (np.zeros(m) for _ in range(4))
+    g, z, p, q = (np.zeros(m) for _ in range(4))
+    # Scratch of the clipped contacts and of the safeguard (np.empty: not touched otherwise).
+    lam_old, g_new, clipped_old, delta = (np.empty(m) for _ in range(4))
+    clipped = np.empty(m, dtype=np.int64)
+    u = np.zeros_like(problem.v_pred)
     state = np.zeros(1)
-    counts = np.zeros(4, dtype=np.int64)
+    counts = np.zeros(8, dtype=np.int64)
     args = (problem.body_a, problem.body_b, problem.normal, problem.inv_mass, problem.rhs)
 
     def sync() -> None:
-        pcg_start(*args, pinv, lam, dv, r, z, p, state, counts)
+        pcg_start(*args, pinv, lam, dv, g, z, p, state, counts)
 
     def sweep(count: int) -> None:
-        pcg_iterations(*args, problem.diag, pinv, lam, dv, r, z, p, q, state, counts, count,
-                       clip_only)
+        pcg_iterations(*args, problem.diag, pinv, lam, dv, g, z, p, q, lam_old, g_new, clipped,
+                       clipped_old, delta, u, state, counts, count, clip_only, safeguard)
 
     info: dict = {}
 
     def products() -> int:
         info["restarts"] = int(counts[RESTARTS])
         info["guards"] = int(counts[GUARDS])
+        info["safeguards"] = int(counts[SAFEGUARDS])
+        info["safeguard_products"] = int(counts[SAFEGUARD_PRODUCTS])
+        info["descent_restarts"] = int(counts[DESCENT_RESTARTS])
+        info["truncated"] = int(counts[TRUNCATED])
         return int(counts[PRODUCTS])
 
     if m:
@@ -183,7 +359,10 @@ RESTART = Param("restart", "clip", str,
                 "restart the direction only when the projection clips a component (clip) or "
                 "whenever {λ>0} changes (active, SOLVERS.md literally)",
                 choices=("active", "clip"))
+SAFEGUARD = Param("safeguard", True, bool,
+                  "replace a projected step that raises f = ½λᵀAλ + bᵀλ by a shorter one "
+                  "(0: the sources' PCG, which can cycle on singular A)")
 
 METHOD = Method("pcg", "Projected conjugate gradient", solve,
                 "CG with projected iterate and residual, restarted when the active set changes "
-                "(2 products with A per iteration)", (RESTART,))
+                "(2 products with A per iteration)", (RESTART, SAFEGUARD))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .method import Method, SolveSettings
-from .pcg import RESTART, solve_preconditioned
+from .pcg import RESTART, SAFEGUARD, solve_preconditioned
 from .problem import ContactProblem
 
 
@@ -14,4 +14,4 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
 
 
 METHOD = Method("ppcg", "Preconditioned projected CG", solve,
-                "projected CG with the Jacobi preconditioner P = diag(A)", (RESTART,))
+                "projected CG with the Jacobi preconditioner P = diag(A)", (RESTART, SAFEGUARD))

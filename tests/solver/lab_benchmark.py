@@ -38,10 +38,12 @@ from solver.warmup import warmup
 # Variants beyond the defaults that the README discusses.
 VARIANTS = {
     "pcg restart=active": ("pcg", {"restart": "active"}),
+    "pcg safeguard=0": ("pcg", {"safeguard": False}),
     "ppcg restart=active": ("ppcg", {"restart": "active"}),
     "prox-gs γ=1.5": ("prox-gs", {"gamma": 1.5}),
     "prox-gs r=global": ("prox-gs", {"r": "global"}),
     "prox-jacobi r=global": ("prox-jacobi", {"r": "global"}),
+    "prox-jacobi merit=step": ("prox-jacobi", {"merit": "step"}),
     "pgs-sm k_gs=20": ("pgs-sm", {"k_gs": 20}),
     "pgs-sm dense": ("pgs-sm", {"dense_max": 100000}),
 }
@@ -97,9 +99,16 @@ def cost_row(problem, method: str, params: dict, runs: int, iterations: int) -> 
     return float(np.median(samples)) / iterations / problem.m * 1e9
 
 
+# The defaults, then the rules they replaced: pcg/ppcg without the safeguard, and Erleben's step
+# merit (with the global strategy's growth off, as in his code).
 SURVEY = [("pcg", {}), ("ppcg", {}), ("pcg", {"restart": "active"}), ("mprgp", {}),
           ("pgs-sm", {}), ("prox-gs", {}), ("prox-jacobi", {}), ("prox-gs", {"r": "global"}),
-          ("prox-jacobi", {"r": "global"}), ("prox-gs", {"grow": 1.3}), ("pgs", {})]
+          ("prox-jacobi", {"r": "global"}), ("pgs", {}),
+          ("pcg", {"safeguard": 0}), ("ppcg", {"safeguard": 0}),
+          ("pcg", {"restart": "active", "safeguard": 0}),
+          ("prox-gs", {"merit": "step"}), ("prox-jacobi", {"merit": "step"}),
+          ("prox-gs", {"r": "global", "merit": "step", "grow": 1}),
+          ("prox-jacobi", {"r": "global", "merit": "step", "grow": 1})]
 
 
 def survey(count: int) -> dict:
