@@ -104,10 +104,10 @@ def test_window_shows_marbles(qtbot, make_window):
     wait_state(qtbot, window, lambda f: f.state.paused)
     view = window.view
     assert view.failure is None
-    with_marbles = image_array(view.grabFramebuffer())
+    with_marbles = image_array(view.grab_frame())
     f = window.latest
     view.set_marbles(np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3), dtype=np.float32))
-    without = image_array(view.grabFramebuffer())
+    without = image_array(view.grab_frame())
     view.set_marbles(f.x, f.radius, f.colour)
     assert with_marbles.shape == without.shape and with_marbles.size > 0
     changed = np.any(np.abs(with_marbles.astype(int) - without.astype(int)) > 24, axis=2)
@@ -227,12 +227,13 @@ def test_plots_receive_data(qtbot, make_window):
 def test_plots_update_while_the_view_draws_nothing(qtbot, make_window):
     """The plots and the HUD have a timer of their own: with the 3D view held back (as if its
     frames were too slow to draw) they still show new steps, and their repaints reuse the
-    view's last image instead of running its paintGL."""
+    view's last image instead of rendering it again."""
     window = make_window(scene="bowl")
     plots = window.plots
     qtbot.waitUntil(lambda: plots.curve_data()["history"][0].size > 0, timeout=20000)
     window._view_ready_at = float("inf")  # the pacing never allows another 3D frame
-    qtbot.wait(200)  # a frame handed over before the hold may still be painting
+    # A frame handed over before the hold may still be rendering.
+    qtbot.waitUntil(window.view.idle, timeout=20000)
     paints, drawn = window.view.paints, window._drawn_seq
     refreshes = plots.refreshes
     last_time = plots.curve_data()["history"][0][-1]
