@@ -48,7 +48,7 @@ def _plot(title: str, x_label: str, y_label: str, log_y: bool = True) -> pg.Plot
         item.getAxis(axis).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
     item.setMenuEnabled(False)
     # Ranges are set once per refresh (set_view); pyqtgraph's own auto-range would repaint
-    # again a moment later, and every repaint recomposes the window through OpenGL.
+    # again a moment later.
     item.getViewBox().disableAutoRange()
     w.setMinimumHeight(140)
     return w
@@ -134,13 +134,15 @@ class LivePlots(QWidget):
         self._dirty = True
 
     def add_frame(self, frame) -> None:
-        """Buffer the numbers of one stepped frame (app.worker.Frame); cheap, no drawing."""
+        """Buffer the numbers of every step of a frame (app.worker.Frame, its `records`);
+        cheap, no drawing."""
         if not frame.stepped:
             return
-        self._time.append(frame.time)
-        self._residual.append(frame.residual)
-        for name in PHASES:
-            self._phases[name].append(1e3 * frame.timings.get(name, np.nan))
+        for record in frame.records:
+            self._time.append(record.time)
+            self._residual.append(record.residual)
+            for name in PHASES:
+                self._phases[name].append(1e3 * record.timings.get(name, np.nan))
         if frame.trace is not None and frame.trace_step != self._trace_step:
             self._trace = frame.trace
             self._trace_step = frame.trace_step

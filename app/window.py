@@ -249,10 +249,10 @@ class MainWindow(QMainWindow):
         if frame.stepped and self._first_step is None:
             self._first_step = (frame.wall, frame.steps, self._renders, self.plots.refreshes)
         if frame.stepped and self.options.frames is not None:
-            self._step_ms.append(1e3 * frame.timings.get("total", np.nan))
+            self._step_ms.extend(1e3 * r.timings.get("total", np.nan) for r in frame.records)
         if frame.stepped:
             # Stamped by the worker: queued delivery arrives in bursts while the GUI draws.
-            self._sps.add(now=frame.wall)
+            self._sps.add(len(frame.records), now=frame.wall)
             self.plots.add_frame(frame)
         if frame.state.generation != self._generation:
             self._generation = frame.state.generation
