@@ -26,8 +26,10 @@ import atexit
 import ctypes
 import json
 import math
+import os
 import re
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -422,9 +424,9 @@ class _Renderer(QObject):
 
     SHADOW_MAP_SIZE = 512  # texels; 4.5 mm each over the 1 m bowl, ample for 10 cm marbles
 
-    def __init__(self, surface: QOffscreenSurface) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self._surface = surface
+        self.surface: QOffscreenSurface | None = None  # set by the widget after create()
         self._context: QOpenGLContext | None = None
         self._gl_ready = False
         self.failure: str | None = None
@@ -439,6 +441,23 @@ class _Renderer(QObject):
         self._shadow_dirty = True
         self._shadows_ok = True
         self.last: _Result | None = None
+        self.thread_id = 0  # native id of the thread that created the context
+
+    @Slot()
+    def create(self) -> None:
+        """Called blocking from the widget: make the context in this thread (a failure is kept
+        in `failure`); in the render thread, lower the priority of the driver's rasteriser
+        threads, which exist by now, like this thread's (see RENDER_NICE)."""
+        self.thread_id = threading.get_native_id()
+        try:
+            self._context = create_context(surface_format(), self)
+        except Exception as exc:
+            self.failure = f"initialisation failed: {type(exc).__name__}: {exc}".splitlines()[0]
+        if self._context is None and self.failure is None:
+            self.failure = (f"could not create an OpenGL {REQUIRED_GL[0]}.{REQUIRED_GL[1]} "
+                            "core context")
+        if self.thread_id != threading.main_thread().native_id:
+            _share_priority("llvmpipe-")
 
     @Slot(object)
     def render(self, scene: _Scene) -> None:
@@ -472,7 +491,7 @@ class _Renderer(QObject):
             self._init_gl()
         if self.failure is None:
             try:
-                if not self._context.makeCurrent(self._surface):
+                if not self._context.makeCurrent(self.surface):
                     raise GLFailure("cannot make the OpenGL context current")
                 try:
                     self._ensure_target(w, h)
@@ -493,10 +512,10 @@ class _Renderer(QObject):
 
     # --- GL life cycle -------------------------------------------------------------------
     def _init_gl(self) -> None:
-        """Create the context and every GL object (once, at the first rendering)."""
+        """Check the context made by `create` and make every GL object (once, at the first
+        rendering)."""
         try:
-            self._context = create_context(surface_format(), self)
-            if self._context is None or not self._surface.isValid():
+            if self._context is None or self.surface is None or not self.surface.isValid():
                 raise GLFailure(f"could not create an OpenGL {REQUIRED_GL[0]}.{REQUIRED_GL[1]} "
                                 "core context")
             fmt = self._context.format()
@@ -505,7 +524,7 @@ class _Renderer(QObject):
                 raise GLFailure(
                     f"OpenGL {REQUIRED_GL[0]}.{REQUIRED_GL[1]} core is required, the driver "
                     f"offers {version[0]}.{version[1]}")
-            if not self._context.makeCurrent(self._surface):
+            if not self._context.makeCurrent(self.surface):
                 raise GLFailure("cannot make the OpenGL context current")
             try:
                 self._create_gl()
@@ -987,8 +1006,41 @@ class _Renderer(QObject):
 # milliseconds of wall time, during which the plots and the HUD keep repainting. False (or a
 # platform without threaded OpenGL): the views render in the GUI thread, from its event loop.
 RENDER_THREAD = True
+# The render thread runs with its nice value raised by this much (Linux), and so do the
+# rasteriser threads of Mesa's software renderer llvmpipe (named llvmpipe-N; Qt's probe for
+# threaded OpenGL starts them from the GUI thread): when the CPU is short, the 3D view yields
+# to the simulation and to the plots instead of sharing it with them, and with CPU to spare it
+# renders as before.
+RENDER_NICE = 10
 
 _thread: QThread | None = None
+
+
+def _lower_priority() -> None:
+    """Raise the calling thread's nice value by RENDER_NICE (Linux, where a nice value is a
+    thread's own; elsewhere nothing)."""
+    if sys.platform.startswith("linux"):
+        try:
+            tid = threading.get_native_id()
+            nice = os.getpriority(os.PRIO_PROCESS, tid)
+            os.setpriority(os.PRIO_PROCESS, tid, min(19, nice + RENDER_NICE))
+        except OSError:
+            pass
+
+
+def _share_priority(prefix: str) -> None:
+    """Give this process's threads whose name starts with `prefix` at least the calling
+    thread's nice value (Linux; elsewhere nothing)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        for t in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{t}/comm") as f:
+                if f.read().startswith(prefix) and os.getpriority(os.PRIO_PROCESS, int(t)) < mine:
+                    os.setpriority(os.PRIO_PROCESS, int(t), mine)
+    except OSError:
+        pass
 
 
 def _render_thread() -> QThread | None:
@@ -1000,6 +1052,7 @@ def _render_thread() -> QThread | None:
     if _thread is None:
         _thread = QThread()
         _thread.setObjectName("render")
+        _thread.started.connect(_lower_priority, Qt.ConnectionType.DirectConnection)
         _thread.start()
         app = QCoreApplication.instance()
         app.aboutToQuit.connect(_stop_render_thread)
@@ -1024,6 +1077,7 @@ class _Channel(QObject):
     """The widget's side of its connections to the renderer (so that the widget itself is
     never the sender a renderer call waits on)."""
 
+    create = Signal()
     render = Signal(object)
     render_now = Signal(object)
     release = Signal()
@@ -1035,11 +1089,7 @@ class _Link:
     signal (it holds no reference to the widget)."""
 
     def __init__(self, on_rendered) -> None:
-        # The surface is made in the GUI thread, as Qt requires; it can be used from any.
-        self.surface = QOffscreenSurface()
-        self.surface.setFormat(surface_format())
-        self.surface.create()
-        self.renderer = _Renderer(self.surface)
+        self.renderer = _Renderer()
         self.channel = _Channel()
         thread = _render_thread()
         self.thread = thread
@@ -1050,10 +1100,17 @@ class _Link:
         else:
             queued, blocking = (Qt.ConnectionType.QueuedConnection,
                                 Qt.ConnectionType.DirectConnection)
+        self.channel.create.connect(self.renderer.create, blocking)
         self.channel.render.connect(self.renderer.render, queued)
         self.channel.render_now.connect(self.renderer.render_now, blocking)
         self.channel.release.connect(self.renderer.release, blocking)
         self.renderer.rendered.connect(on_rendered, Qt.ConnectionType.QueuedConnection)
+        self.channel.create.emit()
+        # The surface is made in the GUI thread, as Qt requires; it can be used from any.
+        self.surface = QOffscreenSurface()
+        self.surface.setFormat(surface_format())
+        self.surface.create()
+        self.renderer.surface = self.surface  # before any rendering is queued
         self.closed = False
 
     def usable(self) -> bool:

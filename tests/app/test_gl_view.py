@@ -2,6 +2,10 @@
 gestures, container drawing, changing marble counts and OpenGL failures reported, not raised."""
 from __future__ import annotations
 
+import os
+import sys
+import threading
+
 import numpy as np
 import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
@@ -225,6 +229,24 @@ def test_marbles_sink_into_the_floor_by_their_true_depth(make_view):
     fraction, off_edge = compare(got, want)
     assert off_edge == 0, f"{off_edge} pixels differ away from any edge"
     assert fraction <= MAX_MISMATCH_FRACTION
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice: Linux")
+def test_the_render_thread_yields_to_the_gui_and_the_simulation(make_view):
+    """The render thread, and llvmpipe's rasteriser threads, run at a lower priority than
+    the GUI thread, whose nice value the simulation thread inherits."""
+    view = make_view()
+    render(view)
+    tid = view._link.renderer.thread_id
+    assert tid != threading.get_native_id()
+    gui = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    nice = os.getpriority(os.PRIO_PROCESS, tid)
+    assert nice == min(19, gui + gl_view.RENDER_NICE) > gui
+    names = {int(t): open(f"/proc/self/task/{t}/comm").read().strip()
+             for t in os.listdir("/proc/self/task")}
+    rasterisers = [t for t, name in names.items() if name.startswith("llvmpipe-")]
+    assert rasterisers, "not Mesa's llvmpipe? (these tests run on it)"
+    assert all(os.getpriority(os.PRIO_PROCESS, t) == nice for t in rasterisers)
 
 
 def test_pick_returns_the_marble_under_the_pixel(make_view):
