@@ -408,6 +408,7 @@ class _Result:
     began (perf_counter s) and how long it took (s), and the renderer's failure if any."""
 
     seq: int
+    marbles_version: int
     pixels: np.ndarray
     started: float
     seconds: float
@@ -507,8 +508,8 @@ class _Renderer(QObject):
         if not ok:
             pixels = np.zeros((h, w, 4), dtype=np.uint8)
             pixels[..., 3] = 255
-        return _Result(scene.seq, pixels, started, time.perf_counter() - started, ok,
-                       self.failure)
+        return _Result(scene.seq, scene.marbles_version, pixels, started,
+                       time.perf_counter() - started, ok, self.failure)
 
     # --- GL life cycle -------------------------------------------------------------------
     def _init_gl(self) -> None:
@@ -1154,8 +1155,9 @@ class MarbleView(QWidget):
     dragMoved = Signal(int, object)
     dragEnded = Signal(int)
     # After each rendering that replaced the image: its cost in seconds (drawing and reading
-    # back, in the render thread), for the window's pacing.
-    frameRendered = Signal(float)
+    # back, in the render thread), for the window's pacing, and which marbles it shows (the
+    # `marbles_version` that set_marbles had made when the rendering was asked for).
+    frameRendered = Signal(float, int)
     # Failures are re-emitted from the event loop, so that a slot showing a modal dialog does
     # not run inside a paint event or a grab.
     _failedLater = Signal(str)
@@ -1235,6 +1237,11 @@ class MarbleView(QWidget):
             self._frame_on_marbles = False
             self.reset_camera()
         self.update()
+
+    @property
+    def marbles_version(self) -> int:
+        """How many times set_marbles has been called."""
+        return self._marbles_version
 
     def reset_camera(self) -> None:
         """Frame the container (or, on a bare floor, the marbles); planar scenes face the
@@ -1352,7 +1359,7 @@ class MarbleView(QWidget):
         self.paints += 1
         super().update()  # repaint with the new image (not out of date: QWidget's own)
         if result.ok:
-            self.frameRendered.emit(result.seconds)
+            self.frameRendered.emit(result.seconds, result.marbles_version)
 
     def _show_black(self, scene: _Scene) -> None:
         w, h = scene.size

@@ -29,13 +29,14 @@ from .plots import LivePlots
 from .worker import BenchmarkResult, Frame, SimThread, SimWorker
 
 TICK_MS = 16  # hand the newest frame to the view at up to ~60 Hz
-PLOT_MS = 40  # plots at 25 Hz: a margin over the 20 Hz goal for ticks a 3D frame delays
+PLOT_MS = 40  # plots at 25 Hz: a margin over the 20 Hz goal for late timer ticks
 HUD_PERIOD = 0.1  # s: the HUD rides on the plot timer at 10 Hz (one window repaint for both)
-# With software OpenGL a 3D frame costs tens of milliseconds on every core (Mesa's llvmpipe
-# rasterises in threads); rendered back to back, it would take the CPU from the plots and the
-# simulation. After each frame the view waits until that frame's cost (wall time in the render
-# thread) is at most this share of the time since it began. With a GPU a frame costs a few ms
-# and the cap stays at TICK_MS.
+# With software OpenGL a 3D frame of the default view costs about 100 ms of CPU (Mesa's
+# llvmpipe rasterises in two threads). After each frame the view waits until that frame's cost
+# (wall time in the render thread) is at most this share of the time since it began, so the
+# view leaves CPU to the rest of the machine, and it waits longer when the CPU is short (its
+# threads run at a lower priority, so a frame then takes longer: app.gl_view.RENDER_NICE).
+# With a GPU a frame costs a few ms and the cap stays at TICK_MS.
 VIEW_SHARE = 0.4
 
 
@@ -181,7 +182,7 @@ class MainWindow(QMainWindow):
         self._key_filter = _KeyFilter(self)
         QApplication.instance().installEventFilter(self._key_filter)
         self._last_hud = 0.0
-        self._awaiting_render = False
+        self._awaiting_render = 0  # marbles version of the frame the view is drawing (0: none)
         self._view_ready_at = 0.0  # perf_counter time before which no new 3D frame is drawn
         self.view_frame_cost = 0.0  # s per 3D frame in the render thread (latest)
         self._tick_timer = QTimer(self)
@@ -285,13 +286,15 @@ class MainWindow(QMainWindow):
         self._drawn_seq = frame.seq
         self.view.set_marbles(frame.x, frame.radius, frame.colour)
         self.view.update()
-        self._awaiting_render = True
+        self._awaiting_render = self.view.marbles_version
 
-    def _on_rendered(self, cost: float) -> None:
-        # Camera moves render too; only renderings that show a new frame count as drawn.
-        if not self._awaiting_render:
+    def _on_rendered(self, cost: float, marbles_version: int) -> None:
+        # Camera moves and scene changes render too: only the rendering of the frame handed
+        # over counts as drawn and lets the next one go (else the view would render the next
+        # frame while the window paced the one before).
+        if not self._awaiting_render or marbles_version < self._awaiting_render:
             return
-        self._awaiting_render = False
+        self._awaiting_render = 0
         self.view_frame_cost = cost
         self._view_ready_at = self.view.paint_started + cost / VIEW_SHARE
         self._fps.add()

@@ -231,9 +231,16 @@ def test_plots_update_while_the_view_draws_nothing(qtbot, make_window):
     window = make_window(scene="bowl")
     plots = window.plots
     qtbot.waitUntil(lambda: plots.curve_data()["history"][0].size > 0, timeout=20000)
-    window._view_ready_at = float("inf")  # the pacing never allows another 3D frame
-    # A frame handed over before the hold may still be rendering.
-    qtbot.waitUntil(window.view.idle, timeout=20000)
+
+    def hold() -> bool:
+        """Between two 3D frames (none rendering, none handed over), stop handing new ones:
+        the pacing never allows another."""
+        if window._awaiting_render or not window.view.idle():
+            return False
+        window._view_ready_at = float("inf")
+        return True
+
+    qtbot.waitUntil(hold, timeout=20000)
     paints, drawn = window.view.paints, window._drawn_seq
     refreshes = plots.refreshes
     last_time = plots.shown_time
@@ -245,6 +252,20 @@ def test_plots_update_while_the_view_draws_nothing(qtbot, make_window):
     window._view_ready_at = 0.0  # released, the view catches up with the newest frame
     qtbot.waitUntil(lambda: window._drawn_seq > drawn and window.view.paints > paints,
                     timeout=20000)
+
+
+def test_only_the_frame_handed_over_lets_the_next_one_go(qtbot, make_window):
+    """The view draws one frame at a time: a rendering that finishes for another reason (a
+    camera move, a new scene) while the handed frame is drawn does not release the next one,
+    or the view would render back to back, ahead of the pacing (VIEW_SHARE)."""
+    window = make_window(scene="column")
+    qtbot.waitUntil(lambda: window._awaiting_render > 0, timeout=20000)
+    version = window._awaiting_render  # no event is processed from here to the end
+    drawn = window._renders
+    window._on_rendered(0.01, version - 1)  # an earlier rendering finishing now
+    assert window._awaiting_render == version and window._renders == drawn
+    window._on_rendered(0.01, version)
+    assert window._awaiting_render == 0 and window._renders == drawn + 1
 
 
 def test_quit_key_closes_and_joins_the_worker(qtbot, make_window):
