@@ -327,7 +327,9 @@ class MainWindow(QMainWindow):
     def run_summary(self, now: float | None = None) -> str:
         """One line for scripted runs: frames drawn, simulation steps and plot refreshes (those
         that handed new data to the curves) per second of wall time since the first step (what
-        the README's measurements quote)."""
+        the README's measurements quote). Steps per second are timed by the worker's clock,
+        from the first step received to the latest, so that the frames still on their way when
+        the run ends do not count as missing steps."""
         if self._first_step is None or self.latest is None:
             return ""
         wall0, steps0, renders0, plots0 = self._first_step
@@ -335,12 +337,13 @@ class MainWindow(QMainWindow):
         seconds = max(now - wall0, 1e-9)
         f = self.latest
         steps = f.steps - steps0
+        sim_seconds = max(f.wall - wall0, 1e-9)
         frames = self._renders - renders0
         plots = self.plots.refreshes - plots0
         median = float(np.nanmedian(self._step_ms)) if self._step_ms else float("nan")
         return (f"marbles: {f.state.scene}/{f.state.solver} {len(f.radius)} marbles: "
                 f"{frames} frames and {steps} steps in {seconds:.2f} s: "
-                f"{frames / seconds:.1f} frames/s, {steps / seconds:.1f} steps/s, "
+                f"{frames / seconds:.1f} frames/s, {steps / sim_seconds:.1f} steps/s, "
                 f"plots {plots / seconds:.1f}/s "
                 f"(speed {'max' if f.state.speed <= 0 else f'{f.state.speed:g}x'}); "
                 f"median step {median:.3f} ms")
