@@ -37,7 +37,7 @@ HUD_PERIOD = 0.1  # s: the HUD rides on the plot timer at 10 Hz (one window repa
 # view leaves CPU to the rest of the machine, and it waits longer when the CPU is short (its
 # threads run at a lower priority, so a frame then takes longer: app.gl_view.RENDER_NICE).
 # With a GPU a frame costs a few ms and the cap stays at TICK_MS.
-VIEW_SHARE = 0.4
+VIEW_SHARE = 0.7
 
 
 @dataclass
