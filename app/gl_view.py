@@ -1,6 +1,10 @@
 """The 3D view: ray-cast impostor marbles in their container, an orbit camera and mouse picking.
 
-OpenGL 3.3 core through ``QOpenGLWidget`` and PyOpenGL. Each marble is one instanced quad that
+OpenGL 3.3 core through PyOpenGL, rendered off screen: a ``QOpenGLContext`` on a
+``QOffscreenSurface`` draws into a framebuffer object of the widget's size, the pixels are read
+back into a ``QImage`` and a plain (raster) ``QWidget`` paints that image. So the window holds no
+OpenGL widget and is not composed through OpenGL: repainting the plots or the HUD is raster
+work that reuses the last image, and only a new frame or a camera move runs OpenGL. Each marble is one instanced quad that
 covers its exact perspective silhouette; shaders/marble.frag intersects the view ray with the
 sphere, shades the hit and writes its true depth. A directional key light casts shadows through a
 shadow map made by the same impostors seen orthographically from the light. The container is
@@ -9,8 +13,8 @@ disk), over a checker floor, so marbles inside stay visible.
 
 This module only displays and forwards mouse gestures: it holds no physics. ``set_marbles`` just
 keeps the newest frame (references to the caller's arrays, which the worker never mutates after
-emitting them) and schedules a repaint; the upload happens in ``paintGL``, once per drawn frame
-however many frames arrived in between.
+emitting them) and schedules a new image; the upload and the drawing happen at the next paint
+(``render``), once per drawn frame however many frames arrived in between.
 
 Any OpenGL failure (no 3.3 context, a shader that does not compile or link, a GL error while
 drawing) is reported once through ``glFailed`` and on stderr; the widget then paints nothing and
@@ -18,18 +22,24 @@ never raises.
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import json
 import math
+import os
 import re
 import sys
+import threading
 import time
+from dataclasses import dataclass
 
 import numpy as np
 from OpenGL import GL
-from PySide6.QtCore import QPointF, Qt, QTimer, Signal
-from PySide6.QtGui import QSurfaceFormat
-from PySide6.QtOpenGLWidgets import QOpenGLWidget
+import shiboken6
+from PySide6.QtCore import QCoreApplication, QObject, QPointF, Qt, QThread, Signal, Slot
+from PySide6.QtGui import (QImage, QOffscreenSurface, QOpenGLContext, QPainter,
+                           QSurfaceFormat)
+from PySide6.QtWidgets import QWidget
 
 import shaders
 from app.camera import Camera
@@ -314,9 +324,9 @@ def floor_height(container: dict | None, x: np.ndarray, radius: np.ndarray) -> f
 
 
 def _blend_over() -> None:
-    """Blend colour "over" what is drawn, but leave the destination alpha at 1: Qt treats the
-    widget's framebuffer as premultiplied, so a pixel with alpha < 1 would be composited as
-    translucent and, in grabs, un-premultiplied into wrapped-around colours."""
+    """Blend colour "over" what is drawn, but leave the destination alpha at 1: the image is
+    shown as opaque RGB32, whose fourth byte Qt requires to be 0xff (a pixel with alpha < 1 would
+    otherwise reach screenshots as wrapped-around colours)."""
     GL.glBlendFuncSeparate(GL.GL_SRC_ALPHA, GL.GL_ONE_MINUS_SRC_ALPHA, GL.GL_ZERO, GL.GL_ONE)
 
 
@@ -358,147 +368,174 @@ class _Mesh:
 
 
 # --------------------------------------------------------------------------------------------
-# The widget
+# The renderer
 # --------------------------------------------------------------------------------------------
-class MarbleView(QOpenGLWidget):
-    """Draws marbles (ray-cast impostors) in a container and turns mouse gestures into camera
-    moves and drag signals.
+def create_context(fmt: QSurfaceFormat, parent: QObject) -> QOpenGLContext | None:
+    """A new OpenGL context asked for with format `fmt`, a child of `parent`, in the calling
+    thread; None if the platform gives none (tests replace this function to stage that)."""
+    context = QOpenGLContext(parent)
+    context.setFormat(fmt)
+    return context if context.create() else None
 
-    Mouse: left-drag orbits, right-drag (or Shift+left-drag) pans, the wheel zooms,
-    Ctrl+left-drag on a marble drags it (``dragStarted`` / ``dragMoved`` / ``dragEnded``).
 
-    ``debug_flat``: draw only the marbles in their unshaded colour on black, without floor,
-    container or shadows (the pixel test compares this against a numpy ray cast).
-    ``shadows``: render the key light's shadow map (on by default).
-    """
+@dataclass(frozen=True)
+class _Scene:
+    """Everything one rendering needs, taken from the widget in the GUI thread, so that the
+    renderer never reads the widget. Arrays are the widget's own (replaced, never mutated);
+    the versions tell the renderer when to upload marbles or rebuild the container."""
 
-    glFailed = Signal(str)
-    dragStarted = Signal(int)
-    dragMoved = Signal(int, object)
-    dragEnded = Signal(int)
-    # Failures found inside initializeGL/paintGL are re-emitted from the event loop, so that a
-    # slot showing a modal dialog does not run inside a GL callback.
-    _failedLater = Signal(str)
+    seq: int
+    size: tuple[int, int]  # device pixels
+    viewproj: np.ndarray
+    eye: np.ndarray
+    up: np.ndarray
+    forward: np.ndarray
+    x: np.ndarray
+    radius: np.ndarray
+    colour: np.ndarray
+    marbles_version: int
+    container: dict | None
+    container_version: int
+    drag_line: np.ndarray | None  # (2, 3): the dragged marble's centre and the cursor target
+    debug_flat: bool
+    shadows: bool
+    exact_quads: bool
+
+
+@dataclass(frozen=True)
+class _Result:
+    """One rendering: pixels (h, w, 4) uint8 BGRA, top row first (black if it failed), when it
+    began (perf_counter s) and how long it took (s), and the renderer's failure if any."""
+
+    seq: int
+    marbles_version: int
+    pixels: np.ndarray
+    started: float
+    seconds: float
+    ok: bool
+    failure: str | None
+
+
+class _Renderer(QObject):
+    """The OpenGL side of the view: owns the context and every GL object, draws a `_Scene`
+    into a framebuffer object and reads the pixels back. Lives in the render thread (see
+    `RENDER_THREAD`); the widget talks to it only through queued (or blocking) calls."""
+
+    rendered = Signal(object)  # _Result, for the widget (queued across the threads)
 
     SHADOW_MAP_SIZE = 512  # texels; 4.5 mm each over the 1 m bowl, ample for 10 cm marbles
 
-    def __init__(self, parent=None, *, debug_flat: bool = False, shadows: bool = True) -> None:
-        super().__init__(parent)
-        self.setFormat(surface_format())
-        self.camera = Camera()
-        self.debug_flat = bool(debug_flat)
-        self.shadows = bool(shadows)
-        # False draws the naive impostor (parallel to the image, circumscribing radius r, not
-        # the silhouette), which clips marbles off the view axis; it exists only so the pixel
-        # test can show that it fails.
-        self.exact_quads = True
-        self.failure: str | None = None
-        self._x = np.zeros((0, 3))
-        self._radius = np.zeros(0)
-        self._colour = np.zeros((0, 3), dtype=np.float32)
-        self._marbles_dirty = False
-        self._shadow_dirty = True
-        self._container: dict | None = None
-        self._container_dirty = False
-        self._frame_on_marbles = False
+    def __init__(self) -> None:
+        super().__init__()
+        self.surface: QOffscreenSurface | None = None  # set by the widget after create()
+        self._context: QOpenGLContext | None = None
         self._gl_ready = False
+        self.failure: str | None = None
+        self._fbo = 0
+        self._fbo_buffers: list[int] = []
+        self._fbo_size = (0, 0)
         self._instance_capacity = 0
         self._instance_count = 0
         self._items: list[dict] = []
-        self._drag: dict | None = None
-        self._press_pos: QPointF | None = None
-        # When the latest paintGL began and how many ran: the window measures a frame's cost
-        # from here to frameSwapped (rasterising, composing, swapping) to pace the view.
-        self.paint_started = 0.0
-        self.paints = 0
-        self._failedLater.connect(self.glFailed, Qt.ConnectionType.QueuedConnection)
-        self.setMinimumSize(160, 120)
-
-    # --- public API -------------------------------------------------------------------------
-    def set_container(self, container: dict | None) -> None:
-        """Container dict as in solver/world.py (kinds sphere/floor/box/tube, optional
-        "planar"); None draws none. A different container re-frames the camera."""
-        changed = _container_key(container) != _container_key(self._container)
-        self._container = None if container is None else dict(container)
-        self._container_dirty = self._container_dirty or changed
+        self._marbles_version = -1
+        self._container_version = -1
         self._shadow_dirty = True
-        if changed:
-            self.reset_camera()
-            # A floor does not bound the scene: frame the marbles of the new scene when they
-            # arrive (those held now may still be the previous scene's).
-            self._frame_on_marbles = (self._container or {}).get("kind") == "floor"
-        self.update()
+        self._shadows_ok = True
+        self.last: _Result | None = None
+        self.thread_id = 0  # native id of the thread that created the context
 
-    def set_marbles(self, x, radius, colour) -> None:
-        """Newest frame: x (n, 3) float64 m, radius (n,) m, colour (n, 3) RGB 0..1. Keeps
-        references (the caller must not mutate them afterwards) and schedules a repaint."""
-        x = np.asarray(x, dtype=np.float64).reshape(-1, 3)
-        n = x.shape[0]
-        self._x = x
-        self._radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (n,))
-        self._colour = np.asarray(colour, dtype=np.float32).reshape(n, 3)
-        self._marbles_dirty = True
-        self._shadow_dirty = True
-        if self._frame_on_marbles and n:
-            self._frame_on_marbles = False
-            self.reset_camera()
-        self.update()
-
-    def reset_camera(self) -> None:
-        """Frame the container (or, on a bare floor, the marbles); planar scenes face the
-        x–z plane."""
-        centre, r = container_bounds(self._container, self._x, self._radius)
-        self.camera.aspect = self.width() / max(self.height(), 1)
-        self.camera.frame(centre, r, planar=bool((self._container or {}).get("planar")))
-        self.update()
-
-    def pick(self, px: float, py: float) -> tuple[int, np.ndarray | None]:
-        """Marble under widget pixel coordinates (px, py) (origin top-left, logical pixels):
-        (index, hit point (3,) m on its surface) or (−1, None). A numpy ray cast against the
-        newest frame, independent of OpenGL."""
-        origin, direction = self.camera.ray(px, py, max(self.width(), 1), max(self.height(), 1))
-        return pick_sphere(origin, direction, self._x, self._radius)
-
-    # --- failure ------------------------------------------------------------------------------
-    def _fail(self, message: str) -> None:
-        if self.failure is not None:
-            return
-        self.failure = message
-        print(f"marbles: OpenGL: {message}", file=sys.stderr)
-        self._failedLater.emit(message)
-
-    # --- GL life cycle -----------------------------------------------------------------------
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        # QOpenGLWidget creates its context when it is first resized while shown; if it could
-        # not, neither initializeGL nor paintGL will ever run, so nothing else would notice.
-        # Initialisation can also be legitimately deferred (the window not set up yet), so
-        # only conclude after a grace period.
-        if self.isVisible() and not self.isValid():
-            QTimer.singleShot(500, self, self._check_context)
-
-    def _check_context(self) -> None:
-        if (self.isVisible() and not self.isValid() and not self._gl_ready
-                and self.failure is None):
-            self._fail(f"could not create an OpenGL {REQUIRED_GL[0]}.{REQUIRED_GL[1]} "
-                       "core context")
-
-    def initializeGL(self) -> None:
+    @Slot()
+    def create(self) -> None:
+        """Called blocking from the widget: make the context in this thread (a failure is kept
+        in `failure`); in the render thread, lower the priority of the driver's rasteriser
+        threads, which exist by now, like this thread's (see RENDER_NICE)."""
+        self.thread_id = threading.get_native_id()
         try:
-            ctx = self.context()
-            fmt = ctx.format()
+            self._context = create_context(surface_format(), self)
+        except Exception as exc:
+            self.failure = f"initialisation failed: {type(exc).__name__}: {exc}".splitlines()[0]
+        if self._context is None and self.failure is None:
+            self.failure = (f"could not create an OpenGL {REQUIRED_GL[0]}.{REQUIRED_GL[1]} "
+                            "core context")
+        if self.thread_id != threading.main_thread().native_id:
+            _share_priority("llvmpipe-")
+
+    @Slot(object)
+    def render(self, scene: _Scene) -> None:
+        """Queued from the widget: render and send the result back."""
+        self.last = self._render(scene)
+        self.rendered.emit(self.last)
+
+    @Slot(object)
+    def render_now(self, scene: _Scene) -> None:
+        """Called blocking from the widget, which reads `last` afterwards."""
+        self.last = self._render(scene)
+
+    @Slot()
+    def release(self) -> None:
+        """Called blocking when the widget goes away: free the context (and with it every GL
+        object) in this thread, then hand this object to the GUI thread, where Python will
+        delete it."""
+        if self._context is not None:
+            # Deleted now, in its own thread; its GL objects go with it (it shares none).
+            shiboken6.delete(self._context)
+            self._context = None
+        self._gl_ready = False
+        self.moveToThread(QCoreApplication.instance().thread())
+
+    def _render(self, scene: _Scene) -> _Result:
+        """Never raises: a failure is kept in `failure` and gives a black image."""
+        started = time.perf_counter()
+        w, h = scene.size
+        pixels = None
+        if self.failure is None and not self._gl_ready:
+            self._init_gl()
+        if self.failure is None:
+            try:
+                if not self._context.makeCurrent(self.surface):
+                    raise GLFailure("cannot make the OpenGL context current")
+                try:
+                    self._ensure_target(w, h)
+                    self._paint(scene)
+                    pixels = self._read_back(w, h)
+                finally:
+                    self._context.doneCurrent()
+            except GLFailure as exc:
+                self.failure = str(exc)
+            except Exception as exc:
+                self.failure = f"drawing failed: {type(exc).__name__}: {exc}".splitlines()[0]
+        ok = pixels is not None
+        if not ok:
+            pixels = np.zeros((h, w, 4), dtype=np.uint8)
+            pixels[..., 3] = 255
+        return _Result(scene.seq, scene.marbles_version, pixels, started,
+                       time.perf_counter() - started, ok, self.failure)
+
+    # --- GL life cycle -------------------------------------------------------------------
+    def _init_gl(self) -> None:
+        """Check the context made by `create` and make every GL object (once, at the first
+        rendering)."""
+        try:
+            if self._context is None or self.surface is None or not self.surface.isValid():
+                raise GLFailure(f"could not create an OpenGL {REQUIRED_GL[0]}.{REQUIRED_GL[1]} "
+                                "core context")
+            fmt = self._context.format()
             version = (fmt.majorVersion(), fmt.minorVersion())
             if version < REQUIRED_GL:
                 raise GLFailure(
                     f"OpenGL {REQUIRED_GL[0]}.{REQUIRED_GL[1]} core is required, the driver "
                     f"offers {version[0]}.{version[1]}")
-            ctx.aboutToBeDestroyed.connect(self._release_gl)
-            self._create_gl()
+            if not self._context.makeCurrent(self.surface):
+                raise GLFailure("cannot make the OpenGL context current")
+            try:
+                self._create_gl()
+            finally:
+                self._context.doneCurrent()
             self._gl_ready = True
         except GLFailure as exc:
-            self._fail(str(exc))
+            self.failure = str(exc)
         except Exception as exc:  # a GL error raised by PyOpenGL, or worse: report, never raise
-            self._fail(f"initialisation failed: {type(exc).__name__}: {exc}".splitlines()[0])
+            self.failure = f"initialisation failed: {type(exc).__name__}: {exc}".splitlines()[0]
 
     def _create_gl(self) -> None:
         # Shader variants are separate programs (see lighting.glsl for why not uniforms).
@@ -539,7 +576,7 @@ class MarbleView(QOpenGLWidget):
             GL.glVertexAttribDivisor(loc, 1)
         self._polygon_vertices = int(corners.size // 2)
         GL.glBindVertexArray(0)
-        self._marbles_dirty = True
+        self._marbles_version = -1
 
         # Core profile needs a bound VAO even for the attribute-less background triangle.
         self._empty_vao = GL.glGenVertexArrays(1)
@@ -567,9 +604,9 @@ class MarbleView(QOpenGLWidget):
         GL.glDrawBuffer(GL.GL_NONE)
         GL.glReadBuffer(GL.GL_NONE)
         status = GL.glCheckFramebufferStatus(GL.GL_FRAMEBUFFER)
-        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self.defaultFramebufferObject())
+        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, 0)
         if status != GL.GL_FRAMEBUFFER_COMPLETE:
-            self.shadows = False  # not fatal: draw without shadows
+            self._shadows_ok = False  # not fatal: draw without shadows
         self._shadow_dirty = True
 
         # G-buffer of the deferred marble shading: normal, colour, depth; sized in _paint.
@@ -581,35 +618,7 @@ class MarbleView(QOpenGLWidget):
         self._gbuf_fbo = GL.glGenFramebuffers(1)
         self._gbuf_size = (0, 0)
         GL.glBindTexture(GL.GL_TEXTURE_2D, 0)
-
-        self._container_dirty = True
-
-    def _release_gl(self) -> None:
-        """Free every GL object while the context still exists (the context is going away:
-        the widget is being destroyed or moved to another window)."""
-        if not self._gl_ready:
-            return
-        self._gl_ready = False
-        self.makeCurrent()
-        try:
-            self._delete_items()
-            self._drag_line.delete()
-            GL.glDeleteVertexArrays(2, [self._marble_vao, self._empty_vao])
-            GL.glDeleteBuffers(2, [self._corner_vbo, self._instance_vbo])
-            GL.glDeleteFramebuffers(1, [self._shadow_fbo])
-            GL.glDeleteTextures(1, [self._shadow_tex])
-            GL.glDeleteFramebuffers(1, [self._gbuf_fbo])
-            GL.glDeleteTextures(3, list(self._gbuf_tex))
-            for prog in (*self._marble_progs.values(), *self._shade_progs.values(),
-                         *self._surface_progs.values(), self._bg_prog):
-                GL.glDeleteProgram(prog)
-        except Exception:
-            pass  # the context is being torn down; nothing useful to report
-        finally:
-            self.doneCurrent()
-
-    def resizeGL(self, w: int, h: int) -> None:
-        self.camera.aspect = w / max(h, 1)
+        self._container_version = -1
 
     # --- uniforms ---------------------------------------------------------------------------
     def _loc(self, prog: int, name: str) -> int:
@@ -648,11 +657,11 @@ class MarbleView(QOpenGLWidget):
             item["mesh"].delete()
         self._items = []
 
-    def _build_items(self) -> None:
-        """GL meshes for the current container: a list of draw items, each with a pass
-        ("floor", "glass" or "line"), a model matrix and a colour."""
+    def _build_items(self, container: dict | None) -> None:
+        """GL meshes for `container`: a list of draw items, each with a pass ("floor",
+        "glass" or "line"), a model matrix and a colour."""
         self._delete_items()
-        c = self._container or {}
+        c = container or {}
         kind = c.get("kind")
         planar = bool(c.get("planar"))
         items = self._items
@@ -703,12 +712,12 @@ class MarbleView(QOpenGLWidget):
             if item["pass_"] == "floor":
                 item["mesh"] = _Mesh(*disk_mesh(), GL.GL_TRIANGLES)
 
-    def _upload_marbles(self) -> None:
-        n = self._x.shape[0]
+    def _upload_marbles(self, x: np.ndarray, radius: np.ndarray, colour: np.ndarray) -> None:
+        n = x.shape[0]
         data = np.empty((n, _INSTANCE_FLOATS), dtype=np.float32)
-        data[:, 0:3] = self._x
-        data[:, 3] = self._radius
-        data[:, 4:7] = self._colour
+        data[:, 0:3] = x
+        data[:, 3] = radius
+        data[:, 4:7] = colour
         GL.glBindBuffer(GL.GL_ARRAY_BUFFER, self._instance_vbo)
         if n > self._instance_capacity:
             # Grow geometrically and keep the buffer: scene switches reuse it, frames of the
@@ -720,27 +729,37 @@ class MarbleView(QOpenGLWidget):
             GL.glBufferSubData(GL.GL_ARRAY_BUFFER, 0, data.nbytes, data)
         self._instance_count = n
 
-    # --- drawing ----------------------------------------------------------------------------
-    def paintGL(self) -> None:
-        self.paint_started = time.perf_counter()
-        self.paints += 1
-        if self.failure is not None or not self._gl_ready:
-            self._clear_only()
+    def _ensure_target(self, w: int, h: int) -> None:
+        """(Re)allocate the framebuffer object drawn into: colour and depth, w × h pixels."""
+        if self._fbo and self._fbo_size == (w, h):
             return
-        try:
-            self._paint()
-        except Exception as exc:
-            self._fail(f"drawing failed: {type(exc).__name__}: {exc}".splitlines()[0])
-            self._clear_only()
+        if not self._fbo:
+            self._fbo = int(GL.glGenFramebuffers(1))
+            self._fbo_buffers = [int(b) for b in GL.glGenRenderbuffers(2)]
+        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self._fbo)
+        for rb, internal, attachment in zip(
+                self._fbo_buffers, (GL.GL_RGBA8, GL.GL_DEPTH_COMPONENT24),
+                (GL.GL_COLOR_ATTACHMENT0, GL.GL_DEPTH_ATTACHMENT)):
+            GL.glBindRenderbuffer(GL.GL_RENDERBUFFER, rb)
+            GL.glRenderbufferStorage(GL.GL_RENDERBUFFER, internal, w, h)
+            GL.glFramebufferRenderbuffer(GL.GL_FRAMEBUFFER, attachment, GL.GL_RENDERBUFFER, rb)
+        GL.glBindRenderbuffer(GL.GL_RENDERBUFFER, 0)
+        status = GL.glCheckFramebufferStatus(GL.GL_FRAMEBUFFER)
+        if status != GL.GL_FRAMEBUFFER_COMPLETE:
+            raise GLFailure(f"framebuffer incomplete (status 0x{int(status):x})")
+        self._fbo_size = (w, h)
+        self._raw = np.empty((h, w, 4), dtype=np.uint8)
 
-    def _clear_only(self) -> None:
-        try:
-            GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self.defaultFramebufferObject())
-            GL.glDisable(GL.GL_SCISSOR_TEST)
-            GL.glClearColor(0.0, 0.0, 0.0, 1.0)
-            GL.glClear(GL.GL_COLOR_BUFFER_BIT | GL.GL_DEPTH_BUFFER_BIT)
-        except Exception:
-            pass
+    def _read_back(self, w: int, h: int) -> np.ndarray:
+        """The framebuffer's pixels as a new (h, w, 4) BGRA array, top row first (OpenGL's
+        rows start at the bottom)."""
+        GL.glBindFramebuffer(GL.GL_READ_FRAMEBUFFER, self._fbo)
+        GL.glReadBuffer(GL.GL_COLOR_ATTACHMENT0)
+        GL.glPixelStorei(GL.GL_PACK_ALIGNMENT, 4)
+        GL.glReadPixels(0, 0, w, h, GL.GL_BGRA, GL.GL_UNSIGNED_INT_8_8_8_8_REV,
+                        self._raw.ctypes.data)
+        # A new array each time: the GUI thread may still be showing the previous one.
+        return np.ascontiguousarray(self._raw[::-1])
 
     def _ensure_gbuffer(self, w: int, h: int) -> None:
         """(Re)allocate the G-buffer textures for a w × h pixel viewport."""
@@ -765,7 +784,7 @@ class MarbleView(QOpenGLWidget):
                                   depth, 0)
         GL.glDrawBuffers(2, [GL.GL_COLOR_ATTACHMENT0, GL.GL_COLOR_ATTACHMENT1])
         status = GL.glCheckFramebufferStatus(GL.GL_FRAMEBUFFER)
-        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self.defaultFramebufferObject())
+        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self._fbo)
         if status != GL.GL_FRAMEBUFFER_COMPLETE:
             raise GLFailure(f"G-buffer framebuffer incomplete (status 0x{int(status):x})")
         self._gbuf_size = (w, h)
@@ -796,32 +815,31 @@ class MarbleView(QOpenGLWidget):
         GL.glDrawArraysInstanced(GL.GL_TRIANGLE_STRIP, 0, self._polygon_vertices,
                                  self._instance_count)
 
-    def _paint(self) -> None:
-        if self._container_dirty:
-            self._build_items()
-            self._container_dirty = False
-        if self._marbles_dirty:
-            self._upload_marbles()
-            self._marbles_dirty = False
+    def _paint(self, scene: "_Scene") -> None:
+        if scene.container_version != self._container_version:
+            self._build_items(scene.container)
+            self._container_version = scene.container_version
+            self._shadow_dirty = True
+        if scene.marbles_version != self._marbles_version:
+            self._upload_marbles(scene.x, scene.radius, scene.colour)
+            self._marbles_version = scene.marbles_version
+            self._shadow_dirty = True
 
-        w = max(1, round(self.width() * self.devicePixelRatioF()))
-        h = max(1, round(self.height() * self.devicePixelRatioF()))
-        cam = self.camera
-        cam.aspect = w / h
-        viewproj = cam.projection_matrix() @ cam.view_matrix()
-        eye = cam.eye()
-        _, up, forward = cam.basis()
+        w, h = scene.size
+        x, radius = scene.x, scene.radius
+        viewproj, eye, up, forward = scene.viewproj, scene.eye, scene.up, scene.forward
+        debug_flat = scene.debug_flat
         n = self._instance_count
-        centre, bound = container_bounds(self._container, self._x, self._radius)
+        centre, bound = container_bounds(scene.container, x, radius)
         if n:
             # Marbles flung a little outside the container still get shadows; ones flung far
             # away (or NaN after a divergence) must not stretch the shadow map over kilometres.
-            far_out = np.linalg.norm(self._x - centre, axis=1) + self._radius
+            far_out = np.linalg.norm(x - centre, axis=1) + radius
             far_out = far_out[np.isfinite(far_out)]
             if len(far_out):
                 bound = min(max(bound, float(far_out.max())), 3.0 * bound)
-        floor_z = floor_height(self._container, self._x, self._radius)
-        shadows = self.shadows and not self.debug_flat and n > 0
+        floor_z = floor_height(scene.container, x, radius)
+        shadows = scene.shadows and self._shadows_ok and not debug_flat and n > 0
         light_vp, light_up = self._light_matrices(centre, 1.05 * bound)
 
         GL.glDisable(GL.GL_CULL_FACE)
@@ -831,7 +849,7 @@ class MarbleView(QOpenGLWidget):
         GL.glDisable(GL.GL_BLEND)
 
         marble_uniforms = dict(u_viewproj=viewproj, u_eye=eye, u_ortho=False, u_quad_up=up,
-                               u_exact=bool(self.exact_quads), u_view_axis=forward)
+                               u_exact=bool(scene.exact_quads), u_view_axis=forward)
         if shadows and self._shadow_dirty:
             # The shadow map depends only on the marbles and the scene bounds, not on the
             # camera: orbiting a paused scene reuses it.
@@ -841,7 +859,7 @@ class MarbleView(QOpenGLWidget):
             self._draw_marbles("depth", u_viewproj=light_vp, u_ortho=True,
                                u_ray_dir=-_LIGHT_DIR, u_quad_up=light_up, u_exact=True)
             self._shadow_dirty = False
-        if n and not self.debug_flat:
+        if n and not debug_flat:
             # Deferred: ray cast into the G-buffer here, shade visible pixels further down.
             self._ensure_gbuffer(w, h)
             GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self._gbuf_fbo)
@@ -849,7 +867,7 @@ class MarbleView(QOpenGLWidget):
             GL.glClearColor(0.0, 0.0, 0.0, 0.0)
             GL.glClear(GL.GL_COLOR_BUFFER_BIT | GL.GL_DEPTH_BUFFER_BIT)
             self._draw_marbles("gbuffer", **marble_uniforms)
-        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self.defaultFramebufferObject())
+        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self._fbo)
         GL.glViewport(0, 0, w, h)
 
         GL.glClearColor(0.0, 0.0, 0.0, 1.0)
@@ -865,7 +883,7 @@ class MarbleView(QOpenGLWidget):
                         u_light_viewproj=light_vp, u_shadow_offset=1.5 * texel,
                         u_shadow_bias=0.0015)
 
-        if not self.debug_flat:
+        if not debug_flat:
             GL.glDisable(GL.GL_DEPTH_TEST)
             GL.glDepthMask(GL.GL_FALSE)
             GL.glUseProgram(self._bg_prog)
@@ -904,12 +922,12 @@ class MarbleView(QOpenGLWidget):
                     item["mesh"].draw()
             GL.glDisable(GL.GL_BLEND)
 
-        if n and self.debug_flat:
+        if n and debug_flat:
             self._draw_marbles("flat", **marble_uniforms)
         elif n:
             # The full-screen shading pass costs per pixel even where it finds no marble:
             # restrict it to the marbles' screen rectangle.
-            box = screen_rect(viewproj, self._x, self._radius, w, h)
+            box = screen_rect(viewproj, x, radius, w, h)
             if box is not None:
                 GL.glEnable(GL.GL_SCISSOR_TEST)
                 GL.glScissor(*box)
@@ -927,29 +945,27 @@ class MarbleView(QOpenGLWidget):
             self._set(prog, "u_viewport", np.array([w, h], dtype=np.float64))
             self._set(prog, "u_floor_z", float(floor_z))
             self._set(prog, "u_ao_height",
-                      float(max(0.6 * bound, 4.0 * float(self._radius.max()))))
+                      float(max(0.6 * bound, 4.0 * float(radius.max()))))
             GL.glBindVertexArray(self._empty_vao)
             GL.glDrawArrays(GL.GL_TRIANGLES, 0, 3)
             GL.glDisable(GL.GL_SCISSOR_TEST)
 
-        if not self.debug_flat:
+        if not debug_flat:
             GL.glEnable(GL.GL_BLEND)
             _blend_over()
             lp = self._surface_progs["line"]
             GL.glUseProgram(lp)
             self._set(lp, "u_viewproj", viewproj)
-            if self._drag is not None and self._drag.get("target") is not None:
-                i = self._drag["index"]
-                if i < n:
-                    seg = _lines(np.stack([self._x[i], self._drag["target"]]))
-                    GL.glBindBuffer(GL.GL_ARRAY_BUFFER, self._drag_line.vbo)
-                    GL.glBufferSubData(GL.GL_ARRAY_BUFFER, 0, seg.nbytes, seg)
-                    self._set(lp, "u_model", np.eye(4))
-                    self._set(lp, "u_colour", (1.0, 0.9, 0.3, 0.9))
-                    # Always on top: the spring must stay visible inside a pile.
-                    GL.glDisable(GL.GL_DEPTH_TEST)
-                    self._drag_line.draw()
-                    GL.glEnable(GL.GL_DEPTH_TEST)
+            if scene.drag_line is not None:
+                seg = _lines(scene.drag_line)
+                GL.glBindBuffer(GL.GL_ARRAY_BUFFER, self._drag_line.vbo)
+                GL.glBufferSubData(GL.GL_ARRAY_BUFFER, 0, seg.nbytes, seg)
+                self._set(lp, "u_model", np.eye(4))
+                self._set(lp, "u_colour", (1.0, 0.9, 0.3, 0.9))
+                # Always on top: the spring must stay visible inside a pile.
+                GL.glDisable(GL.GL_DEPTH_TEST)
+                self._drag_line.draw()
+                GL.glEnable(GL.GL_DEPTH_TEST)
             # Glass after everything opaque, without writing depth, far side first.
             GL.glDepthMask(GL.GL_FALSE)
             for item in self._items:
@@ -977,10 +993,393 @@ class MarbleView(QOpenGLWidget):
             GL.glDepthMask(GL.GL_TRUE)
             GL.glDisable(GL.GL_BLEND)
 
-        # Leave the state as QPainter expects it, in case an overlay is painted on top.
+        # Leave a neutral state for the next frame.
         GL.glBindVertexArray(0)
         GL.glUseProgram(0)
         GL.glDisable(GL.GL_DEPTH_TEST)
+
+
+# --------------------------------------------------------------------------------------------
+# The render thread
+# --------------------------------------------------------------------------------------------
+# True: every view renders in one thread of its own (shared by all views), so that the GUI
+# thread neither runs OpenGL nor waits for it; with software rendering a frame takes tens of
+# milliseconds of wall time, during which the plots and the HUD keep repainting. False (or a
+# platform without threaded OpenGL): the views render in the GUI thread, from its event loop.
+RENDER_THREAD = True
+# The render thread runs with its nice value raised by this much (Linux), and so do the
+# rasteriser threads of Mesa's software renderer llvmpipe (named llvmpipe-N; Qt's probe for
+# threaded OpenGL starts them from the GUI thread): when the CPU is short, the 3D view yields
+# to the simulation and to the plots instead of sharing it with them, and with CPU to spare it
+# renders as before.
+RENDER_NICE = 10
+
+_thread: QThread | None = None
+
+
+def _lower_priority() -> None:
+    """Raise the calling thread's nice value by RENDER_NICE (Linux, where a nice value is a
+    thread's own; elsewhere nothing)."""
+    if sys.platform.startswith("linux"):
+        try:
+            tid = threading.get_native_id()
+            nice = os.getpriority(os.PRIO_PROCESS, tid)
+            os.setpriority(os.PRIO_PROCESS, tid, min(19, nice + RENDER_NICE))
+        except OSError:
+            pass
+
+
+def _share_priority(prefix: str) -> None:
+    """Give this process's threads whose name starts with `prefix` at least the calling
+    thread's nice value (Linux; elsewhere nothing)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        for t in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{t}/comm") as f:
+                if f.read().startswith(prefix) and os.getpriority(os.PRIO_PROCESS, int(t)) < mine:
+                    os.setpriority(os.PRIO_PROCESS, int(t), mine)
+    except OSError:
+        pass
+
+
+def _render_thread() -> QThread | None:
+    """The running render thread (started on first use), or None to render in the GUI
+    thread."""
+    global _thread
+    if not RENDER_THREAD or not QOpenGLContext.supportsThreadedOpenGL():
+        return None
+    if _thread is None:
+        _thread = QThread()
+        _thread.setObjectName("render")
+        _thread.started.connect(_lower_priority, Qt.ConnectionType.DirectConnection)
+        _thread.start()
+        app = QCoreApplication.instance()
+        app.aboutToQuit.connect(_stop_render_thread)
+        atexit.register(_stop_render_thread)
+    return _thread
+
+
+def _stop_render_thread() -> None:
+    """Quit and join the render thread (on quitting; views still alive render nothing)."""
+    global _thread
+    thread, _thread = _thread, None
+    if thread is not None:
+        thread.quit()
+        thread.wait()
+        _stopped.append(thread)  # keep the QThread object: deleting it is only safe here
+
+
+_stopped: list[QThread] = []
+
+
+class _Channel(QObject):
+    """The widget's side of its connections to the renderer (so that the widget itself is
+    never the sender a renderer call waits on)."""
+
+    create = Signal()
+    render = Signal(object)
+    render_now = Signal(object)
+    release = Signal()
+
+
+class _Link:
+    """A widget's renderer, its surface and the connections to them; `close()` releases the
+    renderer in its thread (blocking), once, and is safe to call from the widget's destroyed
+    signal (it holds no reference to the widget)."""
+
+    def __init__(self, on_rendered) -> None:
+        self.renderer = _Renderer()
+        self.channel = _Channel()
+        thread = _render_thread()
+        self.thread = thread
+        if thread is not None:
+            self.renderer.moveToThread(thread)
+            queued, blocking = (Qt.ConnectionType.QueuedConnection,
+                                Qt.ConnectionType.BlockingQueuedConnection)
+        else:
+            queued, blocking = (Qt.ConnectionType.QueuedConnection,
+                                Qt.ConnectionType.DirectConnection)
+        self.channel.create.connect(self.renderer.create, blocking)
+        self.channel.render.connect(self.renderer.render, queued)
+        self.channel.render_now.connect(self.renderer.render_now, blocking)
+        self.channel.release.connect(self.renderer.release, blocking)
+        self.renderer.rendered.connect(on_rendered, Qt.ConnectionType.QueuedConnection)
+        self.channel.create.emit()
+        # The surface is made in the GUI thread, as Qt requires; it can be used from any.
+        self.surface = QOffscreenSurface()
+        self.surface.setFormat(surface_format())
+        self.surface.create()
+        self.renderer.surface = self.surface  # before any rendering is queued
+        self.closed = False
+
+    def usable(self) -> bool:
+        """False once closed, or once the render thread has stopped (a blocking call would
+        then wait forever)."""
+        return not self.closed and (self.thread is None or self.thread is _thread)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        if self.usable():
+            self.channel.release.emit()
+        self.closed = True
+        if shiboken6.isValid(self.surface):  # at exit Qt may have deleted it already
+            self.surface.destroy()
+
+
+# --------------------------------------------------------------------------------------------
+# The widget
+# --------------------------------------------------------------------------------------------
+class MarbleView(QWidget):
+    """Draws marbles (ray-cast impostors) in a container and turns mouse gestures into camera
+    moves and drag signals.
+
+    The scene is rendered off screen (see the module docstring) when a paint finds the image
+    out of date (``update()``, which new marbles, a camera move and a resize call) and no
+    rendering is under way; ``frameRendered`` reports each finished rendering, which replaces
+    the image. Any other repaint (a widget drawn over the view, an expose) shows the last
+    image without OpenGL. ``grab_frame()`` renders now, waits, and returns the image.
+
+    Mouse: left-drag orbits, right-drag (or Shift+left-drag) pans, the wheel zooms,
+    Ctrl+left-drag on a marble drags it (``dragStarted`` / ``dragMoved`` / ``dragEnded``).
+
+    ``debug_flat``: draw only the marbles in their unshaded colour on black, without floor,
+    container or shadows (the pixel test compares this against a numpy ray cast).
+    ``shadows``: render the key light's shadow map (on by default).
+    """
+
+    glFailed = Signal(str)
+    dragStarted = Signal(int)
+    dragMoved = Signal(int, object)
+    dragEnded = Signal(int)
+    # After each rendering that replaced the image: its cost in seconds (drawing and reading
+    # back, in the render thread), for the window's pacing, and which marbles it shows (the
+    # `marbles_version` that set_marbles had made when the rendering was asked for).
+    frameRendered = Signal(float, int)
+    # Failures are re-emitted from the event loop, so that a slot showing a modal dialog does
+    # not run inside a paint event or a grab.
+    _failedLater = Signal(str)
+
+    def __init__(self, parent=None, *, debug_flat: bool = False, shadows: bool = True) -> None:
+        super().__init__(parent)
+        self.camera = Camera()
+        self.debug_flat = bool(debug_flat)
+        self.shadows = bool(shadows)
+        # False draws the naive impostor (parallel to the image, circumscribing radius r, not
+        # the silhouette), which clips marbles off the view axis; it exists only so the pixel
+        # test can show that it fails.
+        self.exact_quads = True
+        self.failure: str | None = None
+        self._x = np.zeros((0, 3))
+        self._radius = np.zeros(0)
+        self._colour = np.zeros((0, 3), dtype=np.float32)
+        self._marbles_version = 0
+        self._container: dict | None = None
+        self._container_version = 0
+        self._frame_on_marbles = False
+        self._drag: dict | None = None
+        self._press_pos: QPointF | None = None
+        self._link: _Link | None = None
+        self._seq = 0  # renderings asked for
+        self._in_flight = 0  # seq of the rendering under way (0: none)
+        self._shown = 0  # seq of the rendering shown
+        self._stale = True  # the image does not show the current marbles / camera / size
+        # The image shown: BGRA bytes, top row first, and the QImage over them (RGB32).
+        self.pixels = np.zeros((0, 0, 4), dtype=np.uint8)
+        self.image: QImage | None = None
+        # When the rendering shown began (perf_counter s), what it cost (s), how many ran.
+        self.paint_started = 0.0
+        self.render_seconds = 0.0
+        self.paints = 0
+        self._failedLater.connect(self.glFailed, Qt.ConnectionType.QueuedConnection)
+        # Every pixel is painted from the image: no background fill before each paint.
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+        self.setMinimumSize(160, 120)
+
+    def update(self, *args) -> None:
+        """QWidget.update with the image marked out of date: the next paint renders anew.
+        (Everything that changes what the view shows calls this.)"""
+        self._stale = True
+        super().update(*args)
+
+    def shutdown(self) -> None:
+        """Release the renderer and its OpenGL context (also done when the widget is
+        destroyed); the view paints black afterwards."""
+        if self._link is not None:
+            self._link.close()
+
+    # --- public API -------------------------------------------------------------------------
+    def set_container(self, container: dict | None) -> None:
+        """Container dict as in solver/world.py (kinds sphere/floor/box/tube, optional
+        "planar"); None draws none. A different container re-frames the camera."""
+        changed = _container_key(container) != _container_key(self._container)
+        self._container = None if container is None else dict(container)
+        if changed:
+            self._container_version += 1
+            self.reset_camera()
+            # A floor does not bound the scene: frame the marbles of the new scene when they
+            # arrive (those held now may still be the previous scene's).
+            self._frame_on_marbles = (self._container or {}).get("kind") == "floor"
+        self.update()
+
+    def set_marbles(self, x, radius, colour) -> None:
+        """Newest frame: x (n, 3) float64 m, radius (n,) m, colour (n, 3) RGB 0..1. Keeps
+        references (the caller must not mutate them afterwards) and schedules a new image."""
+        x = np.asarray(x, dtype=np.float64).reshape(-1, 3)
+        n = x.shape[0]
+        self._x = x
+        self._radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (n,))
+        self._colour = np.asarray(colour, dtype=np.float32).reshape(n, 3)
+        self._marbles_version += 1
+        if self._frame_on_marbles and n:
+            self._frame_on_marbles = False
+            self.reset_camera()
+        self.update()
+
+    @property
+    def marbles_version(self) -> int:
+        """How many times set_marbles has been called."""
+        return self._marbles_version
+
+    def reset_camera(self) -> None:
+        """Frame the container (or, on a bare floor, the marbles); planar scenes face the
+        x–z plane."""
+        centre, r = container_bounds(self._container, self._x, self._radius)
+        self.camera.aspect = self.width() / max(self.height(), 1)
+        self.camera.frame(centre, r, planar=bool((self._container or {}).get("planar")))
+        self.update()
+
+    def pick(self, px: float, py: float) -> tuple[int, np.ndarray | None]:
+        """Marble under widget pixel coordinates (px, py) (origin top-left, logical pixels):
+        (index, hit point (3,) m on its surface) or (−1, None). A numpy ray cast against the
+        newest frame, independent of OpenGL."""
+        origin, direction = self.camera.ray(px, py, max(self.width(), 1), max(self.height(), 1))
+        return pick_sphere(origin, direction, self._x, self._radius)
+
+    # --- failure ------------------------------------------------------------------------------
+    def _fail(self, message: str) -> None:
+        if self.failure is not None:
+            return
+        self.failure = message
+        print(f"marbles: OpenGL: {message}", file=sys.stderr)
+        self._failedLater.emit(message)
+
+    # --- rendering --------------------------------------------------------------------------
+    def pixel_size(self) -> tuple[int, int]:
+        """(width, height) of the rendered image in device pixels."""
+        dpr = self.devicePixelRatioF()
+        return max(1, round(self.width() * dpr)), max(1, round(self.height() * dpr))
+
+    def paintEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        if self._stale and not self._in_flight:
+            self._request()
+        painter = QPainter(self)
+        image = self.image
+        if image is None:
+            painter.fillRect(self.rect(), Qt.GlobalColor.black)
+        elif (image.width(), image.height()) == self.pixel_size():
+            painter.drawImage(0, 0, image)
+        else:  # resized: the previous image, stretched, until the new one is rendered
+            painter.drawImage(self.rect(), image)
+        painter.end()
+
+    def idle(self) -> bool:
+        """No rendering under way and none due: the image shows the current scene."""
+        return not self._in_flight and not self._stale
+
+    def grab_frame(self) -> QImage:
+        """Render the current scene now, wait for it, show it and return a copy of the image
+        (black after an OpenGL failure)."""
+        link = self._ensure_link()
+        self._stale = False
+        scene = self._scene()
+        if link.usable():
+            link.channel.render_now.emit(scene)
+            self._show(link.renderer.last)
+        else:
+            self._show_black(scene)
+        return self.image.copy()
+
+    def _ensure_link(self) -> _Link:
+        if self._link is None:
+            self._link = _Link(self._on_rendered)
+            # Release the renderer when the widget goes away (the link holds no reference to
+            # the widget, so this runs whether Qt or Python deletes it).
+            link = self._link
+            self.destroyed.connect(lambda *_: link.close())
+        return self._link
+
+    def _request(self) -> None:
+        """Ask the renderer for an image of the current scene (one at a time)."""
+        link = self._ensure_link()
+        self._stale = False
+        scene = self._scene()
+        if link.usable():
+            self._in_flight = scene.seq
+            link.channel.render.emit(scene)
+        else:
+            self._show_black(scene)
+
+    def _scene(self) -> _Scene:
+        self._seq += 1
+        w, h = self.pixel_size()
+        cam = self.camera
+        cam.aspect = w / h
+        _, up, forward = cam.basis()
+        drag_line = None
+        if self._drag is not None and self._drag.get("target") is not None:
+            i = self._drag["index"]
+            if i < len(self._x):
+                drag_line = np.stack([self._x[i], np.asarray(self._drag["target"], dtype=float)])
+        return _Scene(seq=self._seq, size=(w, h),
+                      viewproj=cam.projection_matrix() @ cam.view_matrix(), eye=cam.eye(),
+                      up=up, forward=forward, x=self._x, radius=self._radius,
+                      colour=self._colour, marbles_version=self._marbles_version,
+                      container=self._container, container_version=self._container_version,
+                      drag_line=drag_line, debug_flat=self.debug_flat, shadows=self.shadows,
+                      exact_quads=self.exact_quads)
+
+    def _on_rendered(self, result: _Result) -> None:
+        if result.seq == self._in_flight:
+            self._in_flight = 0
+        if result.seq > self._shown:
+            self._show(result)
+        if self._stale and not self._in_flight:
+            super().update()  # the scene changed meanwhile: the next paint asks again
+
+    def _show(self, result: _Result) -> None:
+        self._shown = result.seq
+        if result.failure is not None:
+            self._fail(result.failure)
+        self._set_pixels(result.pixels)
+        self.paint_started = result.started
+        self.render_seconds = result.seconds
+        self.paints += 1
+        super().update()  # repaint with the new image (not out of date: QWidget's own)
+        if result.ok:
+            self.frameRendered.emit(result.seconds, result.marbles_version)
+
+    def _show_black(self, scene: _Scene) -> None:
+        w, h = scene.size
+        pixels = np.zeros((h, w, 4), dtype=np.uint8)
+        pixels[..., 3] = 255
+        self._shown = scene.seq
+        self._set_pixels(pixels)
+
+    def _set_pixels(self, pixels: np.ndarray) -> None:
+        h, w = pixels.shape[:2]
+        self.pixels = pixels
+        # RGB32 is 0xffRRGGBB in native (little-endian: B, G, R, A) byte order, the order
+        # llvmpipe keeps its pixels in and the one the raster engine copies without conversion.
+        image = QImage(pixels.data, w, h, 4 * w, QImage.Format.Format_RGB32)
+        image.setDevicePixelRatio(self.devicePixelRatioF())
+        self.image = image
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self._stale = True  # Qt repaints after a resize; that paint renders at the new size
 
     # --- mouse ------------------------------------------------------------------------------
     def mousePressEvent(self, event) -> None:

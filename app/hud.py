@@ -115,8 +115,8 @@ class Hud(QLabel):
         self.setText("starting…")
 
     def set_alarm(self, alarm: bool) -> None:
-        """Red background while the simulation is diverged. Restyling repaints the label (and
-        so recomposes the window), so only a change does it."""
+        """Red background while the simulation is diverged. Restyling re-polishes and repaints
+        the label, so only a change does it."""
         if alarm == getattr(self, "_alarm", False):
             return
         self._alarm = alarm

@@ -95,8 +95,9 @@ def _set_up_qt():
     from PySide6.QtCore import QCoreApplication, Qt
     from PySide6.QtWidgets import QApplication
 
-    # A floating dock re-parents the GL widget into another top-level window; shared contexts
-    # keep its GL resources alive across that move.
+    # The 3D view renders off screen with a context of its own, so no widget here needs this;
+    # it is set (it must be, before the application exists) for any QOpenGLWidget, whose
+    # resources survive re-parenting into a floating dock only with shared contexts.
     QCoreApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "marbles"])
     app.setApplicationName("marbles")

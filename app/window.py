@@ -2,9 +2,11 @@
 bar with a progress bar, the key map, scripted runs, the benchmark on close.
 
 The window only displays and commands. Every frame from the worker replaces `latest`; a 60 Hz
-timer hands the newest one to the view (older ones are dropped) when the view's pacing allows
-(see `VIEW_SHARE`), and a timer of their own refreshes the plots at 25 Hz and the HUD at 10 Hz,
-so neither waits for the 3D view. Commands go to the worker as queued calls (`SimThread.send`).
+timer hands the newest one to the view (older ones are dropped) when the view has finished the
+previous one and its pacing allows (see `VIEW_SHARE`), and a timer of their own refreshes the
+plots at 25 Hz and the HUD at 10 Hz. The view renders in a thread of its own and shows the
+result as an image (app/gl_view.py), so the window is painted by Qt's raster engine and
+neither the plots nor the HUD wait for the 3D view. Commands go to the worker as queued calls (`SimThread.send`).
 """
 from __future__ import annotations
 
@@ -27,13 +29,15 @@ from .plots import LivePlots
 from .worker import BenchmarkResult, Frame, SimThread, SimWorker
 
 TICK_MS = 16  # hand the newest frame to the view at up to ~60 Hz
-PLOT_MS = 40  # plots at 25 Hz: a margin over the 20 Hz goal for ticks a 3D frame delays
+PLOT_MS = 40  # plots at 25 Hz: a margin over the 20 Hz goal for late timer ticks
 HUD_PERIOD = 0.1  # s: the HUD rides on the plot timer at 10 Hz (one window repaint for both)
-# With software OpenGL a 3D frame costs 60-85 ms of the GUI thread; drawn whenever a new frame
-# is there, it would leave no time for the plots. After each frame the view waits until that
-# frame's cost is at most this share of the time since it began, so the plots keep the rest.
+# With software OpenGL a 3D frame of the default view costs about 100 ms of CPU (Mesa's
+# llvmpipe rasterises in two threads). After each frame the view waits until that frame's cost
+# (wall time in the render thread) is at most this share of the time since it began, so the
+# view leaves CPU to the rest of the machine, and it waits longer when the CPU is short (its
+# threads run at a lower priority, so a frame then takes longer: app.gl_view.RENDER_NICE).
 # With a GPU a frame costs a few ms and the cap stays at TICK_MS.
-VIEW_SHARE = 0.4
+VIEW_SHARE = 0.7
 
 
 @dataclass
@@ -110,9 +114,9 @@ class MainWindow(QMainWindow):
         self.benchmark_windows: list[BenchmarkWindow] = []
         self.last_benchmark: BenchmarkResult | None = None
         self.screenshots: list[str] = []
-        self._swaps = 0  # frames drawn (buffer swaps of the view)
+        self._renders = 0  # frames drawn (renderings of the view that showed a new frame)
         self._step_ms: list[float] = []  # scripted runs: wall time of every step, ms
-        # (wall s, steps, swaps, plot refreshes) at the first step: scripted runs' rates start there
+        # (wall s, steps, renders, plot refreshes) at the first step: scripted runs' rates start there
         self._first_step: tuple[float, int, int, int] | None = None
 
         view_class = view_class or _view_class()
@@ -171,14 +175,16 @@ class MainWindow(QMainWindow):
         self.view.dragMoved.connect(lambda i, p: self.sim.send(
             "drag_move", (int(i), np.array(p, dtype=np.float64).reshape(3))))
         self.view.dragEnded.connect(lambda i: self.sim.send("drag_end", int(i)))
-        self.view.frameSwapped.connect(self._on_swapped)
+        # Queued: the slot may grab the window for a screenshot, which must not happen inside
+        # the view's paint event that rendered the frame.
+        self.view.frameRendered.connect(self._on_rendered, Qt.ConnectionType.QueuedConnection)
 
         self._key_filter = _KeyFilter(self)
         QApplication.instance().installEventFilter(self._key_filter)
         self._last_hud = 0.0
-        self._awaiting_swap = False
+        self._awaiting_render = 0  # marbles version of the frame the view is drawing (0: none)
         self._view_ready_at = 0.0  # perf_counter time before which no new 3D frame is drawn
-        self.view_frame_cost = 0.0  # s of GUI thread per 3D frame, paintGL to swap (latest)
+        self.view_frame_cost = 0.0  # s per 3D frame in the render thread (latest)
         self._tick_timer = QTimer(self)
         self._tick_timer.timeout.connect(self._draw)
         self._tick_timer.start(TICK_MS)
@@ -242,12 +248,12 @@ class MainWindow(QMainWindow):
     def _on_frame(self, frame: Frame) -> None:
         self.latest = frame
         if frame.stepped and self._first_step is None:
-            self._first_step = (frame.wall, frame.steps, self._swaps, self.plots.refreshes)
+            self._first_step = (frame.wall, frame.steps, self._renders, self.plots.refreshes)
         if frame.stepped and self.options.frames is not None:
-            self._step_ms.append(1e3 * frame.timings.get("total", np.nan))
+            self._step_ms.extend(1e3 * r.timings.get("total", np.nan) for r in frame.records)
         if frame.stepped:
             # Stamped by the worker: queued delivery arrives in bursts while the GUI draws.
-            self._sps.add(now=frame.wall)
+            self._sps.add(len(frame.records), now=frame.wall)
             self.plots.add_frame(frame)
         if frame.state.generation != self._generation:
             self._generation = frame.state.generation
@@ -262,7 +268,7 @@ class MainWindow(QMainWindow):
 
     def _refresh_plots(self) -> None:
         """Plots at 25 Hz and the HUD at 10 Hz, independent of the 3D view: repainting them
-        recomposes the window but does not run the view's paintGL (it keeps its last image)."""
+        is raster work that shows the view's last image where the HUD covers it."""
         self.plots.refresh()
         now = time.perf_counter()
         if now - self._last_hud >= HUD_PERIOD:
@@ -270,30 +276,29 @@ class MainWindow(QMainWindow):
             self._refresh_hud()
 
     def _draw(self) -> None:
-        """Hand the newest frame to the view, unless the previous frame's cost says to wait
-        (VIEW_SHARE)."""
+        """Hand the newest frame to the view, unless it is still rendering the previous one or
+        that one's cost says to wait (VIEW_SHARE)."""
         frame = self.latest
         if frame is None or frame.seq == self._drawn_seq or self._gl_failed:
             return
-        if time.perf_counter() < self._view_ready_at:
+        if self._awaiting_render or time.perf_counter() < self._view_ready_at:
             return
         self._drawn_seq = frame.seq
         self.view.set_marbles(frame.x, frame.radius, frame.colour)
         self.view.update()
-        self._awaiting_swap = True
+        self._awaiting_render = self.view.marbles_version
 
-    def _on_swapped(self) -> None:
-        # Any repaint of the window swaps; only those that show a new frame count as drawn.
-        if not self._awaiting_swap:
+    def _on_rendered(self, cost: float, marbles_version: int) -> None:
+        # Camera moves and scene changes render too: only the rendering of the frame handed
+        # over counts as drawn and lets the next one go (else the view would render the next
+        # frame while the window paced the one before).
+        if not self._awaiting_render or marbles_version < self._awaiting_render:
             return
-        self._awaiting_swap = False
-        now = time.perf_counter()
-        started = self.view.paint_started
-        if started > 0.0 and now >= started:
-            self.view_frame_cost = now - started
-            self._view_ready_at = started + self.view_frame_cost / VIEW_SHARE
+        self._awaiting_render = 0
+        self.view_frame_cost = cost
+        self._view_ready_at = self.view.paint_started + cost / VIEW_SHARE
         self._fps.add()
-        self._swaps += 1
+        self._renders += 1
         if self.latest is None or self.options.frames is None or self._scripted_done:
             return
         if self.latest.steps > 0:
@@ -302,7 +307,7 @@ class MainWindow(QMainWindow):
             self._scripted_done = True
             if self.options.screenshot:
                 self.save_screenshot(self.options.screenshot)
-            # Leave the swap handler before closing (the benchmark may start from here).
+            # Leave this handler before closing (the benchmark may start from here).
             QTimer.singleShot(0, self.close)
 
     def _refresh_hud(self) -> None:
@@ -322,20 +327,23 @@ class MainWindow(QMainWindow):
     def run_summary(self, now: float | None = None) -> str:
         """One line for scripted runs: frames drawn, simulation steps and plot refreshes (those
         that handed new data to the curves) per second of wall time since the first step (what
-        the README's measurements quote)."""
+        the README's measurements quote). Steps per second are timed by the worker's clock,
+        from the first step received to the latest, so that the frames still on their way when
+        the run ends do not count as missing steps."""
         if self._first_step is None or self.latest is None:
             return ""
-        wall0, steps0, swaps0, plots0 = self._first_step
+        wall0, steps0, renders0, plots0 = self._first_step
         now = time.perf_counter() if now is None else now
         seconds = max(now - wall0, 1e-9)
         f = self.latest
         steps = f.steps - steps0
-        frames = self._swaps - swaps0
+        sim_seconds = max(f.wall - wall0, 1e-9)
+        frames = self._renders - renders0
         plots = self.plots.refreshes - plots0
         median = float(np.nanmedian(self._step_ms)) if self._step_ms else float("nan")
         return (f"marbles: {f.state.scene}/{f.state.solver} {len(f.radius)} marbles: "
                 f"{frames} frames and {steps} steps in {seconds:.2f} s: "
-                f"{frames / seconds:.1f} frames/s, {steps / seconds:.1f} steps/s, "
+                f"{frames / seconds:.1f} frames/s, {steps / sim_seconds:.1f} steps/s, "
                 f"plots {plots / seconds:.1f}/s "
                 f"(speed {'max' if f.state.speed <= 0 else f'{f.state.speed:g}x'}); "
                 f"median step {median:.3f} ms")
@@ -462,6 +470,7 @@ class MainWindow(QMainWindow):
         self._shut_down = True
         for timer in self._timers:
             timer.stop()
+        self.view.shutdown()
         app = QApplication.instance()
         if app is not None:
             app.removeEventFilter(self._key_filter)

@@ -2,8 +2,11 @@
 
 `SimWorker` is a QObject moved to its own QThread. It owns the World and the Simulation, steps
 them with a timer of its own thread at the scene's rate (times `speed`; 0 = as fast as possible),
-and after every step emits one immutable `Frame` (copies of positions, radii, colours and the
-step's numbers) through a queued signal. The GUI sends `command(name, argument)`; being queued,
+and after the steps of each timer tick emits one immutable `Frame` (copies of positions, radii,
+colours and the numbers of every step it covers) through a queued signal. In real time a tick
+is one step (more when catching up); as fast as possible, a tick steps for `BATCH_SECONDS`, so
+the frames, their copies and their delivery to the GUI thread cost the same per second of
+wall time whatever the step rate, instead of taking a share of every step. The GUI sends `command(name, argument)`; being queued,
 each command runs in this thread between two steps, so the world is never touched by two threads.
 The GUI never waits for a step and this thread never waits for drawing.
 
@@ -18,6 +21,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
 import numpy as np
@@ -48,6 +52,9 @@ SPRING_TIME = 0.08  # s
 DAMPING_TIME = 0.03  # s
 DRAG_MAX_SPEED = 4.0  # m/s, so a fast mouse cannot fire a marble through the pile
 MAX_CATCH_UP = 10  # steps one timer tick may do to keep real time (200 ms at 50 Hz)
+# As fast as possible, one timer tick steps for this long (s of wall time), then emits one
+# frame: about as many frames per second as in real time at 50 Hz; commands wait at most this.
+BATCH_SECONDS = 0.02
 SPEED_SCALE = 2.0  # m/s shown as the hottest colour
 IMPULSE_SCALE = 6.0  # contact impulse per step, in units of the marble's weight times dt
 
@@ -73,13 +80,24 @@ class SimState:
     message: str = ""
 
 
+class StepRecord(NamedTuple):
+    """The numbers of one step that the plots show: simulated time after it (s), final
+    natural-map residual (m/s), seconds per phase ("collide", ..., "total")."""
+
+    time: float
+    residual: float
+    timings: dict
+
+
 @dataclass(frozen=True)
 class Frame:
     """One immutable picture of the simulation. x: (n, 3) float32 m; radius: (n,) float32 m;
     colour: (n, 3) float32 RGB in [0, 1]; timings: seconds per phase of the last step;
     trace: (k + 1,) residual (m/s) per iteration of the last traced step, or None;
-    residual: final natural-map residual (m/s) of the last step; stepped: this frame follows a
-    new step (False when only the state changed)."""
+    residual: final natural-map residual (m/s) of the last step; records: every step made
+    since the previous frame, oldest first (one in real time; several when the worker caught
+    up or steps as fast as possible); stepped: records is not empty (False when only the state
+    changed)."""
 
     seq: int
     stepped: bool
@@ -100,6 +118,7 @@ class Frame:
     state: SimState
     compile_seconds: float = 0.0
     wall: float = 0.0  # time.perf_counter() in the worker when the frame was made, s
+    records: tuple[StepRecord, ...] = ()
 
 
 @dataclass
@@ -169,6 +188,7 @@ class SimWorker(QObject):
         self._compile_seconds = 0.0
         self._sim: Simulation | None = None
         self._last_report = None
+        self._records: list[StepRecord] = []  # steps not yet sent in a frame
         self._last_trace: np.ndarray | None = None
         self._trace_step = -1
         self._last_trace_wall = -math.inf
@@ -208,7 +228,7 @@ class SimWorker(QObject):
         self._timer.timeout.connect(self._tick)
         self._arm_timer()
         self._running = True
-        self._emit_frame(stepped=False)
+        self._emit_frame()
 
     @Slot(str, object)
     def command(self, name: str, arg: object = None) -> None:
@@ -232,7 +252,7 @@ class SimWorker(QObject):
                 self._message = str(err)
         # Drag moves arrive at mouse rate; they show up in the next stepped frame.
         if not name.startswith("drag"):
-            self._emit_frame(stepped=False)
+            self._emit_frame()
 
     def _stop(self) -> None:
         self._cancel.set()
@@ -306,7 +326,11 @@ class SimWorker(QObject):
             self._clock = None
             return
         if self._speed <= 0:
+            end = time.perf_counter() + BATCH_SECONDS
             self._step_once()
+            while not self._paused and time.perf_counter() < end:
+                self._step_once()
+            self._emit_frame()
             return
         now = time.perf_counter()
         w = self._sim.world
@@ -321,8 +345,11 @@ class SimWorker(QObject):
             self._step_once()
             if self._paused:  # a divergence paused it
                 break
+        if self._records:
+            self._emit_frame()
 
     def _step_once(self) -> None:
+        """One step; its numbers wait in `_records` for the next frame."""
         now = time.perf_counter()
         trace = now - self._last_trace_wall >= TRACE_PERIOD
         self._apply_drag()
@@ -337,7 +364,8 @@ class SimWorker(QObject):
             self._paused = True
             self._message = (f"{report.method} diverged at step {self._sim.steps} "
                              f"(t = {self._sim.world.time:.2f} s): paused, R resets")
-        self._emit_frame(stepped=True)
+        self._records.append(StepRecord(self._sim.world.time, float(report.result.residual),
+                                        report.timings))
 
     def _colours(self) -> np.ndarray:
         w = self._sim.world
@@ -355,14 +383,16 @@ class SimWorker(QObject):
             return heat(total / (IMPULSE_SCALE * weight))
         return w.colour
 
-    def _emit_frame(self, stepped: bool) -> None:
+    def _emit_frame(self) -> None:
+        """Send the world as it is now, with the steps made since the last frame."""
+        records, self._records = tuple(self._records), []
         sim = self._sim
         w = sim.world
         report = self._last_report
         result = report.result if report is not None else None
         self._seq += 1
         frame = Frame(
-            seq=self._seq, stepped=stepped and report is not None,
+            seq=self._seq, stepped=bool(records),
             x=_frozen(w.x), radius=_frozen(w.radius), colour=_frozen(self._colours()),
             container=dict(w.container), time=w.time, steps=sim.steps, dt=w.dt,
             contacts=report.contacts if report is not None else 0,
@@ -372,7 +402,7 @@ class SimWorker(QObject):
             residual=float(result.residual) if result is not None else math.nan,
             trace=None if self._last_trace is None else _frozen(self._last_trace, np.float64),
             trace_step=self._trace_step, state=self.state(),
-            compile_seconds=self._compile_seconds, wall=time.perf_counter())
+            compile_seconds=self._compile_seconds, wall=time.perf_counter(), records=records)
         self.frameReady.emit(frame)
 
     def state(self) -> SimState:
@@ -388,6 +418,7 @@ class SimWorker(QObject):
         self._generation += 1
         self._diverged = False
         self._last_report = None
+        self._records = []
         self._last_trace = None
         self._trace_step = -1
         self._drag = None

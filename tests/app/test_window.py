@@ -104,10 +104,10 @@ def test_window_shows_marbles(qtbot, make_window):
     wait_state(qtbot, window, lambda f: f.state.paused)
     view = window.view
     assert view.failure is None
-    with_marbles = image_array(view.grabFramebuffer())
+    with_marbles = image_array(view.grab_frame())
     f = window.latest
     view.set_marbles(np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3), dtype=np.float32))
-    without = image_array(view.grabFramebuffer())
+    without = image_array(view.grab_frame())
     view.set_marbles(f.x, f.radius, f.colour)
     assert with_marbles.shape == without.shape and with_marbles.size > 0
     changed = np.any(np.abs(with_marbles.astype(int) - without.astype(int)) > 24, axis=2)
@@ -227,23 +227,45 @@ def test_plots_receive_data(qtbot, make_window):
 def test_plots_update_while_the_view_draws_nothing(qtbot, make_window):
     """The plots and the HUD have a timer of their own: with the 3D view held back (as if its
     frames were too slow to draw) they still show new steps, and their repaints reuse the
-    view's last image instead of running its paintGL."""
+    view's last image instead of rendering it again."""
     window = make_window(scene="bowl")
     plots = window.plots
     qtbot.waitUntil(lambda: plots.curve_data()["history"][0].size > 0, timeout=20000)
-    window._view_ready_at = float("inf")  # the pacing never allows another 3D frame
-    qtbot.wait(200)  # a frame handed over before the hold may still be painting
+
+    def hold() -> bool:
+        """Between two 3D frames (none rendering, none handed over), stop handing new ones:
+        the pacing never allows another."""
+        if window._awaiting_render or not window.view.idle():
+            return False
+        window._view_ready_at = float("inf")
+        return True
+
+    qtbot.waitUntil(hold, timeout=20000)
     paints, drawn = window.view.paints, window._drawn_seq
     refreshes = plots.refreshes
-    last_time = plots.curve_data()["history"][0][-1]
+    last_time = plots.shown_time
     hud = window.hud.text()
     qtbot.waitUntil(lambda: plots.refreshes >= refreshes + 3
-                    and plots.curve_data()["history"][0][-1] > last_time + 0.1
+                    and plots.shown_time > last_time + 0.1
                     and window.hud.text() != hud, timeout=20000)
     assert window.view.paints == paints and window._drawn_seq == drawn
     window._view_ready_at = 0.0  # released, the view catches up with the newest frame
     qtbot.waitUntil(lambda: window._drawn_seq > drawn and window.view.paints > paints,
                     timeout=20000)
+
+
+def test_only_the_frame_handed_over_lets_the_next_one_go(qtbot, make_window):
+    """The view draws one frame at a time: a rendering that finishes for another reason (a
+    camera move, a new scene) while the handed frame is drawn does not release the next one,
+    or the view would render back to back, ahead of the pacing (VIEW_SHARE)."""
+    window = make_window(scene="column")
+    qtbot.waitUntil(lambda: window._awaiting_render > 0, timeout=20000)
+    version = window._awaiting_render  # no event is processed from here to the end
+    drawn = window._renders
+    window._on_rendered(0.01, version - 1)  # an earlier rendering finishing now
+    assert window._awaiting_render == version and window._renders == drawn
+    window._on_rendered(0.01, version)
+    assert window._awaiting_render == 0 and window._renders == drawn + 1
 
 
 def test_quit_key_closes_and_joins_the_worker(qtbot, make_window):

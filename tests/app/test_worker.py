@@ -128,6 +128,34 @@ def test_pause_and_single_step(qtbot, run):
     wait_for(qtbot, got, lambda f: f.steps > before + 5)
 
 
+def test_frames_carry_every_step_once(qtbot, run):
+    """As fast as possible a frame covers the steps of one timer tick (BATCH_SECONDS), and
+    consecutive frames hand over every step exactly once, in order, with its own numbers."""
+    sim, got = run(scene="column", speed=0.0)
+    start = len(got.frames)
+    qtbot.waitUntil(lambda: sum(len(f.records) for f in got.frames[start:]) > 500,
+                    timeout=20000)
+    frames = [f for f in got.frames[start:] if f.stepped]
+    assert max(len(f.records) for f in frames) > 1  # batched: fewer frames than steps
+    for prev, f in zip(frames, frames[1:]):
+        assert f.steps - prev.steps == len(f.records)
+        times = np.array([prev.records[-1].time] + [r.time for r in f.records])
+        np.testing.assert_allclose(np.diff(times), f.dt, rtol=1e-9)
+    for f in frames:
+        last = f.records[-1]
+        assert last.time == f.time and last.residual == f.residual
+        assert last.timings["total"] == f.timings["total"]
+        assert len({id(r.timings) for r in f.records}) == len(f.records)
+
+
+def test_real_time_frames_carry_one_step_each(qtbot, run):
+    sim, got = run(scene="column", speed=1.0)
+    qtbot.waitUntil(lambda: got.last.steps >= 20, timeout=20000)
+    frames = [g for g in got.frames if g.stepped]
+    # A late timer tick catches up with several steps in one frame; most carry one.
+    assert np.median([len(g.records) for g in frames]) == 1
+
+
 def test_frames_carry_a_trace_and_timings(qtbot, run):
     sim, got = run(scene="bowl", iterations=20)
     f = wait_for(qtbot, got, lambda f: f.trace is not None and f.trace.size == 21 and f.contacts)
@@ -188,13 +216,20 @@ def test_drag_pulls_a_marble_to_the_target_and_lets_go(qtbot, run):
     target = np.array([0.0, 0.0, 1.8])
     sim.send("drag_start", top)
     sim.send("drag_move", (top, target))
-    start = got.last.steps
+    start = applied(qtbot, sim, got).steps
     f = wait_for(qtbot, got, lambda f: f.steps > start + 150)
     assert np.linalg.norm(f.x[top] - target) < 0.02
     sim.send("drag_end", top)
-    start = got.last.steps
+    start = applied(qtbot, sim, got).steps
     f = wait_for(qtbot, got, lambda f: f.steps > start + 150)
     assert f.x[top, 2] == pytest.approx(1.3, abs=0.03)  # back on top of the stack
+
+
+def applied(qtbot, sim, got):
+    """The frame that follows every command sent so far (drag commands send none of their
+    own; a frame covering many steps may have been emitted before they were applied)."""
+    sim.send("pause", False)  # any other command answers with a frame of its own
+    return wait_for(qtbot, got, lambda f: not f.stepped)
 
 
 def test_divergence_pauses_and_reset_recovers(qtbot, run):
