@@ -25,7 +25,7 @@ class Scene:
         """World for the defaults updated by `overrides` (text or values); ParamError on bad input."""
         params = resolve(self.params, overrides or {}, f"scene {self.name}")
         world = self.build_world(params)
-        world.damping = params.get("damping", 0.0)
+        world.damping = params["damping"]
         return world
 
 

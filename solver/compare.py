@@ -30,7 +30,7 @@ from . import metrics, registry
 from .params import ParamError
 from .problem import ContactProblem
 from .snapshot import atomic_write, load_lcp, write_json
-from .step import Simulation, StepReport
+from .step import Simulation, StepReport, carry_over
 from .warmup import warmup
 from .world import World
 
@@ -237,15 +237,11 @@ class FrozenStep:
 
 def match_impulses(prev_keys: np.ndarray, prev_lam: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """Impulses for contacts `keys` (m,) taken from the previous step's (`prev_keys`,
-    `prev_lam`) where the same marble pair appears, zero elsewhere."""
+    `prev_lam`) where the same marble pair appears, zero elsewhere: the simulation's own warm
+    start matching (step.carry_over)."""
     out = np.zeros(keys.shape[0])
-    if prev_keys is None or prev_keys.size == 0 or keys.size == 0:
-        return out
-    order = np.argsort(prev_keys)
-    sorted_keys = prev_keys[order]
-    where = np.minimum(np.searchsorted(sorted_keys, keys), sorted_keys.size - 1)
-    hit = sorted_keys[where] == keys
-    out[hit] = prev_lam[order[where[hit]]]
+    if prev_keys is not None and prev_keys.size and keys.size:
+        carry_over(prev_keys, prev_lam, keys, out)
     return out
 
 
