@@ -12,20 +12,25 @@ out an axis (tick text, grid) was the costliest part of a refresh. Residuals are
 """
 from __future__ import annotations
 
-from collections import deque
-
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
+
+from .worker import StepRecord
 
 FLOOR = 1e-16  # m/s: the smallest residual drawn (exact zeros appear at convergence)
 CEILING = 1e30  # m/s: the largest (a divergence's inf is drawn here)
 HISTORY_SECONDS = 10.0  # s of simulated time in the history plots
 MAX_POINTS = 20000  # steps kept at most (10 s of steps unless dt < 0.5 ms)
+MIN_MS = 1e-6  # ms: the shortest phase time drawn (log axis)
+_EMPTY = np.zeros(0)
 TIME_LABEL = "simulated time before the latest step (s)"
 PHASES = ("collide", "assemble", "solve", "integrate")
 PHASE_COLOURS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2")
+# Where time, residual and the phases sit in a StepRecord, by name.
+_COLUMNS = [StepRecord._fields.index(name) for name in ("time", "residual") + PHASES]
 
 
 def clamp_residual(values) -> np.ndarray:
@@ -35,10 +40,11 @@ def clamp_residual(values) -> np.ndarray:
     return np.clip(a, FLOOR, CEILING)
 
 
-def _plot(title: str, x_label: str, y_label: str, log_y: bool = True) -> pg.PlotWidget:
-    w = pg.PlotWidget()
-    w.setBackground("#15151c")
-    item = w.getPlotItem()
+def _plot(canvas: pg.GraphicsLayoutWidget, row: int, title: str, x_label: str, y_label: str,
+          log_y: bool = True) -> pg.PlotItem:
+    """A plot in row `row` of `canvas`: all three share one QGraphicsView, so a refresh is one
+    paint event, not three (each one walks its scene's items through Python)."""
+    item = canvas.addPlot(row=row, col=0)
     item.setTitle(title, size="9pt")
     item.setLabel("bottom", x_label)
     item.setLabel("left", y_label)
@@ -54,23 +60,52 @@ def _plot(title: str, x_label: str, y_label: str, log_y: bool = True) -> pg.Plot
     # Ranges are set once per refresh (set_view); pyqtgraph's own auto-range would repaint
     # again a moment later.
     item.getViewBox().disableAutoRange()
-    w.setMinimumHeight(140)
-    return w
+    return item
 
 
-def _log_span(y: np.ndarray) -> tuple[float, float]:
-    """Whole decades around positive values y, as log10 bounds for a log axis."""
-    finite = y[np.isfinite(y) & (y > 0)]
-    if finite.size == 0:
+class _Curve(pg.PlotCurveItem):
+    """A PlotCurveItem whose bounding rectangle is computed once per setData. Qt asks for it
+    several times per repaint, and pyqtgraph's version recomputes the data bounds (inside a
+    warnings context) and the pen's padding in view pixels, in Python each time, holding the
+    GIL the simulation thread needs. Padding by a fixed share of the span instead of a pixel
+    is safe: the view box clips its children to its own shape."""
+
+    PAD = 0.02  # of the data's span on each side (and at least 1e-9 in data units)
+
+    def setData(self, *args, **kwargs) -> None:  # noqa: N802 (pyqtgraph name)
+        super().setData(*args, **kwargs)
+        x, y = self.xData, self.yData
+        if x is None or y is None or x.size == 0:
+            self._rect = QRectF()
+            return
+        x0, x1, y0, y1 = float(x.min()), float(x.max()), float(y.min()), float(y.max())
+        px = max(self.PAD * (x1 - x0), 1e-9)
+        py = max(self.PAD * (y1 - y0), 1e-9)
+        self._rect = QRectF(x0 - px, y0 - py, x1 - x0 + 2 * px, y1 - y0 + 2 * py)
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt name)
+        return getattr(self, "_rect", None) or QRectF()
+
+
+def _curve(plot: pg.PlotItem, colour: str) -> pg.PlotCurveItem:
+    """A curve on `plot` that takes y already in log10 (the axis is in log mode)."""
+    curve = _Curve(pen=pg.mkPen(colour, width=1), skipFiniteCheck=True)
+    plot.addItem(curve)
+    return curve
+
+
+def _log_span(log_y: np.ndarray) -> tuple[float, float]:
+    """Whole decades around values given as log10 (finite), as bounds for a log axis."""
+    if log_y.size == 0:
         return -1.0, 1.0
-    lo = np.floor(np.log10(finite.min()))
-    hi = np.ceil(np.log10(finite.max()))
+    lo = np.floor(log_y.min())
+    hi = np.ceil(log_y.max())
     return float(lo), float(max(hi, lo + 1.0))
 
 
-def set_view(widget: pg.PlotWidget, x: np.ndarray, ys: list[np.ndarray],
+def set_view(plot: pg.PlotItem, x: np.ndarray, ys: list[np.ndarray],
              history: bool = False) -> None:
-    """Show x's span and the decades of all ys in one range change (a single repaint).
+    """Show x's span and the decades of all ys (log10 values) in one range change (a single repaint).
 
     history: x is time relative to the latest step, shown over the fixed span
     [−HISTORY_SECONDS, 0]. The range is only set when it differs from the one shown: a range
@@ -84,12 +119,12 @@ def set_view(widget: pg.PlotWidget, x: np.ndarray, ys: list[np.ndarray],
                   else (float(x[0]) - 1, float(x[0]) + 1))
     if hi <= lo:
         hi = lo + 1.0
-    ylo, yhi = _log_span(np.concatenate(ys)) if ys else (-1.0, 1.0)
+    ylo, yhi = _log_span(np.concatenate([y.ravel() for y in ys])) if ys else (-1.0, 1.0)
     shown = (lo, hi, ylo, yhi)
-    if getattr(widget, "_shown_range", None) == shown:
+    if getattr(plot, "_shown_range", None) == shown:
         return
-    widget._shown_range = shown
-    widget.getPlotItem().getViewBox().setRange(xRange=(lo, hi), yRange=(ylo, yhi), padding=0.02)
+    plot._shown_range = shown
+    plot.getViewBox().setRange(xRange=(lo, hi), yRange=(ylo, yhi), padding=0.02)
 
 
 class LivePlots(QWidget):
@@ -97,27 +132,32 @@ class LivePlots(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.trace_plot = _plot("residual per iteration (latest step)", "iteration",
-                                "residual (m/s)")
-        self.history_plot = _plot("final residual per step", TIME_LABEL, "residual (m/s)")
-        self.timing_plot = _plot("step time by phase", TIME_LABEL, "time (ms)")
-        self.trace_curve = self.trace_plot.plot(pen=pg.mkPen("#ffd166", width=2),
-                                                symbol="o", symbolSize=4, symbolBrush="#ffd166")
-        # One-pixel lines for the curves of hundreds of points: a wider pen goes through Qt's
-        # path stroker (painting a refresh took 5.2 ms against 3.0 with these pens); the
-        # 21-point trace keeps its width and its symbols.
-        self.history_curve = self.history_plot.plot(pen=pg.mkPen("#06d6a0", width=1))
-        self.timing_plot.addLegend(offset=(-5, 5), labelTextSize="8pt")
-        self.phase_curves = {name: self.timing_plot.plot(pen=pg.mkPen(colour, width=1),
-                                                         name=name)
-                             for name, colour in zip(PHASES, PHASE_COLOURS)}
+        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas.setBackground("#15151c")
+        self.canvas.setMinimumHeight(3 * 140)
+        self.trace_plot = _plot(self.canvas, 0, "residual per iteration (latest step)",
+                                "iteration", "residual (m/s)")
+        self.history_plot = _plot(self.canvas, 1, "final residual per step", TIME_LABEL,
+                                  "residual (m/s)")
+        self.timing_plot = _plot(self.canvas, 2, "step time by phase", TIME_LABEL, "time (ms)")
+        # Bare PlotCurveItems fed log10 values: PlotDataItem (what PlotItem.plot makes) redoes
+        # the log mapping, the bounds and a scatter item in Python on every setData, and the
+        # GUI thread's Python holds the GIL that the simulation thread needs between its
+        # kernels (README, Desktop program). One-pixel pens: a wider pen goes through Qt's path
+        # stroker (painting a refresh took 5.2 ms against 3.0).
+        self.trace_curve = _curve(self.trace_plot, "#ffd166")
+        self.history_curve = _curve(self.history_plot, "#06d6a0")
+        legend = self.timing_plot.addLegend(offset=(-5, 5), labelTextSize="8pt")
+        self.phase_curves = {}
+        for name, colour in zip(PHASES, PHASE_COLOURS):
+            self.phase_curves[name] = _curve(self.timing_plot, colour)
+            legend.addItem(self.phase_curves[name], name)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
-        for w in (self.trace_plot, self.history_plot, self.timing_plot):
-            layout.addWidget(w)
-        self._time: deque[float] = deque(maxlen=MAX_POINTS)
-        self._residual: deque[float] = deque(maxlen=MAX_POINTS)
-        self._phases = {name: deque(maxlen=MAX_POINTS) for name in PHASES}
+        layout.addWidget(self.canvas)
+        # One row per step kept: simulated time (s), then log10 of the residual (m/s) and of
+        # each phase's time (ms), ready for the curves.
+        self._rows = np.empty((0, 2 + len(PHASES)))
         self._trace: np.ndarray | None = None
         self._trace_step = -1
         self._shown_trace_step = -2
@@ -128,32 +168,30 @@ class LivePlots(QWidget):
 
     def clear(self) -> None:
         """Forget the history (a new scene or a reset starts the clock again)."""
-        self._time.clear()
-        self._residual.clear()
-        for d in self._phases.values():
-            d.clear()
+        self._rows = self._rows[:0]
         self._trace = None
         self._trace_step = -1
         self._dirty = True
 
+    @property
+    def steps_kept(self) -> int:
+        """Steps in the history buffers (those the history plots show)."""
+        return self._rows.shape[0]
+
     def add_frame(self, frame) -> None:
         """Buffer the numbers of every step of a frame (app.worker.Frame, its `records`);
-        cheap, no drawing."""
+        cheap, no drawing: the logarithms are taken once per step here, not per refresh."""
         if not frame.stepped:
             return
-        for record in frame.records:
-            self._time.append(record.time)
-            self._residual.append(record.residual)
-            for name in PHASES:
-                self._phases[name].append(1e3 * record.timings.get(name, np.nan))
+        block = np.array(frame.records, dtype=np.float64)[:, _COLUMNS]
+        block[:, 1] = np.log10(clamp_residual(block[:, 1]))
+        ms = np.nan_to_num(1e3 * block[:, 2:], nan=MIN_MS)
+        block[:, 2:] = np.log10(np.clip(ms, MIN_MS, None))
+        rows = np.concatenate((self._rows, block)) if self._rows.size else block
         # Keep only what the history plots show (as fast as possible that is a few hundred
         # steps out of thousands per second).
-        oldest = self._time[-1] - HISTORY_SECONDS if self._time else 0.0
-        while self._time and self._time[0] < oldest:
-            self._time.popleft()
-            self._residual.popleft()
-            for d in self._phases.values():
-                d.popleft()
+        first = np.searchsorted(rows[:, 0], rows[-1, 0] - HISTORY_SECONDS, side="left")
+        self._rows = rows[max(first, rows.shape[0] - MAX_POINTS):]
         if frame.trace is not None and frame.trace_step != self._trace_step:
             self._trace = frame.trace
             self._trace_step = frame.trace_step
@@ -167,34 +205,27 @@ class LivePlots(QWidget):
         self._dirty = False
         self.refreshes += 1
         if self._trace is not None and self._trace_step != self._shown_trace_step:
-            y = clamp_residual(self._trace)
+            y = np.log10(clamp_residual(self._trace))
             x = np.arange(y.size, dtype=np.float64)
             self.trace_curve.setData(x, y)
             set_view(self.trace_plot, x, [y])
             self._shown_trace_step = self._trace_step
-        elif self._trace is None:
-            self.trace_curve.setData([], [])
+        elif self._trace is None and self._shown_trace_step != -2:
+            self.trace_curve.setData(_EMPTY, _EMPTY)
             self._shown_trace_step = -2
-        if not self._time:
-            self.history_curve.setData([], [])
+        rows = self._rows
+        if rows.shape[0] == 0:
+            self.history_curve.setData(_EMPTY, _EMPTY)
             for curve in self.phase_curves.values():
-                curve.setData([], [])
+                curve.setData(_EMPTY, _EMPTY)
             return
-        t = np.fromiter(self._time, dtype=np.float64, count=len(self._time))
-        self.shown_time = float(t[-1])
-        t -= t[-1]
-        r = clamp_residual(np.fromiter(self._residual, dtype=np.float64,
-                                       count=len(self._residual)))
-        self.history_curve.setData(t, r)
-        set_view(self.history_plot, t, [r], history=True)
-        phases = []
-        for name, curve in self.phase_curves.items():
-            d = self._phases[name]
-            ms = np.fromiter(d, dtype=np.float64, count=len(d))
-            ms = np.clip(np.nan_to_num(ms, nan=1e-6), 1e-6, None)
-            curve.setData(t, ms)
-            phases.append(ms)
-        set_view(self.timing_plot, t, phases, history=True)
+        self.shown_time = float(rows[-1, 0])
+        t = rows[:, 0] - rows[-1, 0]
+        self.history_curve.setData(t, rows[:, 1])
+        set_view(self.history_plot, t, [rows[:, 1]], history=True)
+        for k, curve in enumerate(self.phase_curves.values()):
+            curve.setData(t, rows[:, 2 + k])
+        set_view(self.timing_plot, t, [rows[:, 2:]], history=True)
 
     def curve_data(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """What the curves currently show (x, y), for tests and the screenshot check."""

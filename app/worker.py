@@ -82,11 +82,21 @@ class SimState:
 
 class StepRecord(NamedTuple):
     """The numbers of one step that the plots show: simulated time after it (s), final
-    natural-map residual (m/s), seconds per phase ("collide", ..., "total")."""
+    natural-map residual (m/s), then seconds per phase in the order of solver.step.PHASES.
+    Plain floats, so that a frame's records become one (k, 7) array in a single numpy call."""
 
     time: float
     residual: float
-    timings: dict
+    collide: float
+    assemble: float
+    solve: float
+    integrate: float
+    total: float
+
+    @classmethod
+    def of(cls, time: float, residual: float, timings: dict) -> "StepRecord":
+        return cls(time, residual, timings["collide"], timings["assemble"], timings["solve"],
+                   timings["integrate"], timings["total"])
 
 
 @dataclass(frozen=True)
@@ -364,8 +374,8 @@ class SimWorker(QObject):
             self._paused = True
             self._message = (f"{report.method} diverged at step {self._sim.steps} "
                              f"(t = {self._sim.world.time:.2f} s): paused, R resets")
-        self._records.append(StepRecord(self._sim.world.time, float(report.result.residual),
-                                        report.timings))
+        self._records.append(StepRecord.of(self._sim.world.time, float(report.result.residual),
+                                           report.timings))
 
     def _colours(self) -> np.ndarray:
         w = self._sim.world

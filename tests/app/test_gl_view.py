@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -242,7 +243,7 @@ def test_the_render_thread_yields_to_the_gui_and_the_simulation(make_view):
     gui = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     nice = os.getpriority(os.PRIO_PROCESS, tid)
     assert nice == min(19, gui + gl_view.RENDER_NICE) > gui
-    names = {int(t): open(f"/proc/self/task/{t}/comm").read().strip()
+    names = {int(t): Path(f"/proc/self/task/{t}/comm").read_text().strip()
              for t in os.listdir("/proc/self/task")}
     rasterisers = [t for t, name in names.items() if name.startswith("llvmpipe-")]
     assert rasterisers, "not Mesa's llvmpipe? (these tests run on it)"

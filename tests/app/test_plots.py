@@ -22,8 +22,9 @@ def frames(dt, steps, per_frame, start=0):
     out = []
     for first in range(start, start + steps, per_frame):
         ks = range(first, min(first + per_frame, start + steps))
-        out.append(FakeFrame([StepRecord((k + 1) * dt, float(k),
-                                         {name: 1e-3 * k for name in PHASES}) for k in ks]))
+        out.append(FakeFrame([StepRecord.of((k + 1) * dt, float(k),
+                                            {name: 1e-3 * k for name in PHASES + ("total",)})
+                              for k in ks]))
     return out
 
 
@@ -39,7 +40,7 @@ def test_history_keeps_the_last_ten_seconds_on_a_fixed_axis(qtbot):
     plots.refresh()
     x, y = plots.curve_data()["history"]
     kept = int(round(HISTORY_SECONDS / dt)) + 1
-    assert len(plots._time) == kept and x.size == kept
+    assert plots.steps_kept == kept and x.size == kept
     np.testing.assert_allclose(x, dt * np.arange(-(kept - 1), 1), atol=1e-9)
     np.testing.assert_allclose(10 ** y, np.arange(1500 - kept, 1500), rtol=1e-9)
     _, ms = plots.curve_data()["phase:solve"]

@@ -144,8 +144,9 @@ def test_frames_carry_every_step_once(qtbot, run):
     for f in frames:
         last = f.records[-1]
         assert last.time == f.time and last.residual == f.residual
-        assert last.timings["total"] == f.timings["total"]
-        assert len({id(r.timings) for r in f.records}) == len(f.records)
+        assert last.total == f.timings["total"] and last.solve == f.timings["solve"]
+        totals = [r.total for r in f.records]  # each step's own time, not the last one's
+        assert len(f.records) == 1 or len(set(totals)) > 1
 
 
 def test_real_time_frames_carry_one_step_each(qtbot, run):
