@@ -1,0 +1,123 @@
+"""What the window costs the simulation: the measurement behind the README's "Desktop program".
+
+    python -m tests.app.gui_benchmark [--rounds R] [--frames N] [--speed X]
+                                      [--variant NAME:KEY=VALUE,...]...
+
+Each round runs, one after the other, a scripted window run per variant (under `xvfb-run -a`
+when there is no display), `xvfb-run -a python -m app.main --frames N --no-benchmark --speed X`,
+and the same scene headless, `python -m app.bench run --scene bowl --steps K --quiet --json F`,
+whose steps per second are steps / (wall_seconds - compile_seconds). Alternating them inside
+each round lets load from other jobs hit all of them alike; the table gives medians over the
+rounds with the range, and the window's steps per second as a share of the headless ones of
+the same rounds. A variant sets environment variables for its window runs (for experiments,
+e.g. `--variant one-rasteriser:LP_NUM_THREADS=1`); the plain window run is always included.
+Numbers depend on the machine and its load: compare within one run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+SUMMARY = re.compile(r"([\d.]+) frames/s, ([\d.]+) steps/s, plots ([\d.]+)/s .*median step "
+                     r"([\d.]+) ms")
+
+
+def parse_variant(text: str) -> tuple[str, dict]:
+    """'NAME:KEY=VALUE,KEY=VALUE' -> (NAME, {KEY: VALUE})."""
+    name, _, assignments = text.partition(":")
+    env = {}
+    for item in filter(None, assignments.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise argparse.ArgumentTypeError(f"variant {text!r}: {item!r} is not KEY=VALUE")
+        env[key] = value
+    if not name:
+        raise argparse.ArgumentTypeError(f"variant {text!r} has no name")
+    return name, env
+
+
+def window_run(frames: int, speed: float, env: dict) -> dict:
+    """One scripted window run; its summary line's numbers."""
+    command = [sys.executable, "-m", "app.main", "--frames", str(frames), "--no-benchmark",
+               "--speed", repr(speed)]
+    if not os.environ.get("DISPLAY") and shutil.which("xvfb-run"):
+        command = ["xvfb-run", "-a"] + command
+    out = subprocess.run(command, cwd=ROOT, env={**os.environ, **env}, capture_output=True,
+                         text=True, timeout=600)
+    match = SUMMARY.search(out.stdout + out.stderr)
+    if out.returncode != 0 or match is None:
+        raise RuntimeError(f"window run failed ({out.returncode}): {out.stderr[-500:]}")
+    fps, sps, plots, step = map(float, match.groups())
+    return {"frames/s": fps, "steps/s": sps, "plots/s": plots, "median step ms": step}
+
+
+def headless_run(steps: int) -> dict:
+    """One headless run of the same scene; steps per second without the compile time."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "r.json"
+        subprocess.run([sys.executable, "-m", "app.bench", "run", "--scene", "bowl", "--steps",
+                        str(steps), "--quiet", "--json", str(report)], cwd=ROOT, check=True,
+                       capture_output=True, timeout=600)
+        data = json.loads(report.read_text())
+    seconds = data["wall_seconds"] - data["compile_seconds"]
+    return {"steps/s": steps / seconds,
+            "median step ms": data["timing_ms"]["median"]["total"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.app.gui_benchmark",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5, help="rounds (default 5)")
+    parser.add_argument("--frames", type=int, default=60,
+                        help="3D frames per window run (default 60)")
+    parser.add_argument("--speed", type=float, default=0.0,
+                        help="--speed of the window runs (default 0: as fast as possible)")
+    parser.add_argument("--steps", type=int, default=12000,
+                        help="steps per headless run (default 12000)")
+    parser.add_argument("--variant", type=parse_variant, action="append", default=[],
+                        metavar="NAME:KEY=VALUE,...", help="also run the window with these "
+                        "environment variables (repeatable)")
+    args = parser.parse_args(argv)
+    variants = [("window", {})] + args.variant
+    runs: dict[str, list[dict]] = {name: [] for name, _ in variants}
+    runs["headless"] = []
+    for r in range(args.rounds):
+        for name, env in variants:
+            runs[name].append(window_run(args.frames, args.speed, env))
+            print(f"round {r + 1}/{args.rounds} {name}: {runs[name][-1]}", file=sys.stderr)
+        runs["headless"].append(headless_run(args.steps))
+        print(f"round {r + 1}/{args.rounds} headless: {runs['headless'][-1]}", file=sys.stderr)
+    headless = np.array([run["steps/s"] for run in runs["headless"]])
+    print(f"{args.rounds} rounds, window runs at --speed {args.speed:g}; medians (range)")
+    print("| run | frames/s | plots/s | steps/s | of headless (same round) | median step |")
+    print("|---|---|---|---|---|---|")
+    for name, values in runs.items():
+        cells = []
+        for key in ("frames/s", "plots/s", "steps/s"):
+            if key in values[0]:
+                v = np.array([run[key] for run in values])
+                cells.append(f"{np.median(v):.1f} ({v.min():.1f}–{v.max():.1f})")
+            else:
+                cells.append("—")
+        sps = np.array([run["steps/s"] for run in values])
+        share = sps / headless
+        cells.append(f"{100 * np.median(share):.0f}% ({100 * share.min():.0f}–"
+                     f"{100 * share.max():.0f}%)")
+        step = np.array([run["median step ms"] for run in values])
+        cells.append(f"{np.median(step):.3f} ms")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
