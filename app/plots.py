@@ -15,8 +15,8 @@ from __future__ import annotations
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF
-from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QVBoxLayout, QWidget
 
 from .worker import StepRecord
 
@@ -24,6 +24,7 @@ FLOOR = 1e-16  # m/s: the smallest residual drawn (exact zeros appear at converg
 CEILING = 1e30  # m/s: the largest (a divergence's inf is drawn here)
 HISTORY_SECONDS = 10.0  # s of simulated time in the history plots
 MAX_POINTS = 20000  # steps kept at most (10 s of steps unless dt < 0.5 ms)
+SHRINK_DECADES = 2  # a log axis narrows once the data leave this many decades unused at an end
 MIN_MS = 1e-6  # ms: the shortest phase time drawn (log axis)
 _EMPTY = np.zeros(0)
 TIME_LABEL = "simulated time before the latest step (s)"
@@ -38,6 +39,17 @@ def clamp_residual(values) -> np.ndarray:
     a = np.asarray(values, dtype=np.float64)
     a = np.nan_to_num(a, nan=CEILING, posinf=CEILING, neginf=FLOOR)
     return np.clip(a, FLOOR, CEILING)
+
+
+class _Canvas(pg.GraphicsLayoutWidget):
+    """A GraphicsLayoutWidget painted by Qt's own QGraphicsView.paintEvent. pyqtgraph overrides
+    it in Python only to have its view boxes bring their transforms up to date first; through
+    that override the whole paint (text layout, rasterising) runs under the GIL, which the
+    simulation thread needs between its kernels. Without a Python override only the items'
+    own Python paint methods take the GIL, briefly. The view boxes then update their
+    transforms when their range or size changes instead (`_plot`)."""
+
+    paintEvent = QGraphicsView.paintEvent  # noqa: N815 (Qt name)
 
 
 def _plot(canvas: pg.GraphicsLayoutWidget, row: int, title: str, x_label: str, y_label: str,
@@ -59,7 +71,12 @@ def _plot(canvas: pg.GraphicsLayoutWidget, row: int, title: str, x_label: str, y
     item.setMenuEnabled(False)
     # Ranges are set once per refresh (set_view); pyqtgraph's own auto-range would repaint
     # again a moment later.
-    item.getViewBox().disableAutoRange()
+    box = item.getViewBox()
+    box.disableAutoRange()
+    # What pyqtgraph defers to just before a paint (_Canvas): both signals follow every
+    # change that leaves the transform stale.
+    box.sigRangeChanged.connect(box.prepareForPaint)
+    box.sigStateChanged.connect(box.prepareForPaint)
     return item
 
 
@@ -108,8 +125,10 @@ def set_view(plot: pg.PlotItem, x: np.ndarray, ys: list[np.ndarray],
     """Show x's span and the decades of all ys (log10 values) in one range change (a single repaint).
 
     history: x is time relative to the latest step, shown over the fixed span
-    [−HISTORY_SECONDS, 0]. The range is only set when it differs from the one shown: a range
-    change re-lays the axes (tick text included), the costliest part of a refresh."""
+    [−HISTORY_SECONDS, 0]. The y range widens as soon as data leave it but narrows only when
+    SHRINK_DECADES or more are unused at an end, and is only set when it differs from the one
+    shown: a range change re-lays the axes (tick text included), the costliest part of a
+    refresh."""
     if x.size == 0:
         return
     if history:
@@ -120,8 +139,15 @@ def set_view(plot: pg.PlotItem, x: np.ndarray, ys: list[np.ndarray],
     if hi <= lo:
         hi = lo + 1.0
     ylo, yhi = _log_span(np.concatenate([y.ravel() for y in ys])) if ys else (-1.0, 1.0)
+    before = getattr(plot, "_shown_range", None)
+    if (before is not None and before[2] <= ylo and yhi <= before[3]
+            and ylo - before[2] < SHRINK_DECADES and before[3] - yhi < SHRINK_DECADES):
+        # Data still inside the decades shown, and not far inside: keep them. The latest
+        # step's trace moves by a decade or so from step to step, and re-laying an axis is
+        # Python work under the GIL (it was a third of the GUI thread's share).
+        ylo, yhi = before[2], before[3]
     shown = (lo, hi, ylo, yhi)
-    if getattr(plot, "_shown_range", None) == shown:
+    if before == shown:
         return
     plot._shown_range = shown
     plot.getViewBox().setRange(xRange=(lo, hi), yRange=(ylo, yhi), padding=0.02)
@@ -132,9 +158,12 @@ class LivePlots(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas = _Canvas()
         self.canvas.setBackground("#15151c")
         self.canvas.setMinimumHeight(3 * 140)
+        # Keys belong to the hotkey map (MainWindow.keyPressEvent): a focused plot would take
+        # some itself (its view box zooms on + and -).
+        self.canvas.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.trace_plot = _plot(self.canvas, 0, "residual per iteration (latest step)",
                                 "iteration", "residual (m/s)")
         self.history_plot = _plot(self.canvas, 1, "final residual per step", TIME_LABEL,

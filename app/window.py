@@ -17,10 +17,10 @@ from pathlib import Path
 
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import (QApplication, QDockWidget, QGridLayout, QLabel, QMainWindow,
-                               QMessageBox, QProgressBar, QWidget)
+from PySide6.QtWidgets import (QDockWidget, QGridLayout, QLabel, QMainWindow, QMessageBox,
+                               QProgressBar, QWidget)
 
 from . import hotkeys
 from .benchmark_window import BenchmarkWindow
@@ -67,22 +67,6 @@ class Options:
 def _view_class():
     from .gl_view import MarbleView
     return MarbleView
-
-
-class _KeyFilter(QObject):
-    """Application-wide key filter: keys pressed anywhere in the main window (view, plots,
-    dock) reach the one key map, whichever child has focus."""
-
-    def __init__(self, window: "MainWindow"):
-        super().__init__(window)
-        self.window = window
-
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
-        if event.type() != QEvent.Type.KeyPress or not isinstance(obj, QWidget):
-            return False
-        if obj.window() is not self.window:
-            return False
-        return self.window.handle_key(event)
 
 
 class MainWindow(QMainWindow):
@@ -179,8 +163,6 @@ class MainWindow(QMainWindow):
         # the view's paint event that rendered the frame.
         self.view.frameRendered.connect(self._on_rendered, Qt.ConnectionType.QueuedConnection)
 
-        self._key_filter = _KeyFilter(self)
-        QApplication.instance().installEventFilter(self._key_filter)
         self._last_hud = 0.0
         self._awaiting_render = 0  # marbles version of the frame the view is drawing (0: none)
         self._view_ready_at = 0.0  # perf_counter time before which no new 3D frame is drawn
@@ -241,6 +223,10 @@ class MainWindow(QMainWindow):
         self.handlers[action]()
 
     def keyPressEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        # Keys reach here from whichever child has focus (a key a widget ignores goes to its
+        # parent); only the view can take focus, so none of them is eaten by a plot's own keys.
+        # Not an application-wide event filter: that calls into Python, taking the GIL from
+        # the simulation thread, for each of the ~500 events per second the window handles.
         if not self.handle_key(event):
             super().keyPressEvent(event)
 
@@ -471,9 +457,6 @@ class MainWindow(QMainWindow):
         for timer in self._timers:
             timer.stop()
         self.view.shutdown()
-        app = QApplication.instance()
-        if app is not None:
-            app.removeEventFilter(self._key_filter)
         end = time.perf_counter()
         if not self.sim.stop(1500):
             # Only a Numba compilation cannot be interrupted (it has no progress hook inside);

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from . import cores
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
 import numpy as np
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
@@ -188,6 +189,8 @@ class SimWorker(QObject):
         self.benchmark_out = Path(benchmark_out)
         self.benchmark_iterations = int(benchmark_iterations)
         self._paused = False
+        self.core: int | None = None  # the core this thread holds while stepping flat out
+        self.thread_id: int | None = None  # native id of the thread, once started
         self._diverged = False
         self._colour_mode = COLOUR_MODES[0]
         self._generation = 0
@@ -223,6 +226,7 @@ class SimWorker(QObject):
         """Compile the kernels, build the world, start stepping (in the worker thread)."""
         if self._cancel.is_set():
             return
+        self.thread_id = threading.get_native_id()  # for tests and the cores it is pinned to
         try:
             self._ensure_compiled(self._solver)
         except Cancelled:
@@ -273,13 +277,28 @@ class SimWorker(QObject):
             self._timer.stop()
             self._timer.deleteLater()
             self._timer = None
+        cores.release_core()
+        self.core = None
         self.stopped.emit()
 
     def _arm_timer(self) -> None:
+        """Start the step timer for the current speed, or stop it while paused (at speed 0 a
+        running timer fires whenever the thread is idle: paused, it would spin). Stepping
+        flat out, this thread also takes a core of its own (app.cores)."""
         if self._timer is None:
+            return
+        if self._paused:
+            self._timer.stop()
+            cores.release_core()
+            self.core = None
             return
         dt = self._sim.world.dt
         interval = 0 if self._speed <= 0 else max(1, int(round(1000.0 * dt / self._speed)))
+        if interval == 0:
+            self.core = cores.dedicate_core()
+        else:
+            cores.release_core()
+            self.core = None
         self._timer.start(interval)
         self._clock = None  # (wall s, simulated s) of the pacing reference, set at next tick
 
@@ -334,6 +353,8 @@ class SimWorker(QObject):
         MAX_CATCH_UP steps make up for it, and a longer lag is dropped rather than replayed."""
         if not self._running or self._paused or self._cancel.is_set():
             self._clock = None
+            if self._paused:  # a divergence paused it during the last tick
+                self._arm_timer()
             return
         if self._speed <= 0:
             end = time.perf_counter() + BATCH_SECONDS
@@ -436,14 +457,16 @@ class SimWorker(QObject):
 
     def _cmd_pause(self, arg) -> None:
         self._paused = (not self._paused) if arg is None else bool(arg)
+        self._arm_timer()
 
     def _cmd_step(self, arg) -> None:
         self._paused = True
+        self._arm_timer()
         self._step_once()
 
     def _cmd_reset(self, arg) -> None:
-        self._new_world(self._build_world())
         self._paused = False
+        self._new_world(self._build_world())
 
     def _cmd_scene(self, name) -> None:
         scenes.get(name)

@@ -194,7 +194,6 @@ def test_solve_refuses_unusable_files(tmp_path, run_main):
 
 def test_an_interrupted_compare_leaves_no_file(tmp_path):
     import signal
-    import time
 
     out = tmp_path / "o"
     proc = subprocess.Popen([sys.executable, "-m", "app.bench", "compare", "--scene", "bowl",

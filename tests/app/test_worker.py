@@ -1,11 +1,15 @@
 """The simulation thread alone (no window): frames, queued commands, drag, divergence, stop."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 from PySide6.QtCore import QObject, Slot
 
 import scenes
+from app import cores
 from app.hud import RateMeter, hud_text
 from app.plots import FLOOR, clamp_residual
 from app.worker import COLOUR_MODES, SimThread, SimWorker, heat
@@ -126,6 +130,54 @@ def test_pause_and_single_step(qtbot, run):
     assert f.steps == before + 1 and f.state.paused and f.stepped
     sim.send("pause", False)
     wait_for(qtbot, got, lambda f: f.steps > before + 5)
+
+
+def cpu_seconds(tid: int) -> float:
+    """User + system CPU time of a thread of this process (Linux)."""
+    fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc (Linux)")
+def test_paused_flat_out_the_thread_sleeps(qtbot, run):
+    """At speed 0 the step timer fires whenever the thread is idle; paused, it must be
+    stopped, or the thread spins on a core (and on the GIL the GUI needs)."""
+    sim, got = run(speed=0.0)
+    sim.send("pause", True)
+    wait_for(qtbot, got, lambda f: f.state.paused)
+    tid = sim.worker.thread_id
+    before = cpu_seconds(tid)
+    qtbot.wait(1000)
+    assert cpu_seconds(tid) - before < 0.2  # spinning took the whole second
+    sim.send("pause", False)
+    f = wait_for(qtbot, got, lambda f: not f.state.paused)
+    wait_for(qtbot, got, lambda g: g.steps > f.steps + 5)
+
+
+@pytest.mark.skipif(len(cores.available()) < 2, reason="needs two cores")
+def test_flat_out_the_simulation_has_a_core_of_its_own(qtbot, run):
+    """app.cores: stepping at speed 0 the worker's thread runs on one core and this (GUI)
+    thread on the others; at real time, paused or stopped, every thread has all cores."""
+    every = set(cores.available())
+    sim, got = run(speed=0.0)
+    tid, core = sim.worker.thread_id, sim.worker.core
+    assert core in every
+    assert os.sched_getaffinity(tid) == {core}
+    assert os.sched_getaffinity(0) == every - {core}
+    sim.send("speed", 1.0)
+    wait_for(qtbot, got, lambda f: f.state.speed == 1.0)
+    assert os.sched_getaffinity(tid) == every and os.sched_getaffinity(0) == every
+    sim.send("speed", 0.0)
+    wait_for(qtbot, got, lambda f: f.state.speed == 0.0)
+    assert os.sched_getaffinity(0) == every - {core}
+    sim.send("pause", True)
+    wait_for(qtbot, got, lambda f: f.state.paused)
+    assert os.sched_getaffinity(tid) == every and os.sched_getaffinity(0) == every
+    sim.send("pause", False)
+    wait_for(qtbot, got, lambda f: not f.state.paused)
+    assert os.sched_getaffinity(0) == every - {core}
+    assert sim.stop(5000)
+    assert os.sched_getaffinity(0) == every
 
 
 def test_frames_carry_every_step_once(qtbot, run):

@@ -1,0 +1,56 @@
+"""app.cores alone: a thread takes a core of its own, the other threads keep the rest."""
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from app import cores
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="Linux only")
+
+
+def in_thread(fn):
+    """Run fn in a new thread (which inherits this thread's cores); its result and its id."""
+    out = {}
+
+    def body():
+        out["tid"] = threading.get_native_id()
+        out["result"] = fn()
+        out["own"] = os.sched_getaffinity(0)
+
+    t = threading.Thread(target=body)
+    t.start()
+    t.join()
+    return out
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
+def test_the_caller_gets_one_core_and_every_other_thread_the_rest():
+    every = set(os.sched_getaffinity(0))
+    try:
+        out = in_thread(cores.dedicate_core)
+        core = out["result"]
+        assert out["own"] == {core} and core in every
+        assert cores.dedicated() == core
+        assert os.sched_getaffinity(0) == every - {core}
+        # A thread started now inherits the rest, not the dedicated core.
+        assert in_thread(lambda: None)["own"] == every - {core}
+    finally:
+        cores.release_core()
+    assert cores.dedicated() is None
+    assert os.sched_getaffinity(0) == every
+
+
+def test_with_one_core_nothing_changes():
+    every = set(os.sched_getaffinity(0))
+    one = {min(every)}
+    os.sched_setaffinity(0, one)
+    try:
+        assert in_thread(cores.dedicate_core)["result"] is None
+        assert cores.dedicated() is None and os.sched_getaffinity(0) == one
+        cores.release_core()  # nothing to give back
+        assert os.sched_getaffinity(0) == one
+    finally:
+        os.sched_setaffinity(0, every)
