@@ -29,6 +29,7 @@ MIN_MS = 1e-6  # ms: the shortest phase time drawn (log axis)
 _EMPTY = np.zeros(0)
 TIME_LABEL = "simulated time before the latest step (s)"
 PHASES = ("collide", "assemble", "solve", "integrate")
+HISTORY_COLOUR = "#06d6a0"
 PHASE_COLOURS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2")
 # Where time, residual and the phases sit in a StepRecord, by name.
 _COLUMNS = [StepRecord._fields.index(name) for name in ("time", "residual") + PHASES]
@@ -175,7 +176,7 @@ class LivePlots(QWidget):
         # kernels (README, Desktop program). One-pixel pens: a wider pen goes through Qt's path
         # stroker (painting a refresh took 5.2 ms against 3.0).
         self.trace_curve = _curve(self.trace_plot, "#ffd166")
-        self.history_curve = _curve(self.history_plot, "#06d6a0")
+        self.history_curve = _curve(self.history_plot, HISTORY_COLOUR)
         legend = self.timing_plot.addLegend(offset=(-5, 5), labelTextSize="8pt")
         self.phase_curves = {}
         for name, colour in zip(PHASES, PHASE_COLOURS):

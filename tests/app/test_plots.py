@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QImage
 
-from app.plots import HISTORY_SECONDS, PHASES, LivePlots
+from app.plots import (HISTORY_COLOUR, HISTORY_SECONDS, PHASES, SHRINK_DECADES, LivePlots,
+                       set_view)
 from app.worker import StepRecord
 
 
@@ -53,3 +56,62 @@ def test_history_keeps_the_last_ten_seconds_on_a_fixed_axis(qtbot):
     plots.refresh()
     assert plots.history_plot._shown_range[:2] == shown[:2]
     assert plots.shown_time == 1600 * dt
+
+
+def constant_frames(dt, steps, residual):
+    return [FakeFrame([StepRecord.of((k + 1) * dt, residual,
+                                     {name: 1e-3 for name in PHASES + ("total",)})
+                       for k in range(steps)])]
+
+
+def curve_rows(plots, colour) -> np.ndarray:
+    """Rows (canvas pixels) where the canvas shows `colour` (#rrggbb) within 40 per channel."""
+    img = plots.canvas.grab().toImage().convertToFormat(QImage.Format.Format_RGB888)
+    w, h, row = img.width(), img.height(), img.bytesPerLine()
+    buf = np.frombuffer(img.constBits(), dtype=np.uint8, count=row * h).reshape(h, row)
+    rgb = buf[:, :3 * w].reshape(h, w, 3).astype(int)
+    want = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)])
+    return np.nonzero(np.all(np.abs(rgb - want) <= 40, axis=2).any(axis=1))[0]
+
+
+def scene_row(plots, plot, x, y) -> float:
+    """The canvas row where view point (x, y) of `plot` is drawn, by pyqtgraph's own mapping."""
+    point = plot.getViewBox().mapViewToScene(QPointF(x, y))
+    return plots.canvas.mapFromScene(point).y()
+
+
+def test_curves_are_drawn_where_the_axes_say(qtbot):
+    """The canvas is painted by Qt's QGraphicsView.paintEvent, without pyqtgraph's Python
+    override that brings the view boxes' transforms up to date before painting (app.plots,
+    _Canvas): the curve must still land on the row its value maps to, before and after the
+    range changes."""
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    plots.resize(400, 600)
+    plots.show()
+    qtbot.waitExposed(plots)
+    colour = HISTORY_COLOUR
+    for residual in (1e-3, 1e-9):
+        plots.clear()
+        for f in constant_frames(0.02, 100, residual):
+            plots.add_frame(f)
+        plots.refresh()
+        rows = curve_rows(plots, colour)
+        expected = scene_row(plots, plots.history_plot, -1.0, np.log10(residual))
+        assert rows.size, f"no {colour} pixels: the history curve was not drawn"
+        assert np.all(np.abs(rows - expected) <= 2), (rows, expected)
+
+
+def test_log_axis_widens_at_once_and_narrows_only_past_two_unused_decades(qtbot):
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    plot = plots.trace_plot
+    x = np.arange(3.0)
+    shown = []
+    for lo, hi in [(-2.5, -1.5), (-2.9, -1.1), (-5.5, -1.2), (-4.1, -1.2), (-2.2, -1.2),
+                   (-2.2, 0.5)]:
+        set_view(plot, x, [np.array([lo, (lo + hi) / 2, hi])])
+        shown.append(plot._shown_range[2:])
+    assert shown == [(-3.0, -1.0), (-3.0, -1.0), (-6.0, -1.0), (-6.0, -1.0), (-3.0, -1.0),
+                     (-3.0, 1.0)]
+    assert SHRINK_DECADES == 2
