@@ -123,7 +123,8 @@ def _log_span(log_y: np.ndarray) -> tuple[float, float]:
 
 def set_view(plot: pg.PlotItem, x: np.ndarray, ys: list[np.ndarray],
              history: bool = False) -> None:
-    """Show x's span and the decades of all ys (log10 values) in one range change (a single repaint).
+    """Show x's span and the decades of all ys (log10 values) in one range change (a single
+    repaint).
 
     history: x is time relative to the latest step, shown over the fixed span
     [−HISTORY_SECONDS, 0]. The y range widens as soon as data leave it but narrows only when

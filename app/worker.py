@@ -6,9 +6,12 @@ and after the steps of each timer tick emits one immutable `Frame` (copies of po
 colours and the numbers of every step it covers) through a queued signal. In real time a tick
 is one step (more when catching up); as fast as possible, a tick steps for `BATCH_SECONDS`, so
 the frames, their copies and their delivery to the GUI thread cost the same per second of
-wall time whatever the step rate, instead of taking a share of every step. The GUI sends `command(name, argument)`; being queued,
-each command runs in this thread between two steps, so the world is never touched by two threads.
-The GUI never waits for a step and this thread never waits for drawing.
+wall time whatever the step rate, instead of taking a share of every step. Paused, the timer is
+stopped. Stepping as fast as possible, this thread has a core to itself (app.cores).
+
+The GUI sends `command(name, argument)`; being queued, each command runs in this thread between
+two steps, so the world is never touched by two threads. The GUI never waits for a step and
+this thread never waits for drawing.
 
 Long jobs in this thread (Numba compilation, the solver comparison) report progress through
 signals and stop early when `cancel()` is called from any thread.
