@@ -1,7 +1,7 @@
 """What the window costs the simulation: the measurement behind the README's "Desktop program".
 
     python -m tests.app.gui_benchmark [--rounds R] [--frames N] [--speed X]
-                                      [--variant NAME:KEY=VALUE,...]...
+                                      [--variant NAME:KEY=VALUE,...]... [--tree NAME:PATH]...
 
 Each round runs, one after the other, a scripted window run per variant (under `xvfb-run -a`
 when there is no display), `xvfb-run -a python -m app.main --frames N --no-benchmark --speed X`,
@@ -10,7 +10,9 @@ whose steps per second are steps / (wall_seconds - compile_seconds). Alternating
 each round lets load from other jobs hit all of them alike; the table gives medians over the
 rounds with the range, and the window's steps per second as a share of the headless ones of
 the same rounds. A variant sets environment variables for its window runs (for experiments,
-e.g. `--variant one-rasteriser:LP_NUM_THREADS=1`); the plain window run is always included.
+e.g. `--variant one-rasteriser:LP_NUM_THREADS=1`); a tree runs the window from another checkout
+(e.g. `--tree before:../base`, a `git worktree` of an earlier commit), so that a change is
+compared with what it replaced in the same run. The plain window run is always included.
 Numbers depend on the machine and its load: compare within one run.
 """
 from __future__ import annotations
@@ -46,13 +48,23 @@ def parse_variant(text: str) -> tuple[str, dict]:
     return name, env
 
 
-def window_run(frames: int, speed: float, env: dict) -> dict:
-    """One scripted window run; its summary line's numbers."""
+def parse_tree(text: str) -> tuple[str, Path]:
+    """'NAME:PATH' -> (NAME, PATH), PATH a checkout with app/main.py."""
+    name, _, path = text.partition(":")
+    tree = Path(path).resolve()
+    if not name or not (tree / "app" / "main.py").is_file():
+        raise argparse.ArgumentTypeError(f"tree {text!r}: want NAME:PATH, PATH a checkout of "
+                                         "this project")
+    return name, tree
+
+
+def window_run(frames: int, speed: float, env: dict, tree: Path = ROOT) -> dict:
+    """One scripted window run from checkout `tree`; its summary line's numbers."""
     command = [sys.executable, "-m", "app.main", "--frames", str(frames), "--no-benchmark",
                "--speed", repr(speed)]
     if not os.environ.get("DISPLAY") and shutil.which("xvfb-run"):
         command = ["xvfb-run", "-a"] + command
-    out = subprocess.run(command, cwd=ROOT, env={**os.environ, **env}, capture_output=True,
+    out = subprocess.run(command, cwd=tree, env={**os.environ, **env}, capture_output=True,
                          text=True, timeout=600)
     match = SUMMARY.search(out.stdout + out.stderr)
     if out.returncode != 0 or match is None:
@@ -87,13 +99,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", type=parse_variant, action="append", default=[],
                         metavar="NAME:KEY=VALUE,...", help="also run the window with these "
                         "environment variables (repeatable)")
+    parser.add_argument("--tree", type=parse_tree, action="append", default=[],
+                        metavar="NAME:PATH", help="also run the window from this checkout "
+                        "(repeatable)")
     args = parser.parse_args(argv)
-    variants = [("window", {})] + args.variant
-    runs: dict[str, list[dict]] = {name: [] for name, _ in variants}
+    variants = [("window", {}, ROOT)]
+    variants += [(name, env, ROOT) for name, env in args.variant]
+    variants += [(name, {}, tree) for name, tree in args.tree]
+    runs: dict[str, list[dict]] = {name: [] for name, _, _ in variants}
     runs["headless"] = []
     for r in range(args.rounds):
-        for name, env in variants:
-            runs[name].append(window_run(args.frames, args.speed, env))
+        for name, env, tree in variants:
+            runs[name].append(window_run(args.frames, args.speed, env, tree))
             print(f"round {r + 1}/{args.rounds} {name}: {runs[name][-1]}", file=sys.stderr)
         runs["headless"].append(headless_run(args.steps))
         print(f"round {r + 1}/{args.rounds} headless: {runs['headless'][-1]}", file=sys.stderr)
