@@ -18,7 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QVBoxLayout, QWidget
 
-from .worker import StepRecord
+from .worker import RECORD_FIELDS
 
 FLOOR = 1e-16  # m/s: the smallest residual drawn (exact zeros appear at convergence)
 CEILING = 1e30  # m/s: the largest (a divergence's inf is drawn here)
@@ -31,8 +31,8 @@ TIME_LABEL = "simulated time before the latest step (s)"
 PHASES = ("collide", "assemble", "solve", "integrate")
 HISTORY_COLOUR = "#06d6a0"
 PHASE_COLOURS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2")
-# Where time, residual and the phases sit in a StepRecord, by name.
-_COLUMNS = [StepRecord._fields.index(name) for name in ("time", "residual") + PHASES]
+# Where time, residual and the phases sit in a frame's records, by name.
+_COLUMNS = [RECORD_FIELDS.index(name) for name in ("time", "residual") + PHASES]
 
 
 def clamp_residual(values) -> np.ndarray:
@@ -214,7 +214,8 @@ class LivePlots(QWidget):
         cheap, no drawing: the logarithms are taken once per step here, not per refresh."""
         if not frame.stepped:
             return
-        block = np.array(frame.records, dtype=np.float64)[:, _COLUMNS]
+        records = np.asarray(frame.records)  # (k,) of float64 fields: a (k, fields) view
+        block = records.view(np.float64).reshape(records.shape[0], -1)[:, _COLUMNS]
         block[:, 1] = np.log10(clamp_residual(block[:, 1]))
         ms = np.nan_to_num(1e3 * block[:, 2:], nan=MIN_MS)
         block[:, 2:] = np.log10(np.clip(ms, MIN_MS, None))

@@ -236,7 +236,7 @@ class MainWindow(QMainWindow):
         if frame.stepped and self._first_step is None:
             self._first_step = (frame.wall, frame.steps, self._renders, self.plots.refreshes)
         if frame.stepped and self.options.frames is not None:
-            self._step_ms.extend(1e3 * r.total for r in frame.records)
+            self._step_ms.extend((1e3 * frame.records.total).tolist())
         if frame.stepped:
             # Stamped by the worker: queued delivery arrives in bursts while the GUI draws.
             self._sps.add(len(frame.records), now=frame.wall)

@@ -24,7 +24,6 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
 from . import cores
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
@@ -36,7 +35,7 @@ from solver import registry
 from solver.compare import compare, write_benchmark
 from solver.metrics import DIVERGENCE
 from solver.params import ParamError
-from solver.step import Simulation
+from solver.step import PHASES, Simulation
 from solver.warmup import warmup
 from solver.world import World
 
@@ -84,23 +83,47 @@ class SimState:
     message: str = ""
 
 
-class StepRecord(NamedTuple):
-    """The numbers of one step that the plots show: simulated time after it (s), final
-    natural-map residual (m/s), then seconds per phase in the order of solver.step.PHASES.
-    Plain floats, so that a frame's records become one (k, 7) array in a single numpy call."""
+# The numbers of one step that the plots show: simulated time after it (s), final natural-map
+# residual (m/s), then seconds per phase ("collide", ..., "total").
+RECORD_FIELDS = ("time", "residual") + PHASES
+RECORD_DTYPE = np.dtype([(name, np.float64) for name in RECORD_FIELDS])
 
-    time: float
-    residual: float
-    collide: float
-    assemble: float
-    solve: float
-    integrate: float
-    total: float
 
-    @classmethod
-    def of(cls, time: float, residual: float, timings: dict) -> "StepRecord":
-        return cls(time, residual, timings["collide"], timings["assemble"], timings["solve"],
-                   timings["integrate"], timings["total"])
+class StepLog:
+    """The numbers of the steps made since the last frame, one RECORD_DTYPE row per step.
+
+    Rows go into a buffer that only grows and leave as one array: a frame's records cost the
+    GUI thread no Python per step (building them as tuples, turning them into an array and
+    freeing them was half of its work per frame, holding the GIL the simulation needs)."""
+
+    def __init__(self):
+        self._rows = np.empty(256, dtype=RECORD_DTYPE)
+        self.count = 0
+
+    def add(self, time: float, residual: float, timings: dict) -> None:
+        """One step: simulated time after it (s), residual (m/s), seconds per phase."""
+        if self.count == self._rows.shape[0]:
+            self._rows = np.concatenate((self._rows, np.empty_like(self._rows)))
+        self._rows[self.count] = (time, residual, timings["collide"], timings["assemble"],
+                                  timings["solve"], timings["integrate"], timings["total"])
+        self.count += 1
+
+    def take(self) -> np.recarray:
+        """The rows so far as a read-only (k,) record array (fields by name: `.time`,
+        `.residual`, `.solve`, ...); the log starts empty again."""
+        out = self._rows[:self.count].copy().view(np.recarray)
+        out.flags.writeable = False
+        self.count = 0
+        return out
+
+    def clear(self) -> None:
+        self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+
+_NO_RECORDS = StepLog().take()
 
 
 @dataclass(frozen=True)
@@ -132,7 +155,7 @@ class Frame:
     state: SimState
     compile_seconds: float = 0.0
     wall: float = 0.0  # time.perf_counter() in the worker when the frame was made, s
-    records: tuple[StepRecord, ...] = ()
+    records: np.recarray = field(default_factory=lambda: _NO_RECORDS)  # (k,) see StepLog
 
 
 @dataclass
@@ -204,7 +227,7 @@ class SimWorker(QObject):
         self._compile_seconds = 0.0
         self._sim: Simulation | None = None
         self._last_report = None
-        self._records: list[StepRecord] = []  # steps not yet sent in a frame
+        self._records = StepLog()  # steps not yet sent in a frame
         self._last_trace: np.ndarray | None = None
         self._trace_step = -1
         self._last_trace_wall = -math.inf
@@ -398,8 +421,7 @@ class SimWorker(QObject):
             self._paused = True
             self._message = (f"{report.method} diverged at step {self._sim.steps} "
                              f"(t = {self._sim.world.time:.2f} s): paused, R resets")
-        self._records.append(StepRecord.of(self._sim.world.time, float(report.result.residual),
-                                           report.timings))
+        self._records.add(self._sim.world.time, float(report.result.residual), report.timings)
 
     def _colours(self) -> np.ndarray:
         w = self._sim.world
@@ -419,14 +441,14 @@ class SimWorker(QObject):
 
     def _emit_frame(self) -> None:
         """Send the world as it is now, with the steps made since the last frame."""
-        records, self._records = tuple(self._records), []
+        records = self._records.take()
         sim = self._sim
         w = sim.world
         report = self._last_report
         result = report.result if report is not None else None
         self._seq += 1
         frame = Frame(
-            seq=self._seq, stepped=bool(records),
+            seq=self._seq, stepped=records.shape[0] > 0,
             x=_frozen(w.x), radius=_frozen(w.radius), colour=_frozen(self._colours()),
             container=dict(w.container), time=w.time, steps=sim.steps, dt=w.dt,
             contacts=report.contacts if report is not None else 0,
@@ -452,7 +474,7 @@ class SimWorker(QObject):
         self._generation += 1
         self._diverged = False
         self._last_report = None
-        self._records = []
+        self._records.clear()
         self._last_trace = None
         self._trace_step = -1
         self._drag = None

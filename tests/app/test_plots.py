@@ -7,15 +7,19 @@ from PySide6.QtGui import QImage
 
 from app.plots import (HISTORY_COLOUR, HISTORY_SECONDS, PHASES, SHRINK_DECADES, LivePlots,
                        set_view)
-from app.worker import StepRecord
+from app.worker import StepLog
 
 
 class FakeFrame:
     """The fields of app.worker.Frame that LivePlots reads."""
 
-    def __init__(self, records, trace=None, trace_step=-1):
-        self.records = tuple(records)
-        self.stepped = bool(records)
+    def __init__(self, rows, trace=None, trace_step=-1):
+        """rows: (time s, residual m/s, {phase: s}) per step."""
+        log = StepLog()
+        for time, residual, timings in rows:
+            log.add(time, residual, timings)
+        self.records = log.take()
+        self.stepped = len(self.records) > 0
         self.trace = trace
         self.trace_step = trace_step
 
@@ -25,9 +29,8 @@ def frames(dt, steps, per_frame, start=0):
     out = []
     for first in range(start, start + steps, per_frame):
         ks = range(first, min(first + per_frame, start + steps))
-        out.append(FakeFrame([StepRecord.of((k + 1) * dt, float(k),
-                                            {name: 1e-3 * k for name in PHASES + ("total",)})
-                              for k in ks]))
+        out.append(FakeFrame([((k + 1) * dt, float(k),
+                                {name: 1e-3 * k for name in PHASES + ("total",)}) for k in ks]))
     return out
 
 
@@ -59,8 +62,7 @@ def test_history_keeps_the_last_ten_seconds_on_a_fixed_axis(qtbot):
 
 
 def constant_frames(dt, steps, residual):
-    return [FakeFrame([StepRecord.of((k + 1) * dt, residual,
-                                     {name: 1e-3 for name in PHASES + ("total",)})
+    return [FakeFrame([((k + 1) * dt, residual, {name: 1e-3 for name in PHASES + ("total",)})
                        for k in range(steps)])]
 
 

@@ -12,7 +12,8 @@ import scenes
 from app import cores
 from app.hud import RateMeter, hud_text
 from app.plots import FLOOR, clamp_residual
-from app.worker import COLOUR_MODES, SimThread, SimWorker, heat
+from app.worker import COLOUR_MODES, SimThread, SimWorker, StepLog, heat
+from solver.step import PHASES
 from solver import registry
 
 
@@ -322,3 +323,20 @@ def test_helpers():
         meter.add(now=10.0 + 0.1 * k)
     assert meter.rate(now=11.0) == pytest.approx(10.0)
     assert meter.rate(now=13.0) == 0.0
+
+
+def test_step_log_keeps_every_row_in_order_past_its_first_buffer():
+    log = StepLog()
+    n = 600  # the buffer starts at 256 rows and doubles
+    for k in range(n):
+        log.add(0.02 * k, k + 0.5, {name: k + i for i, name in enumerate(PHASES)})
+    assert len(log) == n
+    records = log.take()
+    assert len(log) == 0 and len(log.take()) == 0
+    np.testing.assert_array_equal(records.time, 0.02 * np.arange(n))
+    np.testing.assert_array_equal(records.residual, np.arange(n) + 0.5)
+    for i, name in enumerate(PHASES):
+        np.testing.assert_array_equal(records[name], np.arange(n) + i)
+    assert records[-1].total == n - 1 + PHASES.index("total")
+    with pytest.raises(ValueError):
+        records.time[0] = 1.0  # frames are immutable
