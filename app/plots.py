@@ -15,8 +15,10 @@ from __future__ import annotations
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QPainterPath, QPen
+from PySide6.QtWidgets import (QGraphicsItem, QGraphicsPathItem, QGraphicsView, QVBoxLayout,
+                               QWidget)
 
 from .worker import RECORD_FIELDS
 
@@ -81,34 +83,40 @@ def _plot(canvas: pg.GraphicsLayoutWidget, row: int, title: str, x_label: str, y
     return item
 
 
-class _Curve(pg.PlotCurveItem):
-    """A PlotCurveItem whose bounding rectangle is computed once per setData. Qt asks for it
-    several times per repaint, and pyqtgraph's version recomputes the data bounds (inside a
-    warnings context) and the pen's padding in view pixels, in Python each time, holding the
-    GIL the simulation thread needs. Padding by a fixed share of the span instead of a pixel
-    is safe: the view box clips its children to its own shape."""
+class _Curve(QGraphicsPathItem):
+    """A polyline that Qt paints in C++: a pyqtgraph PlotCurveItem paints, measures its
+    bounds and takes new data in Python, under the GIL that the simulation thread needs
+    between its kernels (README, Desktop program). y comes already in log10 (the axis is in
+    log mode), finite. The pen has width 0: one device pixel whatever the view's scale, with
+    no path stroking (a wider pen went through Qt's path stroker: painting a refresh took
+    5.2 ms against 3.0), and bounds that are the points' own."""
 
-    PAD = 0.02  # of the data's span on each side (and at least 1e-9 in data units)
+    def __init__(self, colour: str):
+        super().__init__()
+        self.setPen(QPen(QColor(colour), 0))
+        self.x = self.y = _EMPTY
 
-    def setData(self, *args, **kwargs) -> None:  # noqa: N802 (pyqtgraph name)
-        super().setData(*args, **kwargs)
-        x, y = self.xData, self.yData
-        if x is None or y is None or x.size == 0:
-            self._rect = QRectF()
-            return
-        x0, x1, y0, y1 = float(x.min()), float(x.max()), float(y.min()), float(y.max())
-        px = max(self.PAD * (x1 - x0), 1e-9)
-        py = max(self.PAD * (y1 - y0), 1e-9)
-        self._rect = QRectF(x0 - px, y0 - py, x1 - x0 + 2 * px, y1 - y0 + 2 * py)
+    def setData(self, x: np.ndarray, y: np.ndarray) -> None:  # noqa: N802 (pyqtgraph's name)
+        """x, y: (k,) float64, in view coordinates."""
+        self.x, self.y = x, y
+        self.setPath(pg.arrayToQPath(x, y, finiteCheck=False) if x.size else QPainterPath())
 
-    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt name)
-        return getattr(self, "_rect", None) or QRectF()
+    def getData(self) -> tuple[np.ndarray, np.ndarray]:  # noqa: N802 (pyqtgraph's name)
+        return self.x, self.y
 
 
-def _curve(plot: pg.PlotItem, colour: str) -> pg.PlotCurveItem:
-    """A curve on `plot` that takes y already in log10 (the axis is in log mode)."""
-    curve = _Curve(pen=pg.mkPen(colour, width=1), skipFiniteCheck=True)
-    plot.addItem(curve)
+def _curve(plot: pg.PlotItem, colour: str, legend: pg.LegendItem | None = None,
+           name: str = "") -> _Curve:
+    """A curve on `plot` (and an entry in `legend`, whose click shows or hides it)."""
+    curve = _Curve(colour)
+    plot.getViewBox().addItem(curve, ignoreBounds=True)  # ranges are set by set_view
+    if legend is not None:
+        # The legend draws its sample from a pyqtgraph item's options; this one is never
+        # plotted, and clicking the entry toggles it, which the curve follows.
+        sample = pg.PlotDataItem(pen=pg.mkPen(colour, width=1))
+        sample.visibleChanged.connect(lambda: curve.setVisible(sample.isVisible()))
+        legend.addItem(sample, name)
+        curve.sample = sample
     return curve
 
 
@@ -171,18 +179,14 @@ class LivePlots(QWidget):
         self.history_plot = _plot(self.canvas, 1, "final residual per step", TIME_LABEL,
                                   "residual (m/s)")
         self.timing_plot = _plot(self.canvas, 2, "step time by phase", TIME_LABEL, "time (ms)")
-        # Bare PlotCurveItems fed log10 values: PlotDataItem (what PlotItem.plot makes) redoes
-        # the log mapping, the bounds and a scatter item in Python on every setData, and the
-        # GUI thread's Python holds the GIL that the simulation thread needs between its
-        # kernels (README, Desktop program). One-pixel pens: a wider pen goes through Qt's path
-        # stroker (painting a refresh took 5.2 ms against 3.0).
+        # Curves painted by Qt, fed log10 values (_Curve): PlotDataItem (what PlotItem.plot
+        # makes) redoes the log mapping, the bounds and a scatter item in Python on every
+        # setData, and paints in Python.
         self.trace_curve = _curve(self.trace_plot, "#ffd166")
         self.history_curve = _curve(self.history_plot, HISTORY_COLOUR)
         legend = self.timing_plot.addLegend(offset=(-5, 5), labelTextSize="8pt")
-        self.phase_curves = {}
-        for name, colour in zip(PHASES, PHASE_COLOURS):
-            self.phase_curves[name] = _curve(self.timing_plot, colour)
-            legend.addItem(self.phase_curves[name], name)
+        self.phase_curves = {name: _curve(self.timing_plot, colour, legend, name)
+                             for name, colour in zip(PHASES, PHASE_COLOURS)}
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.canvas)
@@ -263,5 +267,4 @@ class LivePlots(QWidget):
         """What the curves currently show (x, y), for tests and the screenshot check."""
         out = {"trace": self.trace_curve.getData(), "history": self.history_curve.getData()}
         out.update({f"phase:{k}": c.getData() for k, c in self.phase_curves.items()})
-        return {k: (np.asarray(x if x is not None else []), np.asarray(y if y is not None else []))
-                for k, (x, y) in out.items()}
+        return {k: (np.asarray(x), np.asarray(y)) for k, (x, y) in out.items()}

@@ -117,3 +117,14 @@ def test_log_axis_widens_at_once_and_narrows_only_past_two_unused_decades(qtbot)
     assert shown == [(-3.0, -1.0), (-3.0, -1.0), (-6.0, -1.0), (-6.0, -1.0), (-3.0, -1.0),
                      (-3.0, 1.0)]
     assert SHRINK_DECADES == 2
+
+
+def test_a_legend_entry_shows_and_hides_its_phase_curve(qtbot):
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    curve = plots.phase_curves["solve"]
+    assert curve.isVisible()
+    curve.sample.setVisible(False)  # what clicking the legend entry does
+    assert not curve.isVisible() and plots.phase_curves["collide"].isVisible()
+    curve.sample.setVisible(True)
+    assert curve.isVisible()
