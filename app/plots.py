@@ -26,7 +26,7 @@ FLOOR = 1e-16  # m/s: the smallest residual drawn (exact zeros appear at converg
 CEILING = 1e30  # m/s: the largest (a divergence's inf is drawn here)
 HISTORY_SECONDS = 10.0  # s of simulated time in the history plots
 MAX_POINTS = 20000  # steps kept at most (10 s of steps unless dt < 0.5 ms)
-SHRINK_DECADES = 2  # a log axis narrows once the data leave this many decades unused at an end
+SHRINK_AFTER = 25  # updates (1 s at 25 Hz) a log axis keeps unused decades before it narrows
 MIN_MS = 1e-6  # ms: the shortest phase time drawn (log axis)
 _EMPTY = np.zeros(0)
 TIME_LABEL = "simulated time before the latest step (s)"
@@ -89,11 +89,14 @@ class _Curve(QGraphicsPathItem):
     between its kernels (README, Desktop program). y comes already in log10 (the axis is in
     log mode), finite. The pen has width 0: one device pixel whatever the view's scale, with
     no path stroking (a wider pen went through Qt's path stroker: painting a refresh took
-    5.2 ms against 3.0), and bounds that are the points' own."""
+    5.2 ms against 3.0), and bounds that are the points' own. The trace, of a few dozen
+    points, can afford width 2."""
 
-    def __init__(self, colour: str):
+    def __init__(self, colour: str, width: int = 0):
         super().__init__()
-        self.setPen(QPen(QColor(colour), 0))
+        pen = QPen(QColor(colour), width)
+        pen.setCosmetic(True)  # width in device pixels, not in data units
+        self.setPen(pen)
         self.x = self.y = _EMPTY
 
     def setData(self, x: np.ndarray, y: np.ndarray) -> None:  # noqa: N802 (pyqtgraph's name)
@@ -106,9 +109,9 @@ class _Curve(QGraphicsPathItem):
 
 
 def _curve(plot: pg.PlotItem, colour: str, legend: pg.LegendItem | None = None,
-           name: str = "") -> _Curve:
+           name: str = "", width: int = 0) -> _Curve:
     """A curve on `plot` (and an entry in `legend`, whose click shows or hides it)."""
-    curve = _Curve(colour)
+    curve = _Curve(colour, width)
     plot.getViewBox().addItem(curve, ignoreBounds=True)  # ranges are set by set_view
     if legend is not None:
         # The legend draws its sample from a pyqtgraph item's options; this one is never
@@ -135,10 +138,10 @@ def set_view(plot: pg.PlotItem, x: np.ndarray, ys: list[np.ndarray],
     repaint).
 
     history: x is time relative to the latest step, shown over the fixed span
-    [−HISTORY_SECONDS, 0]. The y range widens as soon as data leave it but narrows only when
-    SHRINK_DECADES or more are unused at an end, and is only set when it differs from the one
-    shown: a range change re-lays the axes (tick text included), the costliest part of a
-    refresh."""
+    [−HISTORY_SECONDS, 0]. The y range widens as soon as data leave it but narrows only after
+    SHRINK_AFTER calls in a row with a decade or more unused, and is only set when it differs
+    from the one shown: a range change re-lays the axes (tick text included), the costliest
+    part of a refresh."""
     if x.size == 0:
         return
     if history:
@@ -150,16 +153,21 @@ def set_view(plot: pg.PlotItem, x: np.ndarray, ys: list[np.ndarray],
         hi = lo + 1.0
     ylo, yhi = _log_span(np.concatenate([y.ravel() for y in ys])) if ys else (-1.0, 1.0)
     before = getattr(plot, "_shown_range", None)
-    if (before is not None and before[2] <= ylo and yhi <= before[3]
-            and ylo - before[2] < SHRINK_DECADES and before[3] - yhi < SHRINK_DECADES):
-        # Data still inside the decades shown, and not far inside: keep them. The latest
+    if before is not None and before[2] <= ylo and yhi <= before[3] and (
+            (ylo, yhi) != before[2:]):
+        # Data inside the decades shown, not filling them: keep them for a while. The latest
         # step's trace moves by a decade or so from step to step, and re-laying an axis is
         # Python work under the GIL (it was a third of the GUI thread's share).
-        ylo, yhi = before[2], before[3]
+        plot._loose = getattr(plot, "_loose", 0) + 1
+        if plot._loose < SHRINK_AFTER:
+            ylo, yhi = before[2], before[3]
+    else:
+        plot._loose = 0
     shown = (lo, hi, ylo, yhi)
     if before == shown:
         return
     plot._shown_range = shown
+    plot._loose = 0
     plot.getViewBox().setRange(xRange=(lo, hi), yRange=(ylo, yhi), padding=0.02)
 
 
@@ -182,9 +190,13 @@ class LivePlots(QWidget):
         # Curves painted by Qt, fed log10 values (_Curve): PlotDataItem (what PlotItem.plot
         # makes) redoes the log mapping, the bounds and a scatter item in Python on every
         # setData, and paints in Python.
-        self.trace_curve = _curve(self.trace_plot, "#ffd166")
+        self.trace_curve = _curve(self.trace_plot, "#ffd166", width=2)
         self.history_curve = _curve(self.history_plot, HISTORY_COLOUR)
-        legend = self.timing_plot.addLegend(offset=(-5, 5), labelTextSize="8pt")
+        # On a backdrop, so the entries stay legible over the curves; cached as a pixmap, so
+        # it is painted (in Python) once, not on every refresh of the curves beneath it.
+        legend = self.timing_plot.addLegend(offset=(-5, 5), labelTextSize="8pt",
+                                            brush=pg.mkBrush(21, 21, 28, 210))
+        legend.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.phase_curves = {name: _curve(self.timing_plot, colour, legend, name)
                              for name, colour in zip(PHASES, PHASE_COLOURS)}
         layout = QVBoxLayout(self)

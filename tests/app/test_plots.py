@@ -5,7 +5,7 @@ import numpy as np
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QImage
 
-from app.plots import (HISTORY_COLOUR, HISTORY_SECONDS, PHASES, SHRINK_DECADES, LivePlots,
+from app.plots import (HISTORY_COLOUR, HISTORY_SECONDS, PHASES, SHRINK_AFTER, LivePlots,
                        set_view)
 from app.worker import StepLog
 
@@ -104,19 +104,27 @@ def test_curves_are_drawn_where_the_axes_say(qtbot):
         assert np.all(np.abs(rows - expected) <= 2), (rows, expected)
 
 
-def test_log_axis_widens_at_once_and_narrows_only_past_two_unused_decades(qtbot):
+def test_log_axis_widens_at_once_and_narrows_after_a_while(qtbot):
     plots = LivePlots()
     qtbot.addWidget(plots)
     plot = plots.trace_plot
     x = np.arange(3.0)
-    shown = []
-    for lo, hi in [(-2.5, -1.5), (-2.9, -1.1), (-5.5, -1.2), (-4.1, -1.2), (-2.2, -1.2),
-                   (-2.2, 0.5)]:
+
+    def show(lo, hi):
         set_view(plot, x, [np.array([lo, (lo + hi) / 2, hi])])
-        shown.append(plot._shown_range[2:])
-    assert shown == [(-3.0, -1.0), (-3.0, -1.0), (-6.0, -1.0), (-6.0, -1.0), (-3.0, -1.0),
-                     (-3.0, 1.0)]
-    assert SHRINK_DECADES == 2
+        return plot._shown_range[2:]
+
+    assert show(-2.5, -1.5) == (-3.0, -1.0)
+    assert show(-5.5, -1.2) == (-6.0, -1.0)  # wider data: at once
+    for _ in range(SHRINK_AFTER - 1):
+        assert show(-2.2, -1.2) == (-6.0, -1.0)  # narrower: kept for a while
+    assert show(-2.2, -1.2) == (-3.0, -1.0)  # then tight
+    for _ in range(SHRINK_AFTER - 2):
+        show(-1.5, -0.5)
+    assert show(-0.5, 0.5) == (-1.0, 1.0)  # wider again: at once
+    assert show(-1.0, 1.0) == (-1.0, 1.0)  # filling it: the count restarts
+    for _ in range(SHRINK_AFTER - 1):
+        assert show(-0.5, 0.5) == (-1.0, 1.0)
 
 
 def test_a_legend_entry_shows_and_hides_its_phase_curve(qtbot):
