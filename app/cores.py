@@ -11,13 +11,15 @@ GUI-side threads stay off that core too. `release_core` gives every thread the o
 back; the worker calls it whenever it stops stepping flat out (real time, or stopped), since
 at real time the simulation needs little and the renderer may use every core.
 
-Elsewhere than Linux, or with fewer than two cores available, both do nothing.
+Elsewhere than Linux, with fewer than two cores available, or with MARBLES_PIN=0 in the
+environment, both do nothing. The simulation keeps the core it is running on when it is pinned.
 """
 from __future__ import annotations
 
 import os
 import threading
 
+ENV_OFF = "MARBLES_PIN"  # set to 0 to leave every thread on every core
 _original: frozenset[int] | None = None  # the process's cores before pinning, while pinned
 _core: int | None = None  # the core given to the simulation thread, while pinned
 
@@ -38,6 +40,15 @@ def _threads() -> list[int]:
         return []
 
 
+def _current_cpu() -> int | None:
+    """The core the calling thread runs on now (field 39 of its /proc stat), or None."""
+    try:
+        with open(f"/proc/self/task/{threading.get_native_id()}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[36])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _set(tid: int, cores) -> None:
     try:
         os.sched_setaffinity(tid, cores)
@@ -47,19 +58,23 @@ def _set(tid: int, cores) -> None:
 
 def dedicate_core() -> int | None:
     """Pin the calling thread to one core and all other threads of the process to the rest.
-    Returns the core, or None when nothing was done (not Linux, or fewer than 2 cores)."""
+    Returns the core, or None when nothing was done (not Linux, fewer than 2 cores, or
+    MARBLES_PIN set to anything but 1)."""
     global _original, _core
     cores = available()
-    if len(cores) < 2 or not os.path.isdir("/proc/self/task"):
+    if (len(cores) < 2 or not os.path.isdir("/proc/self/task")
+            or os.environ.get(ENV_OFF, "") not in ("", "1")):
         return None
     _original = cores
     me = threading.get_native_id()
-    core = max(cores) if _core is None else _core
+    core = _core
+    if core is None:
+        # The core it runs on: the scheduler chose it, and its caches are warm.
+        core = _current_cpu()
+        core = core if core in cores else max(cores)
     others = cores - {core}
-    for tid in _threads():
-        if tid != me:
-            _set(tid, others)
     _set(me, {core})
+    _set_all(others, skip=me)
     _core = core
     return core
 
@@ -69,10 +84,22 @@ def release_core() -> None:
     global _core, _original
     if _core is None or _original is None:
         return
-    for tid in _threads():
-        _set(tid, _original)
+    _set_all(_original)
     _core = None
     _original = None
+
+
+def _set_all(cores, skip: int | None = None) -> None:
+    """Give every thread but `skip` the set `cores`. A thread started meanwhile inherits its
+    creator's set, possibly the old one: list again until no new thread shows up."""
+    done: set[int] = set()
+    for _ in range(5):
+        todo = [t for t in _threads() if t not in done and t != skip]
+        if not todo:
+            return
+        for tid in todo:
+            _set(tid, cores)
+        done.update(todo)
 
 
 def dedicated() -> int | None:

@@ -80,7 +80,21 @@ def _plot(canvas: pg.GraphicsLayoutWidget, row: int, title: str, x_label: str, y
     # change that leaves the transform stale.
     box.sigRangeChanged.connect(box.prepareForPaint)
     box.sigStateChanged.connect(box.prepareForPaint)
+    # A zoom or pan with the mouse holds the range the user chose; the "A" button (auto
+    # range) gives the plot back to set_view. The curves have no bounds for pyqtgraph's own
+    # auto range (_curve), so the button's own action would show nothing useful.
+    item._held = False
+    item.sigRangeChangedManually.connect(lambda *_: setattr(item, "_held", True))
+    item.autoBtn.clicked.connect(lambda *_: _release(item))
     return item
+
+
+def _release(plot: pg.PlotItem) -> None:
+    """End a user's hold on `plot`'s range: show again the range set_view chose last."""
+    plot._held = False
+    shown = getattr(plot, "_shown_range", None)
+    if shown is not None:
+        plot.getViewBox().setRange(xRange=shown[:2], yRange=shown[2:], padding=0.02)
 
 
 class _Curve(QGraphicsPathItem):
@@ -139,10 +153,11 @@ def set_view(plot: pg.PlotItem, x: np.ndarray, ys: list[np.ndarray],
 
     history: x is time relative to the latest step, shown over the fixed span
     [−HISTORY_SECONDS, 0]. The y range widens as soon as data leave it but narrows only after
-    SHRINK_AFTER calls in a row with a decade or more unused, and is only set when it differs
-    from the one shown: a range change re-lays the axes (tick text included), the costliest
-    part of a refresh."""
-    if x.size == 0:
+    SHRINK_AFTER calls in a row with a decade or more unused. The range is only set when it
+    differs from the one shown (a range change re-lays the axes, tick text included, the
+    costliest part of a refresh), and not while the user holds one (a mouse zoom or pan, until
+    the plot's "A" button)."""
+    if x.size == 0 or getattr(plot, "_held", False):
         return
     if history:
         lo, hi = -HISTORY_SECONDS, 0.0
@@ -161,7 +176,9 @@ def set_view(plot: pg.PlotItem, x: np.ndarray, ys: list[np.ndarray],
         plot._loose = getattr(plot, "_loose", 0) + 1
         if plot._loose < SHRINK_AFTER:
             ylo, yhi = before[2], before[3]
-    else:
+    elif before is not None:
+        # Widen only: a trace that moves up a decade keeps the decade below for a while too.
+        ylo, yhi = min(ylo, before[2]), max(yhi, before[3])
         plot._loose = 0
     shown = (lo, hi, ylo, yhi)
     if before == shown:

@@ -490,8 +490,9 @@ class SimWorker(QObject):
         self._step_once()
 
     def _cmd_reset(self, arg) -> None:
+        world = self._build_world()  # may refuse (ParamError): then nothing changes
         self._paused = False
-        self._new_world(self._build_world())
+        self._new_world(world)
 
     def _cmd_scene(self, name) -> None:
         scenes.get(name)

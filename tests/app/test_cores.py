@@ -54,3 +54,10 @@ def test_with_one_core_nothing_changes():
         assert os.sched_getaffinity(0) == one
     finally:
         os.sched_setaffinity(0, every)
+
+
+def test_marbles_pin_0_turns_it_off(monkeypatch):
+    every = set(os.sched_getaffinity(0))
+    monkeypatch.setenv(cores.ENV_OFF, "0")
+    assert in_thread(cores.dedicate_core)["result"] is None
+    assert cores.dedicated() is None and os.sched_getaffinity(0) == every

@@ -119,12 +119,37 @@ def test_log_axis_widens_at_once_and_narrows_after_a_while(qtbot):
     for _ in range(SHRINK_AFTER - 1):
         assert show(-2.2, -1.2) == (-6.0, -1.0)  # narrower: kept for a while
     assert show(-2.2, -1.2) == (-3.0, -1.0)  # then tight
+    assert show(-1.5, -0.5) == (-3.0, 0.0)  # up a decade: widened, the lower one kept
     for _ in range(SHRINK_AFTER - 2):
-        show(-1.5, -0.5)
-    assert show(-0.5, 0.5) == (-1.0, 1.0)  # wider again: at once
-    assert show(-1.0, 1.0) == (-1.0, 1.0)  # filling it: the count restarts
+        assert show(-1.5, -0.5) == (-3.0, 0.0)
+    assert show(-3.0, 0.0) == (-3.0, 0.0)  # filling it: the count restarts
     for _ in range(SHRINK_AFTER - 1):
-        assert show(-0.5, 0.5) == (-1.0, 1.0)
+        assert show(-1.5, -0.5) == (-3.0, 0.0)
+    assert show(-1.5, -0.5) == (-2.0, 0.0)
+
+
+def test_a_mouse_zoom_holds_the_range_until_the_auto_button(qtbot):
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    plot = plots.history_plot
+    box = plot.getViewBox()
+    for f in constant_frames(0.02, 100, 1e-3):
+        plots.add_frame(f)
+    plots.refresh()
+    chosen = plot._shown_range
+    box.scaleBy((0.5, 0.5))  # what the wheel does, as the user
+    box.sigRangeChangedManually.emit(box.state["mouseEnabled"])
+    zoomed = box.viewRange()
+    for f in constant_frames(0.02, 100, 1e-9):  # new data, other decades
+        plots.add_frame(f)
+    plots.refresh()
+    assert np.allclose(box.viewRange(), zoomed)  # held
+    plot.autoBtn.clicked.emit(plot.autoBtn)
+    plots.add_frame(constant_frames(0.02, 1, 1e-9)[0])
+    plots.refresh()
+    assert plot._shown_range != chosen and plot._shown_range[2:] == (-9.0, -2.0)  # widened
+    (y0, y1) = box.viewRange()[1]
+    assert y0 < -9.0 + 0.2 and y1 > -2.0 - 0.2  # the decades chosen, shown again
 
 
 def test_a_legend_entry_shows_and_hides_its_phase_curve(qtbot):
