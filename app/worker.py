@@ -104,8 +104,7 @@ class StepLog:
         """One step: simulated time after it (s), residual (m/s), seconds per phase."""
         if self.count == self._rows.shape[0]:
             self._rows = np.concatenate((self._rows, np.empty_like(self._rows)))
-        self._rows[self.count] = (time, residual, timings["collide"], timings["assemble"],
-                                  timings["solve"], timings["integrate"], timings["total"])
+        self._rows[self.count] = (time, residual, *map(timings.__getitem__, PHASES))
         self.count += 1
 
     def take(self) -> np.recarray:
@@ -215,7 +214,6 @@ class SimWorker(QObject):
         self.benchmark_out = Path(benchmark_out)
         self.benchmark_iterations = int(benchmark_iterations)
         self._paused = False
-        self.core: int | None = None  # the core this thread holds while stepping flat out
         self.thread_id: int | None = None  # native id of the thread, once started
         self._diverged = False
         self._colour_mode = COLOUR_MODES[0]
@@ -304,8 +302,12 @@ class SimWorker(QObject):
             self._timer.deleteLater()
             self._timer = None
         cores.release_core()
-        self.core = None
         self.stopped.emit()
+
+    @property
+    def core(self) -> int | None:
+        """The core this thread holds while stepping flat out, else None."""
+        return cores.dedicated()
 
     def _arm_timer(self) -> None:
         """Start the step timer for the current speed, or stop it while paused (at speed 0 a
@@ -316,15 +318,13 @@ class SimWorker(QObject):
         if self._paused:
             self._timer.stop()
             cores.release_core()
-            self.core = None
             return
         dt = self._sim.world.dt
         interval = 0 if self._speed <= 0 else max(1, int(round(1000.0 * dt / self._speed)))
         if interval == 0:
-            self.core = cores.dedicate_core()
+            cores.dedicate_core()
         else:
             cores.release_core()
-            self.core = None
         self._timer.start(interval)
         self._clock = None  # (wall s, simulated s) of the pacing reference, set at next tick
 
