@@ -3,9 +3,8 @@
 Stepping flat out, the simulation thread wants a whole core. The other threads of the window
 (the GUI thread, the render thread, Mesa's llvmpipe rasterisers) wake and sleep tens of times a
 second, and the scheduler puts them wherever a core looks free, which is often the
-simulation's core: each time, the simulation waits for a time slice. On the 2-core machine of
-the README's measurements that cost it about 6% of its steps per second (README, Desktop
-program). `dedicate_core` pins the calling thread to one core and every other thread of the
+simulation's core: each time, the simulation waits for a time slice (on a 2-core machine,
+about 6% of its steps per second). `dedicate_core` pins the calling thread to one core and every other thread of the
 process to the remaining ones; threads started later inherit their creator's set, so new
 GUI-side threads stay off that core too. `release_core` gives every thread the original set
 back; the worker calls it whenever it stops stepping flat out (real time, or stopped), since

@@ -1,8 +1,9 @@
 """The one key map of the desktop program.
 
 `HOTKEYS` drives three things, so they can never disagree: the key handling of the main window
-(`action_for`), the on-screen help toggled by F1 (`help_html`) and the README's hotkey table
-(`markdown_table`; a test checks the README contains exactly its output).
+(`action_for`), the on-screen help toggled by F1 (`help_html`, which adds the current solver's
+declared parameters) and the README's hotkey table (`markdown_table`; a test checks the README
+contains exactly its output). Qt-free.
 
 Keys are written the way `QKeySequence` spells them ("Space", "Shift+N", "F1"). Letters with
 Shift are distinct keys; Shift on other keys (symbols, arrows) is ignored when matching, so the
@@ -11,6 +12,9 @@ table stays independent of the keyboard layout.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from html import escape
+
+from solver.methods import registry
 
 
 @dataclass(frozen=True)
@@ -107,11 +111,18 @@ def mouse_markdown_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-def help_html() -> str:
-    """The F1 overlay: keys and mouse controls as an HTML table."""
+def help_html(solver: str | None = None) -> str:
+    """The F1 overlay: keys and mouse controls, then the parameters of `solver` (from their
+    declarations), as an HTML table."""
     def row(a: str, b: str) -> str:
-        return f"<tr><td><b>{a}</b>&nbsp;&nbsp;</td><td>{b}</td></tr>"
+        return f"<tr><td><b>{escape(a)}</b>&nbsp;&nbsp;</td><td>{escape(b)}</td></tr>"
 
     body = "".join(row(keys_text(h), h.help) for h in HOTKEYS)
     body += "".join(row(what, does) for what, does in MOUSE)
+    method = registry.METHODS.get(solver) if solver else None
+    if method is not None:
+        body += (f"<tr><td colspan='2'><br><b>{escape(method.name)}</b>: "
+                 f"{escape(method.label)} (marbles-bench list: all parameters)</td></tr>")
+        body += "".join(row(f"{p.name} = {p.default_text()}{' ' + p.unit if p.unit else ''}",
+                            f"{p.help}; {p.range_text()}") for p in method.all_params)
     return f"<table cellspacing='2'>{body}</table>"

@@ -14,9 +14,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QLabel, QWidget
 
-from solver import registry
+from solver.methods import registry
+from solver.methods.driver import COMMON_PARAMS
 from solver.metrics import DIVERGENCE
-from solver.method import COMMON_PARAMS
 
 _COMMON = {p.name for p in COMMON_PARAMS}
 

@@ -1,12 +1,6 @@
-"""`marbles`: the desktop program.
-
-    marbles [--scene S] [--solver M] [--iterations N] [--dt H] [--set k=v]... [--speed X]
-            [--benchmark-out DIR] [--benchmark-iterations N] [--no-benchmark]
-            [--screenshot FILE] [--frames N]
-
-Options are validated (the same names and messages as `marbles-bench`, via app.cli) and the scene
-is built before the QApplication exists: bad input is one line on stderr, exit code 2, no window.
-"""
+"""`marbles`: the desktop program. Options are those of `marbles-bench run` (lab.cli) plus the
+window's own; they are validated, and the scene built, before the QApplication exists: bad input
+is one line on stderr, exit code 2, no window."""
 from __future__ import annotations
 
 import argparse
@@ -15,17 +9,14 @@ import signal
 import sys
 from pathlib import Path
 
+from lab import cli
+from lab.compare import COMPARE_ITERATIONS
+from lab.files import OutputError, check_writable
 from solver.params import Param, ParamError
-from solver.snapshot import OutputError, check_writable
 
-from . import cli
-
-SPEED = Param("speed", 1.0, float, "simulation speed, multiple of real time (0: as fast as "
-              "possible)", lo=0.0, hi=1000.0)
-BENCH_ITERATIONS = Param("benchmark-iterations", 200, int, "iterations per solver", lo=1,
-                         hi=1_000_000)
-FRAMES = Param("frames", 1, int, "frames to draw", lo=1, hi=10**9)
-DEFAULT_SCREENSHOT_FRAMES = 120
+BENCH_ITERATIONS = COMPARE_ITERATIONS.but(name="benchmark-iterations")
+FRAMES = Param("frames", 120, int, "scripted run: draw N frames with the simulation running, "
+               "then close (with --screenshot, save the window first)", lo=1, hi=10**9)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,23 +24,18 @@ def build_parser() -> argparse.ArgumentParser:
         prog="marbles",
         description="Real-time marble stacking with live solver convergence plots. "
                     "Press F1 in the window for the keys.")
-    cli.add_sim_options(parser)
-    parser.add_argument("--speed", default="1", metavar="X",
-                        help="simulation speed as a multiple of real time; 0 steps as fast as "
-                             "possible (default 1: the scene's rate, 1/dt steps per second)")
+    cli.add_run_options(parser, speed=True)
     parser.add_argument("--benchmark-out", default=".", metavar="DIR",
                         help="folder for benchmark.npy/benchmark.json (B key and on close) and "
                              "screenshots from the P key (default: current directory)")
-    parser.add_argument("--benchmark-iterations", default="200", metavar="N",
-                        help="iterations per solver in the comparison (default 200)")
+    cli.option(parser, BENCH_ITERATIONS, "N")
     parser.add_argument("--no-benchmark", action="store_true",
                         help="do not run the solver comparison when the window closes")
     parser.add_argument("--screenshot", metavar="FILE",
                         help="scripted run: save the window as FILE (PNG) after --frames frames, "
                              "then exit")
-    parser.add_argument("--frames", metavar="N",
-                        help="scripted run: draw N frames with the simulation running, then "
-                             f"close (default {DEFAULT_SCREENSHOT_FRAMES} with --screenshot)")
+    cli.option(parser, FRAMES, "N", default=None,
+               help_text=FRAMES.help_text().replace("(default", "(default with --screenshot"))
     return parser
 
 
@@ -69,8 +55,7 @@ def options_from(args: argparse.Namespace):
     """Validate everything and build the world; raises ParamError/OutputError (one line)."""
     from .window import Options
 
-    config = cli.sim_config(args)
-    speed = float(SPEED.parse(args.speed))
+    spec = cli.spec_from_args(args)
     bench_iterations = int(BENCH_ITERATIONS.parse(args.benchmark_iterations))
     frames = None if args.frames is None else int(FRAMES.parse(args.frames))
     if args.screenshot:
@@ -78,13 +63,10 @@ def options_from(args: argparse.Namespace):
         if Path(args.screenshot).suffix.lower() not in (".png", ".jpg", ".jpeg", ".bmp"):
             raise OutputError(f"--screenshot {args.screenshot!r}: use a .png, .jpg or .bmp name")
         if frames is None:
-            frames = DEFAULT_SCREENSHOT_FRAMES
+            frames = FRAMES.default
     out = _check_out_dir(args.benchmark_out)
-    world = config.build_world()  # scene parameters that only the build can check (n too big)
-    return Options(scene=config.scene, solver=config.solver, iterations=config.iterations,
-                   scene_params=config.scene_params, solver_params=config.solver_params,
-                   warm_start=float(config.sim_params.get("warm_start", 0.0)), dt=config.dt,
-                   speed=speed, benchmark_out=str(out), benchmark_iterations=bench_iterations,
+    world = spec.build_world()  # scene parameters that only the build can check (n too big)
+    return Options(spec=spec, benchmark_out=str(out), benchmark_iterations=bench_iterations,
                    benchmark_on_close=not args.no_benchmark, screenshot=args.screenshot,
                    frames=frames, block_on_close=frames is None, show_dialogs=frames is None,
                    world=world)

@@ -20,7 +20,7 @@ from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsPathItem, QGraphicsView, QVBoxLayout,
                                QWidget)
 
-from .worker import RECORD_FIELDS
+from lab.session import RECORD_FIELDS
 
 FLOOR = 1e-16  # m/s: the smallest residual drawn (exact zeros appear at convergence)
 CEILING = 1e30  # m/s: the largest (a divergence's inf is drawn here)
@@ -100,7 +100,7 @@ def _release(plot: pg.PlotItem) -> None:
 class _Curve(QGraphicsPathItem):
     """A polyline that Qt paints in C++: a pyqtgraph PlotCurveItem paints, measures its
     bounds and takes new data in Python, under the GIL that the simulation thread needs
-    between its kernels (README, Desktop program). y comes already in log10 (the axis is in
+    between its kernels. y comes already in log10 (the axis is in
     log mode), finite. The pen has width 0: one device pixel whatever the view's scale, with
     no path stroking (a wider pen went through Qt's path stroker: painting a refresh took
     5.2 ms against 3.0), and bounds that are the points' own. The trace, of a few dozen

@@ -3,16 +3,15 @@ bar with a progress bar, the key map, scripted runs, the benchmark on close.
 
 The window only displays and commands. Every frame from the worker replaces `latest`; a 60 Hz
 timer hands the newest one to the view (older ones are dropped) when the view has finished the
-previous one and its pacing allows (see `VIEW_SHARE`), and a timer of their own refreshes the
-plots at 25 Hz and the HUD at 10 Hz. The view renders in a thread of its own and shows the
-result as an image (app/gl_view.py), so the window is painted by Qt's raster engine and
-neither the plots nor the HUD wait for the 3D view. Commands go to the worker as queued calls (`SimThread.send`).
+previous one and its pacing allows (`VIEW_SHARE`), and a timer of their own refreshes the plots
+at 25 Hz and the HUD at 10 Hz, so neither waits for the 3D view, which renders in a thread of
+its own (app.view). Keys become lab.commands sent to the worker as queued calls.
 """
 from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
@@ -22,11 +21,15 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QGridLayout, QLabel, QMainWindow, QMessageBox,
                                QProgressBar, QWidget)
 
+from lab import commands as cmd
+from lab.compare import COMPARE_ITERATIONS
+from lab.spec import RunSpec
+
 from . import hotkeys
 from .benchmark_window import BenchmarkWindow
 from .hud import Hud, RateMeter, hud_text
 from .plots import LivePlots
-from .worker import BenchmarkResult, Frame, SimThread, SimWorker
+from .worker import Benchmark, BenchmarkResult, Frame, SimThread, SimWorker
 
 TICK_MS = 16  # hand the newest frame to the view at up to ~60 Hz
 PLOT_MS = 40  # plots at 25 Hz: a margin over the 20 Hz goal for late timer ticks
@@ -35,7 +38,7 @@ HUD_PERIOD = 0.1  # s: the HUD rides on the plot timer at 10 Hz (one window repa
 # llvmpipe rasterises in two threads). After each frame the view waits until that frame's cost
 # (wall time in the render thread) is at most this share of the time since it began, so the
 # view leaves CPU to the rest of the machine, and it waits longer when the CPU is short (its
-# threads run at a lower priority, so a frame then takes longer: app.gl_view.RENDER_NICE).
+# threads run at a lower priority, so a frame then takes longer: app.view.render_thread.RENDER_NICE).
 # With a GPU a frame costs a few ms and the cap stays at TICK_MS.
 VIEW_SHARE = 0.7
 
@@ -46,16 +49,9 @@ class Options:
     frames: scripted run length in drawn frames (None: interactive); block_on_close: on close,
     wait for the user to close the benchmark plot window."""
 
-    scene: str = "bowl"
-    solver: str = "pgs"
-    iterations: int = 20
-    scene_params: dict | None = None
-    solver_params: dict | None = None
-    warm_start: float = 0.0
-    dt: float | None = None
-    speed: float = 1.0
+    spec: RunSpec = field(default_factory=RunSpec.create)
     benchmark_out: str = "."
-    benchmark_iterations: int = 200
+    benchmark_iterations: int = COMPARE_ITERATIONS.default
     benchmark_on_close: bool = True
     screenshot: str | None = None
     frames: int | None = None
@@ -65,7 +61,7 @@ class Options:
 
 
 def _view_class():
-    from .gl_view import MarbleView
+    from .view import MarbleView
     return MarbleView
 
 
@@ -102,12 +98,35 @@ class MainWindow(QMainWindow):
         self._step_ms: list[float] = []  # scripted runs: wall time of every step, ms
         # (wall s, steps, renders, plot refreshes) at the first step: scripted runs' rates start there
         self._first_step: tuple[float, int, int, int] | None = None
+        self._last_hud = 0.0
+        self._awaiting_render = 0  # marbles version of the frame the view is drawing (0: none)
+        self._view_ready_at = 0.0  # perf_counter time before which no new 3D frame is drawn
+        self.view_frame_cost = 0.0  # s per 3D frame in the render thread (latest)
 
-        view_class = view_class or _view_class()
+        self._build_centre(view_class or _view_class())
+        self._build_dock_and_status()
+        self.sim = SimThread(SimWorker(o.spec, o.world, o.benchmark_out, o.benchmark_iterations))
+        self._connect()
+        self.handlers = self._key_handlers()
+        missing = set(hotkeys.ACTIONS) ^ set(self.handlers)
+        if missing:  # the key map and the handlers are one table; refuse to drift
+            raise AssertionError(f"hotkeys without handler (or the reverse): {sorted(missing)}")
+        self._tick_timer = QTimer(self)
+        self._tick_timer.timeout.connect(self._draw)
+        self._tick_timer.start(TICK_MS)
+        self._plot_timer = QTimer(self)
+        self._plot_timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._plot_timer.timeout.connect(self._refresh_plots)
+        self._plot_timer.start(PLOT_MS)
+        self._timers = [self._tick_timer, self._plot_timer]
+        self.sim.start()
+
+    def _build_centre(self, view_class) -> None:
+        """The 3D view with the HUD, the F1 help and the start-up notice over it."""
         self.view = view_class()
         self.view.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.hud = Hud()
-        self.help = QLabel(hotkeys.help_html())
+        self.help = QLabel()
         self.help.setTextFormat(Qt.TextFormat.RichText)
         self.help.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self.help.setStyleSheet("QLabel { color: #f4f4f4; background: rgba(10, 10, 16, 215);"
@@ -128,6 +147,7 @@ class MainWindow(QMainWindow):
         grid.addWidget(self.notice, 0, 0, Qt.AlignmentFlag.AlignCenter)
         self.setCentralWidget(centre)
 
+    def _build_dock_and_status(self) -> None:
         self.plots = LivePlots()
         self.dock = QDockWidget("Convergence", self)
         self.dock.setObjectName("plots")
@@ -136,7 +156,6 @@ class MainWindow(QMainWindow):
                               | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
         self.resizeDocks([self.dock], [420], Qt.Orientation.Horizontal)
-
         self.status_label = QLabel("starting")
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(260)
@@ -145,60 +164,42 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.progress)
         self.resize(1280, 800)
 
-        worker = SimWorker(o.scene, o.solver, o.iterations, o.scene_params, o.solver_params,
-                           o.warm_start, o.speed, o.world, o.benchmark_out,
-                           o.benchmark_iterations, o.dt)
-        self.sim = SimThread(worker)
+    def _connect(self) -> None:
+        worker = self.sim.worker
         worker.frameReady.connect(self._on_frame)
         worker.progress.connect(self._on_progress)
         worker.benchmarkDone.connect(self._on_benchmark_done)
         worker.benchmarkFailed.connect(self._on_benchmark_failed)
-
         self.view.glFailed.connect(self._on_gl_failed)
-        self.view.dragStarted.connect(lambda i: self.sim.send("drag_start", int(i)))
+        self.view.dragStarted.connect(lambda i: self.sim.send(cmd.DragStart(int(i))))
         self.view.dragMoved.connect(lambda i, p: self.sim.send(
-            "drag_move", (int(i), np.array(p, dtype=np.float64).reshape(3))))
-        self.view.dragEnded.connect(lambda i: self.sim.send("drag_end", int(i)))
+            cmd.DragMove(int(i), np.array(p, dtype=np.float64).reshape(3))))
+        self.view.dragEnded.connect(lambda i: self.sim.send(cmd.DragEnd()))
         # Queued: the slot may grab the window for a screenshot, which must not happen inside
         # the view's paint event that rendered the frame.
         self.view.frameRendered.connect(self._on_rendered, Qt.ConnectionType.QueuedConnection)
 
-        self._last_hud = 0.0
-        self._awaiting_render = 0  # marbles version of the frame the view is drawing (0: none)
-        self._view_ready_at = 0.0  # perf_counter time before which no new 3D frame is drawn
-        self.view_frame_cost = 0.0  # s per 3D frame in the render thread (latest)
-        self._tick_timer = QTimer(self)
-        self._tick_timer.timeout.connect(self._draw)
-        self._tick_timer.start(TICK_MS)
-        self._plot_timer = QTimer(self)
-        self._plot_timer.setTimerType(Qt.TimerType.PreciseTimer)
-        self._plot_timer.timeout.connect(self._refresh_plots)
-        self._plot_timer.start(PLOT_MS)
-        self._timers = [self._tick_timer, self._plot_timer]
-        self.handlers = {
-            "pause": lambda: self.sim.send("pause"),
-            "step": lambda: self.sim.send("step"),
-            "reset": lambda: self.sim.send("reset"),
-            "next_scene": lambda: self.sim.send("cycle_scene", 1),
-            "prev_scene": lambda: self.sim.send("cycle_scene", -1),
-            "next_solver": lambda: self.sim.send("cycle_solver", 1),
-            "prev_solver": lambda: self.sim.send("cycle_solver", -1),
-            "more_iterations": lambda: self.sim.send("cycle_iterations", 1),
-            "fewer_iterations": lambda: self.sim.send("cycle_iterations", -1),
-            "omega_up": lambda: self.sim.send("relax", 0.1),
-            "omega_down": lambda: self.sim.send("relax", -0.1),
-            "warm_start": lambda: self.sim.send("warm_start"),
-            "colour": lambda: self.sim.send("colour"),
-            "benchmark": self.run_benchmark,
-            "screenshot": self._screenshot_key,
-            "camera": self.view.reset_camera,
-            "help": lambda: self.help.setVisible(not self.help.isVisible()),
-            "quit": self.close,
-        }
-        missing = set(hotkeys.ACTIONS) ^ set(self.handlers)
-        if missing:  # the key map and the handlers are one table; refuse to drift
-            raise AssertionError(f"hotkeys without handler (or the reverse): {sorted(missing)}")
-        self.sim.start()
+    def _key_handlers(self) -> dict:
+        """What each hotkey action does: most send one command to the Session."""
+        send = self.sim.send
+        sends = {"pause": cmd.Pause(), "step": cmd.Step(), "reset": cmd.Reset(),
+                 "next_scene": cmd.CycleScene(1), "prev_scene": cmd.CycleScene(-1),
+                 "next_solver": cmd.CycleSolver(1), "prev_solver": cmd.CycleSolver(-1),
+                 "more_iterations": cmd.CycleIterations(1),
+                 "fewer_iterations": cmd.CycleIterations(-1), "omega_up": cmd.Relax(0.1),
+                 "omega_down": cmd.Relax(-0.1), "warm_start": cmd.CycleWarmStart(),
+                 "colour": cmd.SetColourMode()}
+        handlers = {action: (lambda c=c: send(c)) for action, c in sends.items()}
+        handlers.update({"benchmark": self.run_benchmark, "screenshot": self._screenshot_key,
+                         "camera": self.view.reset_camera, "help": self._toggle_help,
+                         "quit": self.close})
+        return handlers
+
+    def _toggle_help(self) -> None:
+        if not self.help.isVisible():
+            solver = self.latest.state.solver if self.latest is not None else None
+            self.help.setText(hotkeys.help_html(solver))
+        self.help.setVisible(not self.help.isVisible())
 
     # --------------------------------------------------------------------------- keys
     def handle_key(self, event) -> bool:
@@ -313,7 +314,7 @@ class MainWindow(QMainWindow):
     def run_summary(self, now: float | None = None) -> str:
         """One line for scripted runs: frames drawn, simulation steps and plot refreshes (those
         that handed new data to the curves) per second of wall time since the first step (what
-        the README's measurements quote). Steps per second are timed by the worker's clock,
+        the measurements in docs/desktop-performance.md quote). Steps per second are timed by the worker's clock,
         from the first step received to the latest, so that the frames still on their way when
         the run ends do not count as missing steps."""
         if self._first_step is None or self.latest is None:
@@ -378,7 +379,7 @@ class MainWindow(QMainWindow):
     def run_benchmark(self, reason: str = "key") -> None:
         """Queue a comparison of every solver on the current frozen problem (worker thread)."""
         self.status_label.setText("benchmark queued")
-        self.sim.send("benchmark", {"reason": reason})
+        self.sim.send(Benchmark(reason))
 
     def _on_benchmark_done(self, result: BenchmarkResult) -> None:
         self.last_benchmark = result
@@ -440,7 +441,7 @@ class MainWindow(QMainWindow):
         if self._close_benchmark == "todo" and has_problem and not self._gl_failed:
             event.ignore()
             self._close_benchmark = "running"
-            self.sim.send("pause", True)
+            self.sim.send(cmd.Pause(True))
             self.run_benchmark("close")
             return
         event.ignore()

@@ -113,9 +113,9 @@ def box(p: dict) -> World:
 
 SEED = Param("seed", 1, int, "random seed for placement and colours", lo=0)
 # Every scene takes it (scenes/__init__.py adds it): frictionless marbles in a frictionless bowl
-# have no other way to lose the pile's rigid rocking (README, Simulation core, Settling).
-DAMPING = Param("damping", 0.0, float, "linear drag c, 1/s: velocities decay as e^(-c t) "
-                "(0: none, the article's marbles)", lo=0.0, hi=1e3)
+# have no other way to lose the pile's rigid rocking about the bowl's centre (docs/settling.md).
+DAMPING = Param("damping", 0.0, float, "linear drag c: velocities decay as e^(-c t) (0: none, "
+                "the article's marbles)", "1/s", lo=0.0, hi=1e3)
 
 SPECS = (
     ("bowl", "350 marbles poured into a glass sphere of radius 1 m", bowl,

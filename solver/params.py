@@ -1,11 +1,11 @@
-"""Typed, range-checked parameters shared by scenes, solvers and the command lines.
-
-Every tunable value (a scene's marble count, a solver's ω, ...) is a `Param`; user text such as
-``omega=2.5`` is parsed and checked here, so every front end refuses bad input with the same
-one-line message that names the bad value and the allowed range.
+"""Declared parameters: every tunable value is one `Param`, declared once next to the code that
+uses it, and checked by `Param.parse` wherever a value enters from outside (command line, key,
+API call). Front ends generate their help, `marbles-bench list` and the README tables from these
+declarations, so a name, range, default or unit is written in one place only.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Iterable, Mapping
@@ -17,15 +17,29 @@ class ParamError(ValueError):
 
 @dataclass(frozen=True)
 class Param:
+    """name; default; kind: int, float, bool or str; help: one line; unit: SI unit of the
+    value ("" for pure numbers); lo/hi: range (None: unbounded), lo_open/hi_open exclude the
+    bound itself; choices: the allowed words of a str parameter."""
+
     name: str
     default: object
-    kind: type  # int, float, bool or str
+    kind: type
     help: str
+    unit: str = ""
     lo: float | None = None
     hi: float | None = None
-    lo_open: bool = False  # True: the bound itself is excluded
+    lo_open: bool = False
     hi_open: bool = False
     choices: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        # A float parameter keeps a float default: the kernels compile one signature per type.
+        if self.kind is float and isinstance(self.default, int):
+            object.__setattr__(self, "default", float(self.default))
+
+    def but(self, **changes) -> "Param":
+        """The same declaration with some fields changed (a command's own default, say)."""
+        return dataclasses.replace(self, **changes)
 
     def range_text(self) -> str:
         if self.choices:
@@ -38,8 +52,21 @@ class Param:
         right = ("inf" if self.hi is None else f"{self.hi:g}") + (")" if self.hi_open else "]")
         return f"{self.kind.__name__} in {left}, {right}"
 
+    def default_text(self) -> str:
+        if self.kind is bool:
+            return "1" if self.default else "0"
+        return f"{self.default:g}" if isinstance(self.default, float) else str(self.default)
+
+    def help_text(self) -> str:
+        """One line for --help: what it is, its default with unit, and its range."""
+        unit = f" {self.unit}" if self.unit else ""
+        return f"{self.help} (default {self.default_text()}{unit}; {self.range_text()})"
+
     def describe(self) -> str:
-        return f"{self.name}={self.default!s:<8} {self.range_text():<24} {self.help}"
+        """One line for `marbles-bench list`."""
+        unit = f"[{self.unit}]" if self.unit else ""
+        return (f"{self.name + '=' + self.default_text():<20} {unit:<6} "
+                f"{self.range_text():<24} {self.help}")
 
     def parse(self, value: object) -> object:
         """Convert text (or a value) to this parameter's type and check its range."""

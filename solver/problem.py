@@ -1,13 +1,11 @@
-"""The frictionless contact LCP of one step, matrix-free (SOLVERS.md §2).
+"""The frictionless contact LCP of one step, matrix-free (docs/solvers.md, the problem).
 
     e = A λ + b,   A = J M^-1 J^T,   b = J v* + gap/h,   λ >= 0, e >= 0, λ·e = 0
 
 Row c of J holds -n_c at marble a and +n_c at marble b (nothing for a wall). A is never formed in
-the time step: `apply` computes J (M^-1 (J^T λ)) in O(m + n). The dense matrix and its COO
-triplets exist for tests, small snapshots and exports only.
-
-The kernels here are shared by the solver modules; they take plain arrays so that every method
-compiles against the same few signatures.
+a step: `apply_matrix` computes J (M^-1 (J^T λ)) in O(m + n). The dense matrix and its COO
+triplets exist for tests, small snapshots and exports only. The kernels take plain arrays, so
+every method compiles against the same few signatures.
 """
 from __future__ import annotations
 
@@ -34,6 +32,70 @@ def impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv):
         dv[b, 0] += s * normal[c, 0]
         dv[b, 1] += s * normal[c, 1]
         dv[b, 2] += s * normal[c, 2]
+
+
+# The options of a kernel that calls row_error or apply_row: compiled without Numba's reference
+# counting, because handing an array to a helper otherwise costs an atomic incref/decref pair per
+# contact (it made a PGS sweep five times slower). Such kernels allocate nothing.
+ROW_KERNEL = dict(cache=True, nogil=True, _nrt=False)
+
+
+@njit(inline="always", cache=True, nogil=True)
+def row_error(body_a, body_b, normal, v, c, bias_c):
+    """e_c = n_c · (v_b - v_a) + bias_c, m/s: contact c's velocity error for velocities v
+    (n, 3). For kernels compiled with ROW_KERNEL."""
+    a = body_a[c]
+    b = body_b[c]
+    e = normal[c, 0] * v[b, 0] + normal[c, 1] * v[b, 1] + normal[c, 2] * v[b, 2] + bias_c
+    if a >= 0:
+        e -= normal[c, 0] * v[a, 0] + normal[c, 1] * v[a, 1] + normal[c, 2] * v[a, 2]
+    return e
+
+
+@njit(inline="always", cache=True, nogil=True)
+def apply_row(body_a, body_b, normal, inv_mass, v, c, delta):
+    """v <- v + M^-1 J_c^T delta: contact c's impulse change delta (N s) applied to both of its
+    marbles. For kernels compiled with ROW_KERNEL."""
+    a = body_a[c]
+    b = body_b[c]
+    s = inv_mass[b] * delta
+    v[b, 0] += s * normal[c, 0]
+    v[b, 1] += s * normal[c, 1]
+    v[b, 2] += s * normal[c, 2]
+    if a >= 0:
+        s = inv_mass[a] * delta
+        v[a, 0] -= s * normal[c, 0]
+        v[a, 1] -= s * normal[c, 1]
+        v[a, 2] -= s * normal[c, 2]
+
+
+@njit(cache=True, nogil=True)
+def contact_graph(body_a, body_b, n):
+    """Contacts around each marble, CSR: marble i's contacts are items[start[i]:start[i+1]],
+    with sign[k] = -1 where the marble is side a, +1 where it is side b (the row of J)."""
+    m = body_a.shape[0]
+    count = np.zeros(n + 1, dtype=np.int64)
+    for c in range(m):
+        if body_a[c] >= 0:
+            count[body_a[c] + 1] += 1
+        count[body_b[c] + 1] += 1
+    for i in range(n):
+        count[i + 1] += count[i]
+    start = count.copy()
+    fill = count[:n].copy()
+    items = np.empty(start[n], dtype=np.int64)
+    sign = np.empty(start[n])
+    for c in range(m):
+        a = body_a[c]
+        if a >= 0:
+            items[fill[a]] = c
+            sign[fill[a]] = -1.0
+            fill[a] += 1
+        b = body_b[c]
+        items[fill[b]] = c
+        sign[fill[b]] = 1.0
+        fill[b] += 1
+    return start, items, sign
 
 
 @njit(cache=True, nogil=True)

@@ -1,8 +1,8 @@
-"""One time step: predict -> collide -> assemble -> solve -> integrate (DESIGN.md, data flow).
+"""One time step: predict -> collide -> assemble -> solve -> integrate.
 
-`Simulation` owns a `World`, the chosen method and the buffers that persist between steps
-(contact arrays, last step's impulses for warm starting). `step()` returns a `StepReport` with the
-wall time of every phase; the world is left finite whatever the solver did.
+`Simulation` owns a `World`, the chosen solver's validated settings and the buffers that persist
+between steps (contact arrays, last step's impulses for warm starting). `step()` returns a
+`StepReport` with the wall time of every phase; the world is left finite whatever the solver did.
 """
 from __future__ import annotations
 
@@ -13,20 +13,20 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from . import registry
 from .collide import Collider, Contacts
-from .method import SolveResult, SolveSettings
+from .methods import registry
+from .methods.driver import SolveResult, SolveSettings
 from .params import Param
 from .problem import ContactProblem, impulse_velocity
 from .world import World, container_geometry
 
 PHASES = ("collide", "assemble", "solve", "integrate", "total")
 
-SIM_PARAMS = (
-    Param("warm_start", 0.0, float, "fraction of last step's impulses (matched by pair) each "
-          "solve starts from: 0 cold, 1 full; above 0.5 a solve that cannot converge a deep "
-          "pile makes it jitter (README, Settling)", lo=0.0, hi=1.0),
-)
+# Above 1/2, a step whose sweeps cannot converge a deep pile makes the step-to-step iteration
+# unstable for the pile's slowest modes: the pile jitters (docs/settling.md).
+WARM_START = Param("warm_start", 0.0, float, "fraction of last step's impulses (matched by pair) "
+                   "each solve starts from: 0 cold, 1 full; above 0.5 a deep pile jitters",
+                   lo=0.0, hi=1.0)
 
 
 @njit(cache=True, nogil=True)
@@ -95,41 +95,27 @@ class StepReport:
 
 
 class Simulation:
-    """Steps `world` in place with solver `method` (a registry name)."""
+    """Steps `world` in place with the solver that `settings` chose (registry.settings builds
+    them, validated); `warm_start`: fraction of last step's impulses each solve starts from."""
 
-    def __init__(self, world: World, method: str = "pgs", iterations: int = 20,
-                 params: dict | None = None, warm_start: float = 0.0, trace: bool = True):
+    def __init__(self, world: World, settings: SolveSettings,
+                 warm_start: float = WARM_START.default):
         self.world = world
         self.collider = Collider(container_geometry(world.container))
         self.warm_start = float(warm_start)
-        self.trace = bool(trace)
-        self.set_method(method, iterations, params)
+        self.set_solver(settings)
         self.problem: ContactProblem | None = None
         self.lam = np.zeros(0)
         self._prev_keys = np.zeros(0, dtype=np.int64)
         self._prev_lam = np.zeros(0)
         self.steps = 0
 
-    def set_method(self, method: str, iterations: int | None = None,
-                   params: dict | None = None) -> None:
-        """Switch solver (validating its parameters); raises ParamError on bad input."""
-        iterations = self.settings.iterations if iterations is None else int(iterations)
-        if iterations < 1:
-            raise ValueError(f"iterations={iterations} is not valid: must be at least 1")
-        self.method = registry.get(method)
-        self.settings = registry.settings(method, iterations, True, params)
-
-    def _settings_for(self, trace: bool) -> SolveSettings:
-        """`settings` with the trace flag asked for; the variant is built once per settings
-        object, not per step."""
-        settings = self.settings
-        if bool(trace) == settings.trace:
-            return settings
-        cached = getattr(self, "_variant", None)
-        if cached is None or cached[0] is not settings:
-            cached = (settings, SolveSettings(settings.iterations, bool(trace), settings.params))
-            self._variant = cached
-        return cached[1]
+    def set_solver(self, settings: SolveSettings) -> None:
+        """Switch solver, iterations or parameters from the next step on."""
+        self.method = registry.get(settings.method)
+        self.settings = settings
+        # Both variants once, not one per step: the window alternates them.
+        self._by_trace = {flag: settings.with_trace(flag) for flag in (False, True)}
 
     def _initial_impulses(self, contacts: Contacts) -> np.ndarray:
         lam0 = np.zeros(contacts.m)
@@ -139,11 +125,12 @@ class Simulation:
         if self.warm_start != 1.0:
             # A fixed number of sweeps corrects the pile's slowest modes only a little per step;
             # starting from all of last step's impulses then makes the step-to-step iteration
-            # unstable for those modes (README, Settling). A fraction <= 1/2 keeps it stable.
+            # unstable for those modes. A fraction <= 1/2 keeps it stable.
             lam0 *= self.warm_start
         return lam0
 
-    def step(self, trace: bool | None = None) -> StepReport:
+    def step(self, trace: bool = False) -> StepReport:
+        """One step; `trace`: record the residual after every iteration (slower)."""
         w = self.world
         h = float(w.dt)
         planar = w.planar
@@ -157,8 +144,7 @@ class Simulation:
                                  w.inv_mass, v_pred, h, contacts.key)
         lam0 = self._initial_impulses(contacts)
         t2 = time.perf_counter()
-        result = self.method.solve(problem, lam0,
-                                   self._settings_for(self.trace if trace is None else trace))
+        result = self.method.solve(problem, lam0, self._by_trace[bool(trace)])
         t3 = time.perf_counter()
         v = np.empty_like(v_pred)
         integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass,

@@ -10,7 +10,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from . import registry
+from .methods import registry
 from .step import Simulation
 from .world import World
 
@@ -28,7 +28,7 @@ def warmup(methods: Iterable[str] | None = None,
     start = time.perf_counter()
     for k, name in enumerate(names):
         # Warm starting, so the second step also loads the key-matching kernel.
-        sim = Simulation(_tiny_world(), name, iterations=2, warm_start=True)
+        sim = Simulation(_tiny_world(), registry.settings(name, 2), warm_start=1.0)
         sim.step(trace=True)
         sim.step(trace=False)
         if progress is not None:

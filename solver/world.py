@@ -24,8 +24,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .params import Param
+
 GRAVITY = np.array([0.0, 0.0, -9.81])
-DEFAULT_DT = 0.02  # s; the article's 50 Hz
+DT = Param("dt", 0.02, float, "time step (the article's 50 Hz)", "s", lo=0.0, hi=1.0,
+           lo_open=True)
 GLASS_DENSITY = 2500.0  # kg/m^3
 
 
@@ -46,7 +49,7 @@ class World:
     inv_mass: np.ndarray
     container: dict
     colour: np.ndarray | None = None
-    dt: float = DEFAULT_DT
+    dt: float = DT.default
     gravity: np.ndarray = field(default_factory=lambda: GRAVITY.copy())
     time: float = 0.0
     damping: float = 0.0

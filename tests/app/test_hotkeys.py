@@ -72,3 +72,12 @@ def test_help_html_mentions_every_key():
     html = hotkeys.help_html()
     for h in hotkeys.HOTKEYS:
         assert hotkeys.keys_text(h) in html
+
+
+def test_help_html_gives_the_current_solvers_declared_parameters():
+    from solver.methods import registry
+
+    html = hotkeys.help_html("psor")
+    for p in registry.get("psor").all_params:
+        assert f"{p.name} = {p.default_text()}" in html and p.range_text() in html
+    assert "gamma" not in html and "gamma" in hotkeys.help_html("prox-gs")

@@ -7,7 +7,7 @@ from PySide6.QtGui import QImage
 
 from app.plots import (HISTORY_COLOUR, HISTORY_SECONDS, PHASES, SHRINK_AFTER, LivePlots,
                        set_view)
-from app.worker import StepLog
+from lab.session import StepLog
 
 
 class FakeFrame:
@@ -161,3 +161,10 @@ def test_a_legend_entry_shows_and_hides_its_phase_curve(qtbot):
     assert not curve.isVisible() and plots.phase_curves["collide"].isVisible()
     curve.sample.setVisible(True)
     assert curve.isVisible()
+
+
+def test_residuals_are_clamped_for_the_log_axis():
+    from app.plots import CEILING, FLOOR, clamp_residual
+
+    got = clamp_residual([0.0, np.nan, np.inf, -np.inf, 2.0, 1e-300])
+    np.testing.assert_array_equal(got, [FLOOR, CEILING, CEILING, FLOOR, 2.0, FLOOR])

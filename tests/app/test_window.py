@@ -18,7 +18,9 @@ from app import hotkeys
 from app.main import main
 from app.plots import FLOOR
 from app.window import MainWindow, Options
-from solver import registry
+from lab import commands as cmd
+from lab.spec import RunSpec
+from solver.methods import registry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,6 +55,8 @@ def make_window(qtbot, tmp_path):
         kw.setdefault("benchmark_on_close", False)
         kw.setdefault("block_on_close", False)
         kw.setdefault("show_dialogs", False)
+        spec = {k: kw.pop(k) for k in ("scene", "solver", "iterations", "speed") if k in kw}
+        kw["spec"] = RunSpec.create(**spec, assignments=kw.pop("solver_params", {}))
         window = MainWindow(Options(**kw))
         # Every frame, in order, for wait_state (window.latest only keeps the newest).
         window.frame_recorder = FrameLog()
@@ -157,7 +161,7 @@ def test_every_hotkey_changes_the_workers_state(qtbot, make_window, tmp_path):
     press("more_iterations", lambda f: f.state.iterations == 50)
     press("fewer_iterations", lambda f: f.state.iterations == 20)
     press("omega_up", lambda f: "no relaxation" in f.state.message)  # pgs has no ω
-    window.sim.send("solver", "psor")
+    window.sim.send(cmd.SetSolver("psor"))
     wait_state(qtbot, window, lambda f: f.state.solver == "psor", timeout=120000)
     press("omega_up", lambda f: f.state.solver_params["omega"] == pytest.approx(1.6))
     press("omega_down", lambda f: f.state.solver_params["omega"] == pytest.approx(1.5))
@@ -298,7 +302,7 @@ def test_divergence_pauses_and_reset_recovers(qtbot, make_window):
     first = next(f for f in frames if f.state.generation == 1)
     assert not first.state.diverged and not first.state.paused and first.time < 0.05
     # β = 1 diverges again within a few steps; with another solver the reset scene runs on.
-    window.sim.send("solver", "pgs")
+    window.sim.send(cmd.SetSolver("pgs"))
     _press(qtbot, window, "R")
     f = wait_state(qtbot, window, lambda f: f.state.generation == 2 and f.steps > 30)
     assert not f.state.diverged and not f.state.paused

@@ -1,4 +1,5 @@
-"""The simulation thread alone (no window): frames, queued commands, drag, divergence, stop."""
+"""The simulation thread alone (no window): frames, queued commands, timers and cores,
+divergence, stop. What the Session itself does is tested in tests/lab/test_session.py."""
 from __future__ import annotations
 
 import os
@@ -8,13 +9,11 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QObject, Slot
 
-import scenes
 from app import cores
-from app.hud import RateMeter, hud_text
-from app.plots import FLOOR, clamp_residual
-from app.worker import COLOUR_MODES, SimThread, SimWorker, StepLog, heat
-from solver.step import PHASES
-from solver import registry
+from app.hud import hud_text
+from app.worker import Benchmark, SimThread, SimWorker
+from lab import commands as cmd
+from lab.spec import RunSpec
 
 
 class Collector(QObject):
@@ -43,8 +42,9 @@ class Collector(QObject):
 def run(qtbot):
     threads = []
 
-    def start(scene="column", solver="pgs", speed=0.0, **kw):
-        worker = SimWorker(scene, solver, speed=speed, **kw)
+    def start(scene="column", solver="pgs", speed=0.0, iterations=20, **assignments):
+        worker = SimWorker(RunSpec.create(scene, solver, iterations, speed=speed,
+                                          assignments=assignments))
         sim = SimThread(worker)
         got = Collector()
         worker.frameReady.connect(got.frame)
@@ -82,54 +82,39 @@ def wait_for(qtbot, got, predicate, timeout=20000):
 
 def test_frames_are_immutable_copies_of_the_world(qtbot, run):
     sim, got = run()
-    sim.send("pause", True)
+    sim.send(cmd.Pause(True))
     f = wait_for(qtbot, got, lambda f: f.state.paused)
-    world = sim.worker._sim.world  # safe to read: the worker is paused and idle
+    world = sim.worker.session.world  # safe to read: the worker is paused and idle
     np.testing.assert_allclose(f.x, world.x.astype(np.float32))
-    assert f.steps == sim.worker._sim.steps
+    assert f.steps == sim.worker.session.sim.steps
     for a in (f.x, f.radius, f.colour):
         assert not a.flags.writeable
     assert f.x.base is None or f.x.base is not world.x
     assert f.x.dtype == np.float32 and f.x.shape == (7, 3) and f.colour.shape == (7, 3)
 
 
-def test_commands_apply_between_steps(qtbot, run):
+def test_commands_apply_between_steps_and_answer_with_a_frame(qtbot, run):
     sim, got = run(scene="column", solver="psor")
-    sim.send("iterations", 7)
+    sim.send(cmd.SetIterations(7))
     f = wait_for(qtbot, got, lambda f: f.state.iterations == 7)
-    assert sim.worker._sim.settings.iterations == 7
-    sim.send("relax", 0.1)
+    assert not f.stepped or f.state.iterations == 7
+    sim.send(cmd.Relax(0.1))
     f = wait_for(qtbot, got, lambda f: f.state.solver_params.get("omega") != 1.5)
     assert f.state.solver_params["omega"] == pytest.approx(1.6)
-    assert sim.worker._sim.settings.params["omega"] == pytest.approx(1.6)
-    for _ in range(4):  # 1.7, 1.8, 1.9, then refused
-        sim.send("relax", 0.1)
-    f = wait_for(qtbot, got, lambda f: "limit" in f.state.message)
-    assert f.state.solver_params["omega"] == pytest.approx(1.9)  # 2.0 is outside (0, 2)
-    sim.send("warm_start")  # the key cycles off -> half -> full -> off
-    wait_for(qtbot, got, lambda f: f.state.warm_start == 0.5)
-    assert sim.worker._sim.warm_start == 0.5
-    sim.send("warm_start")
-    wait_for(qtbot, got, lambda f: f.state.warm_start == 1.0)
-    sim.send("warm_start")
-    wait_for(qtbot, got, lambda f: f.state.warm_start == 0.0)
-    assert sim.worker._sim.warm_start == 0.0
-    sim.send("warm_start", 1.0)
-    wait_for(qtbot, got, lambda f: f.state.warm_start == 1.0)
-    sim.send("cycle_iterations", 1)
-    f = wait_for(qtbot, got, lambda f: f.state.iterations != 7)
-    assert f.state.iterations == 10
+    sim.send(cmd.SetIterations(0))
+    f = wait_for(qtbot, got, lambda f: "iterations=0" in f.state.message)
+    assert f.state.iterations == 7  # refused: the Session's message travels with the frame
 
 
 def test_pause_and_single_step(qtbot, run):
     sim, got = run()
-    sim.send("pause", True)
+    sim.send(cmd.Pause(True))
     f = wait_for(qtbot, got, lambda f: f.state.paused)
     before = f.steps
-    sim.send("step")
+    sim.send(cmd.Step())
     f = wait_for(qtbot, got, lambda f: f.steps != before)
     assert f.steps == before + 1 and f.state.paused and f.stepped
-    sim.send("pause", False)
+    sim.send(cmd.Pause(False))
     wait_for(qtbot, got, lambda f: f.steps > before + 5)
 
 
@@ -144,13 +129,13 @@ def test_paused_flat_out_the_thread_sleeps(qtbot, run):
     """At speed 0 the step timer fires whenever the thread is idle; paused, it must be
     stopped, or the thread spins on a core (and on the GIL the GUI needs)."""
     sim, got = run(speed=0.0)
-    sim.send("pause", True)
+    sim.send(cmd.Pause(True))
     wait_for(qtbot, got, lambda f: f.state.paused)
     tid = sim.worker.thread_id
     before = cpu_seconds(tid)
     qtbot.wait(1000)
     assert cpu_seconds(tid) - before < 0.2  # spinning took the whole second
-    sim.send("pause", False)
+    sim.send(cmd.Pause(False))
     f = wait_for(qtbot, got, lambda f: not f.state.paused)
     wait_for(qtbot, got, lambda g: g.steps > f.steps + 5)
 
@@ -165,16 +150,16 @@ def test_flat_out_the_simulation_has_a_core_of_its_own(qtbot, run):
     assert core in every
     assert os.sched_getaffinity(tid) == {core}
     assert os.sched_getaffinity(0) == every - {core}
-    sim.send("speed", 1.0)
+    sim.send(cmd.SetSpeed(1.0))
     wait_for(qtbot, got, lambda f: f.state.speed == 1.0)
     assert os.sched_getaffinity(tid) == every and os.sched_getaffinity(0) == every
-    sim.send("speed", 0.0)
+    sim.send(cmd.SetSpeed(0.0))
     wait_for(qtbot, got, lambda f: f.state.speed == 0.0)
     assert os.sched_getaffinity(0) == every - {core}
-    sim.send("pause", True)
+    sim.send(cmd.Pause(True))
     wait_for(qtbot, got, lambda f: f.state.paused)
     assert os.sched_getaffinity(tid) == every and os.sched_getaffinity(0) == every
-    sim.send("pause", False)
+    sim.send(cmd.Pause(False))
     wait_for(qtbot, got, lambda f: not f.state.paused)
     assert os.sched_getaffinity(0) == every - {core}
     assert sim.stop(5000)
@@ -217,63 +202,16 @@ def test_frames_carry_a_trace_and_timings(qtbot, run):
     assert f.trace[-1] == pytest.approx(f.residual) or f.trace_step != f.steps
 
 
-def test_cycling_solvers_visits_every_registered_solver(qtbot, run):
-    names = list(registry.METHODS)
-    sim, got = run(solver=names[0])
-    for k in range(1, len(names) + 1):
-        sim.send("cycle_solver", 1)
-        f = wait_for(qtbot, got, lambda f: f.state.solver == names[k % len(names)],
-                     timeout=120000)  # a cold Numba cache compiles each solver here
-    assert f.state.solver == names[0]
-    sim.send("cycle_solver", -1)
-    wait_for(qtbot, got, lambda f: f.state.solver == names[-1])
-
-
-def test_scene_cycle_and_reset(qtbot, run):
-    sim, got = run(scene="column")
-    names = list(scenes.SCENES)
-    sim.send("cycle_scene", 1)
-    nxt = names[(names.index("column") + 1) % len(names)]
-    f = wait_for(qtbot, got, lambda f: f.state.scene == nxt)
-    assert f.container == scenes.build(nxt).container
-    gen = f.state.generation
-    wait_for(qtbot, got, lambda f: f.steps > 10)
-    sim.send("reset")
-    f = wait_for(qtbot, got, lambda f: f.state.generation == gen + 1)
-    assert f.steps <= 1
-    fresh = scenes.build(nxt)
-    if f.steps == 0:
-        np.testing.assert_allclose(f.x, fresh.x.astype(np.float32))
-
-
-def test_colour_modes(qtbot, run):
-    sim, got = run(scene="column")
-    base = got.last.colour.copy()
-    seen = {got.last.state.colour_mode}
-    for _ in COLOUR_MODES:
-        sim.send("colour")
-        mode = got.last.state.colour_mode
-        f = wait_for(qtbot, got, lambda f, m=mode: f.state.colour_mode != m)
-        seen.add(f.state.colour_mode)
-        if f.state.colour_mode == "impulse":
-            wait_for(qtbot, got, lambda f: f.stepped and f.state.colour_mode == "impulse")
-            f = got.last
-            assert not np.allclose(f.colour, base)
-            assert f.colour.min() >= 0.0 and f.colour.max() <= 1.0
-    assert seen == set(COLOUR_MODES)
-    assert got.last.state.colour_mode == "marble"
-
-
 def test_drag_pulls_a_marble_to_the_target_and_lets_go(qtbot, run):
     sim, got = run(scene="column")
     top = 6  # the column's marbles are stacked bottom to top
     target = np.array([0.0, 0.0, 1.8])
-    sim.send("drag_start", top)
-    sim.send("drag_move", (top, target))
+    sim.send(cmd.DragStart(top))
+    sim.send(cmd.DragMove(top, target))
     start = applied(qtbot, sim, got).steps
     f = wait_for(qtbot, got, lambda f: f.steps > start + 150)
     assert np.linalg.norm(f.x[top] - target) < 0.02
-    sim.send("drag_end", top)
+    sim.send(cmd.DragEnd())
     start = applied(qtbot, sim, got).steps
     f = wait_for(qtbot, got, lambda f: f.steps > start + 150)
     assert f.x[top, 2] == pytest.approx(1.3, abs=0.03)  # back on top of the stack
@@ -282,12 +220,12 @@ def test_drag_pulls_a_marble_to_the_target_and_lets_go(qtbot, run):
 def applied(qtbot, sim, got):
     """The frame that follows every command sent so far (drag commands send none of their
     own; a frame covering many steps may have been emitted before they were applied)."""
-    sim.send("pause", False)  # any other command answers with a frame of its own
+    sim.send(cmd.Pause(False))  # any other command answers with a frame of its own
     return wait_for(qtbot, got, lambda f: not f.stepped)
 
 
 def test_divergence_pauses_and_reset_recovers(qtbot, run):
-    sim, got = run(scene="bowl", solver="jacobi", solver_params={"beta": 1.0}, speed=1.0)
+    sim, got = run(scene="bowl", solver="jacobi", speed=1.0, beta=1.0)
     f = wait_for(qtbot, got, lambda f: f.state.diverged)
     assert f.state.paused and f.status == "divergence"
     assert "diverged" in f.state.message
@@ -296,7 +234,7 @@ def test_divergence_pauses_and_reset_recovers(qtbot, run):
     qtbot.wait(200)
     assert got.last.steps == steps  # stays paused
     assert np.all(np.isfinite(got.last.x))
-    sim.send("reset")
+    sim.send(cmd.Reset())
     f = wait_for(qtbot, got, lambda f: f.state.generation == 1)
     assert not f.state.diverged and not f.state.paused
     assert f.time < 0.05
@@ -313,30 +251,17 @@ def test_stop_joins_the_thread(qtbot, run):
     assert len(got.frames) == count
 
 
-def test_helpers():
-    assert np.all(clamp_residual([0.0, np.nan, np.inf, 2.0]) == [FLOOR, 1e30, 1e30, 2.0])
-    rgb = heat(np.array([0.0, 0.5, 1.0, 7.0, np.nan]))
-    assert rgb.shape == (5, 3) and rgb.dtype == np.float32
-    assert np.all(rgb[3] == rgb[2])
-    meter = RateMeter(window=1.0)
-    for k in range(11):
-        meter.add(now=10.0 + 0.1 * k)
-    assert meter.rate(now=11.0) == pytest.approx(10.0)
-    assert meter.rate(now=13.0) == 0.0
-
-
-def test_step_log_keeps_every_row_in_order_past_its_first_buffer():
-    log = StepLog()
-    n = 600  # the buffer starts at 256 rows and doubles
-    for k in range(n):
-        log.add(0.02 * k, k + 0.5, {name: k + i for i, name in enumerate(PHASES)})
-    assert len(log) == n
-    records = log.take()
-    assert len(log) == 0 and len(log.take()) == 0
-    np.testing.assert_array_equal(records.time, 0.02 * np.arange(n))
-    np.testing.assert_array_equal(records.residual, np.arange(n) + 0.5)
-    for i, name in enumerate(PHASES):
-        np.testing.assert_array_equal(records[name], np.arange(n) + i)
-    assert records[-1].total == n - 1 + PHASES.index("total")
-    with pytest.raises(ValueError):
-        records.time[0] = 1.0  # frames are immutable
+def test_the_benchmark_runs_in_the_thread_and_reports_its_files(qtbot, run, tmp_path):
+    sim, got = run(scene="column")
+    done, failed = [], []
+    sim.worker.benchmarkDone.connect(done.append)
+    sim.worker.benchmarkFailed.connect(lambda reason, message: failed.append(message))
+    sim.send(Benchmark("key", iterations=5, out=str(tmp_path)))
+    qtbot.waitUntil(lambda: bool(done or failed), timeout=120000)
+    assert not failed and done[0].reason == "key"
+    assert sorted(p.rsplit("/", 1)[1] for p in done[0].paths) == ["benchmark.json",
+                                                                  "benchmark.npy"]
+    (tmp_path / "a-file").write_text("")
+    sim.send(Benchmark("key", iterations=5, out=str(tmp_path / "a-file" / "x")))
+    qtbot.waitUntil(lambda: bool(failed), timeout=60000)
+    assert failed[0].startswith("benchmark not written:")

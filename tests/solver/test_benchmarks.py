@@ -8,14 +8,15 @@ import numpy as np
 import pytest
 
 import scenes
-from solver import registry
+from solver.methods import registry
 from solver.collide import Collider
 from solver.step import Simulation
 from solver.world import container_geometry
+from tests.solver.test_collide import brute_force_pairs, brute_force_walls, contact_sets
 
 
 def settled(scene, steps, **params):
-    sim = Simulation(scenes.build(scene, params), "pgs", iterations=20, trace=False)
+    sim = Simulation(scenes.build(scene, params), registry.settings("pgs", 20))
     for _ in range(steps):
         sim.step()
     return sim
@@ -38,7 +39,9 @@ def test_bowl_collide(benchmark, bowl):
     collider = Collider(container_geometry(w.container))
     v = w.v + w.dt * w.gravity
     contacts = benchmark(collider.collide, w.x, v, w.radius, w.dt)
-    assert contacts.m == bowl.collider.collide(w.x, v, w.radius, w.dt).m
+    pairs, walls = contact_sets(contacts, w.n)
+    assert pairs == brute_force_pairs(w.x, v, w.radius, w.dt)
+    assert walls == brute_force_walls(w.x, v, w.radius, w.dt, collider.geometry)
 
 
 def test_bowl_pgs_solve(benchmark, bowl):

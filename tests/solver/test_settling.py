@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import scenes
+from solver.methods import registry
 from solver.step import Simulation, max_penetration
 
 RADIUS = 0.1
@@ -14,7 +15,7 @@ def settle(warm_start: float, damping: float = 0.0):
     (J) the fall released."""
     world = scenes.build("bowl", {"damping": damping})
     start = world.potential_energy()
-    sim = Simulation(world, "pgs", iterations=20, warm_start=warm_start, trace=False)
+    sim = Simulation(world, registry.settings("pgs", 20), warm_start)
     depth = []
     for k in range(STEPS):
         sim.step()
@@ -112,7 +113,7 @@ def test_half_warm_start_with_drag_settles_the_bowl_under_two_percent(half_dampe
 def column_after(warm_start, n=15, steps=300):
     """(max speed over the last 100 steps, penetration at the end) of an n-marble column."""
     world = scenes.build("column", {"n": n})
-    sim = Simulation(world, "pgs", iterations=20, warm_start=warm_start, trace=False)
+    sim = Simulation(world, registry.settings("pgs", 20), warm_start)
     speed = 0.0
     for k in range(steps):
         sim.step()

@@ -1,8 +1,21 @@
-"""Step plumbing: warm-start matching by contact key."""
+"""One step against known answers (resting stacks, free fall, drag, anticipation and
+stabilisation), warm starting by contact key, and a diverging solve leaving the world finite."""
 import numpy as np
 import pytest
 
-from solver.step import carry_over
+import scenes
+from solver import metrics
+from solver.methods import registry
+from solver.step import Simulation, carry_over
+from solver.world import World
+from tests.solver.methods.reference import enumerate_lcp
+
+G = 9.81
+
+
+def simulation(world, solver="pgs", iterations=20, warm_start=0.0, **params):
+    return Simulation(world, registry.settings(solver, iterations, overrides=params), warm_start)
+
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -21,3 +34,130 @@ def test_carry_over_matches_a_dictionary_lookup(seed):
         carry_over(prev, lam, keys, out)
         lookup = dict(zip(prev.tolist(), lam.tolist()))
         np.testing.assert_array_equal(out, [lookup.get(k, 0.0) for k in keys.tolist()])
+
+
+def first_problem(world):
+    sim = simulation(world, iterations=1)
+    sim.step(trace=True)
+    return sim.problem
+
+
+def test_resting_column_carries_the_weight_above_each_contact():
+    world = scenes.build("column")
+    h = world.dt
+    sim = simulation(world, iterations=5000, abs_tol=1e-10)
+    report = sim.step(trace=True)
+    assert report.result.status == "absolute" and report.result.residual < 1e-10
+    problem = sim.problem
+    mass = world.mass
+    assert problem.m == 7  # floor plus six marble pairs; the tube is not touched
+    for c in range(problem.m):
+        b = problem.body_b[c]  # the upper body of the contact
+        above = mass[world.x[:, 2] >= world.x[b, 2] - 1e-9].sum()
+        assert sim.lam[c] == pytest.approx(above * G * h, rel=1e-8)
+    floor = problem.body_a == -1
+    assert sim.lam[floor].sum() == pytest.approx(mass.sum() * G * h, rel=1e-8)
+    assert np.abs(world.v).max() < 1e-8  # it stays at rest
+
+
+def test_mass_ratio_pair_at_rest():
+    world = scenes.build("mass-ratio")
+    m = world.mass[0]
+    problem = first_problem(world.copy())
+    lam = enumerate_lcp(problem.dense(), problem.rhs)
+    floor = problem.body_a == -1
+    h = world.dt
+    assert lam[floor][0] == pytest.approx(1001 * m * G * h, rel=1e-10)
+    assert lam[~floor][0] == pytest.approx(1000 * m * G * h, rel=1e-10)
+    # PSOR gets there too, given enough iterations (it is slow here, not wrong).
+    result = registry.METHODS["psor"].solve(
+        problem, np.zeros(problem.m), registry.settings("psor", 200000, False))
+    np.testing.assert_allclose(result.lam, lam, rtol=1e-6)
+
+
+def test_free_fall_is_symplectic_euler_exactly():
+    x0 = np.array([[0.0, 0.0, 10.0]])
+    v0 = np.array([[0.3, 0.0, 1.0]])
+    world = World(x0.copy(), v0.copy(), 0.1, 1.0, {"kind": "floor", "height": -1e6})
+    sim = simulation(world)
+    h, k = world.dt, 25
+    for _ in range(k):
+        sim.step(trace=True)
+    expected = x0 + v0 * k * h - np.array([0, 0, G]) * h * h * k * (k + 1) / 2
+    np.testing.assert_allclose(world.x, expected, rtol=0, atol=1e-12)
+    assert world.time == pytest.approx(k * h)
+
+
+def test_drag_decays_the_free_fall_velocity_exactly():
+    """With linear drag c the step is v <- e^(-c h) v + h g, x <- x + h v: after k steps
+    v_k = f^k v0 + h g (1 - f^k) / (1 - f), f = e^(-c h), heading for the terminal g / c."""
+    c = 0.5
+    x0 = np.array([[0.0, 0.0, 10.0]])
+    v0 = np.array([[0.3, 0.0, 1.0]])
+    world = World(x0.copy(), v0.copy(), 0.1, 1.0, {"kind": "floor", "height": -1e6}, damping=c)
+    sim = simulation(world)
+    h, k = world.dt, 200
+    f = np.exp(-c * h)
+    g = np.array([0, 0, -G])
+    speeds = [v0 * f ** j + h * g * (1 - f ** j) / (1 - f) for j in range(1, k + 1)]
+    for _ in range(k):
+        sim.step(trace=True)
+    np.testing.assert_allclose(world.v, speeds[-1], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(world.x, x0 + h * np.sum(speeds, axis=0), rtol=0, atol=1e-9)
+    assert world.v[0, 0] < 0.3 * 0.9  # the drag acted on the horizontal motion too
+
+
+def head_on(gap, speed):
+    r = 0.1
+    x = np.array([[-r - gap / 2, 0, 5.0], [r + gap / 2, 0, 5.0]])
+    v = np.array([[speed, 0, 0], [-speed, 0, 0]])
+    return World(x, v, r, 1.0, {"kind": "floor", "height": -100.0}, dt=0.02)
+
+
+def test_approaching_marbles_stop_at_contact_without_overlap():
+    world = head_on(gap=0.1, speed=5.0)  # they would close 0.2 m in one step
+    sim = simulation(world, iterations=50)
+    sim.step(trace=True)
+    dist = np.linalg.norm(world.x[1] - world.x[0])
+    assert dist == pytest.approx(0.2, abs=1e-12)  # touching, not overlapping
+    # They still approach, at exactly the speed that closes the gap in this step.
+    assert world.v[1, 0] - world.v[0, 0] == pytest.approx(-0.1 / 0.02)
+
+
+def test_overlapping_pair_separates_in_one_step():
+    world = head_on(gap=-0.03, speed=0.0)
+    sim = simulation(world, iterations=50)
+    sim.step(trace=True)
+    assert np.linalg.norm(world.x[1] - world.x[0]) == pytest.approx(0.2, abs=1e-12)
+
+
+def test_planar_scene_stays_in_its_plane():
+    world = scenes.build("disk")
+    sim = simulation(world)
+    for _ in range(50):
+        sim.step(trace=True)
+    assert np.all(world.x[:, 1] == 0.0) and np.all(world.v[:, 1] == 0.0)
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_warm_start_matches_pairs_between_steps(warm):
+    sim = simulation(scenes.build("column"), iterations=5000, warm_start=warm, abs_tol=1e-10)
+    cold = sim.step(trace=True).result.iterations
+    first = sim.lam.copy()
+    later = [sim.step(trace=True).result.iterations for _ in range(3)]
+    np.testing.assert_allclose(sim.lam, first, rtol=1e-8)  # the same resting column
+    if warm:  # carried-over impulses are (almost) the solution already
+        assert max(later) < cold / 10
+    else:
+        assert min(later) == cold
+
+
+def test_divergent_solver_in_the_step_leaves_the_world_finite():
+    world = scenes.build("bowl")
+    sim = simulation(world)
+    for _ in range(100):
+        sim.step()
+    sim.set_solver(registry.settings("jacobi", 200, overrides={"beta": 1.0}))
+    statuses = {sim.step().result.status for _ in range(5)}
+    assert metrics.DIVERGENCE in statuses
+    assert np.all(np.isfinite(world.x)) and np.all(np.isfinite(world.v))

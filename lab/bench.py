@@ -1,0 +1,256 @@
+"""`marbles-bench`: the headless front end (no Qt). Commands: list, run, compare, solve, report;
+`marbles-bench COMMAND --help` gives the options of each, generated from the declared
+parameters."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from solver.methods import registry
+from solver.methods.driver import ITERATIONS
+from solver.params import Param, ParamError, parse_assignments
+from solver.step import Simulation
+from solver.warmup import warmup
+from solver.world import DT
+
+from . import catalog, cli
+from .compare import (COMPARE_ITERATIONS, METRIC, REPEATS, SETTLE, ScenePlan, compare_scene,
+                      parse_solver_list, write_benchmark)
+from .files import OutputError, check_writable, prepare_out_dir, write_json
+from .progress import Progress
+from .run import run_steps
+from .snapshot import load_lcp, load_state, save_lcp, save_state
+from .spec import SCENE, SOLVER, RunSpec, route_compare_assignments
+
+STEPS = Param("steps", 500, int, "steps to run", lo=1, hi=10**9)
+BENCHMARK_FILES = ("benchmark.npy", "benchmark.json", "benchmark.png")
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    print(catalog.list_text())
+    return 0
+
+
+def _summary(spec: RunSpec, world, steps: int, report: dict) -> str:
+    med = report["timing_ms"]["median"]
+    last = report["last_step"]
+    return (f"{spec.scene} {spec.solver} n={world.n} steps={steps} dt={world.dt:g}: "
+            f"{med['total']:.3f} ms/step median (collide {med['collide']:.3f}, assemble "
+            f"{med['assemble']:.3f}, solve {med['solve']:.3f}, integrate {med['integrate']:.3f}); "
+            f"contacts {report['contacts']['last']} (max {report['contacts']['max']}); "
+            f"last residual {last['residual']:.3e} m/s ({last['status']}, "
+            f"{last['iterations']} it); max penetration {report['max_penetration']:.2e} m; "
+            f"max speed {report['max_speed']:.2e} m/s")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    wall = time.perf_counter()
+    spec = cli.spec_from_args(args)
+    steps = int(STEPS.parse(args.steps))
+    for path in (args.json, args.save_state, args.save_lcp):
+        if path:
+            check_writable(path)
+    if args.state:
+        world = load_state(args.state)
+        if spec.dt is not None:
+            world.dt = spec.dt
+    else:
+        world = spec.build_world()
+    compile_seconds = warmup([spec.solver])
+    sim = Simulation(world, spec.solve, spec.warm_start)
+    progress = None if args.quiet else Progress(f"{spec.scene}/{spec.solver}", steps)
+    report = run_steps(sim, steps, trace_every_step=args.trace, progress=progress)
+    full = {"scene": spec.scene if not args.state else f"{spec.scene} (from {args.state})",
+            "scene_params": spec.scene_params, "solver": spec.solver,
+            "settings": {**spec.settings_json(),
+                         "trace": "every step" if args.trace else "last step only"},
+            "n_marbles": world.n, "steps": steps, "dt": world.dt, **report,
+            "compile_seconds": compile_seconds, "wall_seconds": time.perf_counter() - wall}
+    if args.save_state:
+        save_state(args.save_state, world)
+    if args.save_lcp:
+        save_lcp(args.save_lcp, sim.problem, sim.lam, world)
+    if args.json:
+        full["wall_seconds"] = time.perf_counter() - wall
+        write_json(args.json, full)
+    print(_summary(spec, world, steps, full))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    wall = time.perf_counter()
+    solvers = parse_solver_list(args.solvers)
+    registry.get(args.solver)
+    scene_p, sim_p, settle_over, solver_p = route_compare_assignments(
+        args.scene, args.solver, solvers, parse_assignments(args.assignments))
+    plan = ScenePlan(args.scene, scene_p, int(SETTLE.parse(args.settle)),
+                     int(COMPARE_ITERATIONS.parse(args.iterations)), solvers,
+                     registry.settings(args.solver, args.settle_iterations, False, settle_over),
+                     float(sim_p["warm_start"]), solver_p, args.warm_start,
+                     None if args.dt is None else float(DT.parse(args.dt)),
+                     int(REPEATS.parse(args.repeats)), state=args.state)
+    world = load_state(args.state) if args.state else None  # a bad file fails before output
+    out = prepare_out_dir(args.out, BENCHMARK_FILES)
+    from .figures import comparison_png  # matplotlib only when there is something to draw
+
+    table, meta = compare_scene(plan, world, quiet=args.quiet)
+    meta["wall_seconds"] = time.perf_counter() - wall
+    title = (f"{args.scene}: step {meta['step']}, {table.meta['contacts']} contacts, "
+             f"{'warm' if args.warm_start else 'cold'} start")
+    # The plot first and the JSON last: a reader that sees benchmark.json sees a complete set.
+    comparison_png(out / "benchmark.png", table, title)
+    write_benchmark(out, table, meta)
+    best = min(range(len(table.solvers)), key=lambda k: (not np.isfinite(table.residual[k, -1]),
+                                                         table.residual[k, -1]))
+    print(f"{args.scene} step {meta['step']}: {table.meta['contacts']} contacts, "
+          f"{len(solvers)} solvers x {plan.iterations} iterations; lowest final residual "
+          f"{table.solvers[best]} {table.residual[best, -1]:.3e} m/s; wrote {out}/benchmark.npy, "
+          f"benchmark.json, benchmark.png")
+    return 0
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    settings = registry.settings(args.solver, args.iterations, True,
+                                 parse_assignments(args.assignments))
+    if args.json:
+        check_writable(args.json)
+    problem, extras = load_lcp(args.lcp)
+    if args.start == "stored" and extras["lam"] is None:
+        raise ParamError(f"--start stored: {args.lcp} has no usable lam")
+    lam0 = extras["lam"].copy() if args.start == "stored" else np.zeros(problem.m)
+    compile_seconds = warmup([args.solver])
+    result = registry.get(args.solver).solve(problem, lam0.copy(), settings)
+    stored = None if extras["lam"] is None else float(problem.residual(extras["lam"]))
+    lines = [f"# {args.lcp}: {problem.m} contacts, {problem.n} marbles; {args.solver}, "
+             f"{settings.iterations} iterations from {args.start} impulses",
+             "# iteration  residual_m_per_s  seconds"]
+    lines += [f"{k:6d}  {r:.6e}  {s:.6e}" for k, (r, s)
+              in enumerate(zip(result.trace, result.seconds))]
+    lines.append(f"{args.solver}: {result.status} after {result.iterations} iterations, "
+                 f"residual {result.residual:.6e} m/s"
+                 + ("" if stored is None else f" (stored lam: {stored:.6e} m/s)"))
+    print("\n".join(lines))
+    if args.json:
+        write_json(args.json, {
+            "lcp": str(args.lcp), "solver": args.solver, "contacts": problem.m,
+            "marbles": problem.n, "start": args.start,
+            "settings": {"iterations": settings.iterations, **settings.params},
+            "metric": METRIC, "trace": result.trace.tolist(),
+            "seconds": result.seconds.tolist(), "iterations": result.iterations,
+            "status": result.status, "residual": result.residual,
+            "stored_lam_residual": stored, "info": result.info,
+            "compile_seconds": compile_seconds})
+    return 0
+
+
+def _add_run(sub) -> None:
+    p = sub.add_parser(
+        "run", help="step a scene and report timings, convergence and physics",
+        description="Step a scene K times with one solver; print a one-line summary and "
+                    "optionally write a JSON report and snapshots. Timings are medians over the "
+                    "steps, measured without the per-iteration trace; the last step records it.")
+    cli.add_run_options(p)
+    cli.option(p, STEPS, "K")
+    p.add_argument("--json", metavar="FILE", help="write the JSON report here")
+    p.add_argument("--save-state", metavar="FILE", help="write the final state (.npz)")
+    p.add_argument("--save-lcp", metavar="FILE",
+                   help="write the last step's contact problem (.npz, FCLIB names)")
+    p.add_argument("--state", metavar="FILE",
+                   help="start from a state snapshot instead of building the scene")
+    p.add_argument("--trace", action="store_true",
+                   help="record the residual after every iteration of every step (slower)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=cmd_run)
+
+
+def _add_compare(sub) -> None:
+    p = sub.add_parser(
+        "compare", help="every solver on the same frozen contact problem",
+        description="Step scene S K times (with --solver, --settle-iterations per step), freeze "
+                    "the contact problem of step K, run every solver (or --solvers) on it for N "
+                    "iterations from the same start, and write DIR/benchmark.npy, "
+                    "DIR/benchmark.json and DIR/benchmark.png.")
+    cli.option(p, SCENE, "S")
+    cli.option(p, SETTLE, "K")
+    cli.option(p, COMPARE_ITERATIONS, "N")
+    p.add_argument("--solvers", metavar="a,b,...",
+                   help=f"solvers to compare (default all: {', '.join(registry.METHODS)})")
+    cli.option(p, SOLVER, "M", help_text="solver that steps the scene while settling "
+                                         f"(default {SOLVER.default})")
+    cli.option(p, ITERATIONS, "N", flag="--settle-iterations",
+               help_text=f"iterations per settling step (default {ITERATIONS.default})")
+    cli.option(p, DT, "H", default=None)
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   dest="assignments",
+                   help="scene, simulation or solver parameter, repeatable; a solver parameter "
+                        "applies to the settling solver and every compared solver that has it; "
+                        "SOLVER.NAME=VALUE sets it for one compared solver")
+    p.add_argument("--warm-start", action="store_true",
+                   help="start every solver from the previous step's impulses matched by "
+                        "marble pair (default: from zero)")
+    cli.option(p, REPEATS, "R")
+    p.add_argument("--out", default=".", metavar="DIR",
+                   help="output folder, created if needed (default: current folder)")
+    p.add_argument("--state", metavar="FILE",
+                   help="start from a state snapshot (run --save-state) instead of the scene")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=cmd_compare)
+
+
+def _add_solve(sub) -> None:
+    p = sub.add_parser(
+        "solve", help="run one solver on a saved LCP snapshot and print its trace",
+        description="Load an LCP snapshot (written by `run --save-lcp`; it must carry the "
+                    "contact geometry), run solver M from zero (or the stored impulses) and "
+                    "print the residual after every iteration.")
+    p.add_argument("--lcp", required=True, metavar="FILE", help="LCP snapshot (.npz)")
+    cli.option(p, SOLVER, "M")
+    cli.option(p, ITERATIONS, "N")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   dest="assignments", help="solver parameter, repeatable")
+    p.add_argument("--start", choices=("zero", "stored"), default="zero",
+                   help="start from zero impulses (default) or from the snapshot's lam")
+    p.add_argument("--json", metavar="FILE", help="write the trace and status as JSON")
+    p.set_defaults(func=cmd_solve)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import report
+
+    parser = cli.ArgumentParser(
+        prog="marbles-bench", description="Headless runs and benchmarks of the marble simulator.",
+        epilog="Run `marbles-bench COMMAND --help` for the options of each command.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=cli.ArgumentParser)
+    sub.add_parser("list", help="scenes, solvers and their parameters").set_defaults(
+        func=cmd_list)
+    _add_run(sub)
+    _add_compare(sub)
+    _add_solve(sub)
+    report.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    cli.set_prog("marbles-bench")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except (ParamError, OutputError, ValueError) as err:
+        # ValueError: malformed snapshot files and the like, each with a one-line message.
+        cli.fail(str(err))
+    except KeyboardInterrupt:
+        # Every file is written atomically: what exists is complete, the rest was not written.
+        sys.stderr.write("marbles-bench: interrupted; no partial file written\n")
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

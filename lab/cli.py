@@ -1,0 +1,65 @@
+"""What the two command lines share: the run options, their help generated from the declared
+parameters, and one-line errors with exit code 2 (no usage dump, no traceback)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from solver.methods.driver import ITERATIONS
+from solver.params import Param, parse_assignments
+from solver.world import DT
+
+from .spec import SCENE, SOLVER, SPEED, RunSpec
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse whose errors are one line (no usage dump) and exit with code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        fail(f"{message} (see {self.prog} --help)")
+
+
+_prog = "marbles"
+
+
+def set_prog(name: str) -> None:
+    """Program name used in error messages (each entry point sets its own)."""
+    global _prog
+    _prog = name
+
+
+def fail(message: str) -> None:
+    sys.stderr.write(f"{_prog}: error: {message}\n")
+    raise SystemExit(2)
+
+
+def option(parser: argparse.ArgumentParser, param: Param, metavar: str, flag: str | None = None,
+           default: object = "declared", help_text: str | None = None) -> None:
+    """--name for a declared parameter: the value stays text (checked later by param.parse, so
+    every front end refuses it with the same message) and the help comes from the declaration.
+    default="declared" uses the declared default; None leaves the option unset."""
+    parser.add_argument(flag or f"--{param.name.replace('_', '-')}", metavar=metavar,
+                        default=param.default_text() if default == "declared" else default,
+                        help=help_text or param.help_text())
+
+
+def add_run_options(parser: argparse.ArgumentParser, speed: bool = False) -> None:
+    """--scene, --solver, --iterations, --dt and --set (and --speed for the window)."""
+    option(parser, SCENE, "S")
+    option(parser, SOLVER, "M")
+    option(parser, ITERATIONS, "N")
+    option(parser, DT, "H", default=None)
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        dest="assignments",
+                        help="a scene, solver or simulation parameter, repeatable (e.g. --set "
+                             "n=10000 --set omega=1.5 --set warm_start=0.5); `marbles-bench "
+                             "list` shows them all with ranges, defaults and units")
+    if speed:
+        option(parser, SPEED, "X")
+
+
+def spec_from_args(args: argparse.Namespace) -> RunSpec:
+    """The validated RunSpec of the run options; ParamError with a one-line message."""
+    return RunSpec.create(args.scene, args.solver, args.iterations, args.dt,
+                          getattr(args, "speed", SPEED.default),
+                          parse_assignments(args.assignments))

@@ -1,0 +1,340 @@
+"""Every solver on the same frozen contact problem: the comparison engine.
+
+The problem is copied once and every method starts from the same λ0, runs exactly N iterations
+(tolerances off, so curves have equal length) with its per-iteration trace, and contributes one
+row: the natural-map residual after each iteration and the cumulative solve time. Kernels are
+compiled, and run once on the frozen problem itself, before anything is timed; a solve is
+repeated while it stays cheap and the element-wise median of the time curves is kept (the
+residual evaluated after each iteration is outside the timed region).
+
+Also here, because every front end needs them: `settle` (step a world and freeze the problem of
+its last step, with the impulses that step could start from) and `reach` (when a curve first
+gets below a tolerance).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+import scenes
+from solver import metrics
+from solver.methods import registry
+from solver.methods.driver import ITERATIONS, SolveSettings
+from solver.params import Param, ParamError
+from solver.problem import ContactProblem
+from solver.step import WARM_START, Simulation, StepReport, carry_over
+from solver.warmup import warmup
+from solver.world import World
+
+from .files import atomic_write, write_json
+from .progress import Progress
+
+NO_STOP = {"abs_tol": 0.0, "rel_tol": 0.0}
+# The options of a comparison; `iterations` is the solvers' own declaration with its default.
+COMPARE_ITERATIONS = ITERATIONS.but(default=200, help="iterations of every solver on the "
+                                    "frozen problem", hi=1_000_000)
+SETTLE = Param("settle", 1, int, "steps to run; the last one's problem is frozen", lo=1,
+               hi=10_000_000)
+REPEATS = Param("repeats", 3, int, "timing runs per solver; the median curve is kept", lo=1,
+                hi=100)
+ERROR = "error"  # a solver that raised: its row is NaN and the message is in meta["errors"]
+METRIC = "natural map ||min(lam, A lam + b)||_inf, m/s"
+
+
+@dataclass
+class ComparisonTable:
+    """solvers: k names; residual, seconds: (k, N + 1) float64, index 0 = before the first
+    iteration; residual in m/s (natural map), seconds cumulative solve time. A solve that stopped
+    early keeps its last value (it converged, or stopped changing); after a divergence the
+    residual is +inf (there is no usable iterate) and the time stays flat; a solver that raised
+    has NaN rows. status: k exit statuses (metrics.STATUSES, or "error");
+    meta: problem description (contacts, metric, iterations run, repeats, ...)."""
+
+    solvers: list[str]
+    residual: np.ndarray
+    seconds: np.ndarray
+    status: list[str]
+    meta: dict = field(default_factory=dict)
+
+    def structured(self) -> np.ndarray:
+        """The `benchmark.npy` array of DESIGN.md: fields solver, residual, seconds."""
+        width = max((len(s) for s in self.solvers), default=1)
+        n = self.residual.shape[1]
+        dtype = np.dtype([("solver", f"<U{width}"), ("residual", "<f8", (n,)),
+                          ("seconds", "<f8", (n,))])
+        out = np.zeros(len(self.solvers), dtype=dtype)
+        out["solver"] = self.solvers
+        out["residual"] = self.residual
+        out["seconds"] = self.seconds
+        return out
+
+    def row(self, name: str) -> int:
+        return self.solvers.index(name)
+
+    @property
+    def iterations(self) -> int:
+        return self.residual.shape[1] - 1
+
+
+def _pad(values: np.ndarray, length: int, fill: float | None = None) -> np.ndarray:
+    """values extended to `length` with `fill` (default: its last value)."""
+    last = values[-1] if values.size else np.nan
+    out = np.full(length, last if fill is None else fill, dtype=np.float64)
+    out[:values.size] = values[:length]
+    return out
+
+
+def _timed_runs(method, frozen: ContactProblem, start: np.ndarray, settings, repeats: int,
+                budget: float):
+    """The first result and the per-run cumulative-time curves of up to `repeats` runs; repeats
+    stop once this solver has used `budget` seconds of wall time. Returns (result, curves,
+    deterministic)."""
+    wall = time.perf_counter()
+    first = method.solve(frozen, start.copy(), settings)
+    curves = [first.seconds]
+    deterministic = True
+    while len(curves) < repeats and time.perf_counter() - wall < budget:
+        again = method.solve(frozen, start.copy(), settings)
+        if again.trace.shape != first.trace.shape or not np.array_equal(again.trace, first.trace):
+            deterministic = False
+            break
+        curves.append(again.seconds)
+    return first, curves, deterministic
+
+
+def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | None = None,
+            lam0: np.ndarray | None = None, params: dict[str, dict] | None = None,
+            progress: Callable[[int, int, str], None] | None = None, repeats: int = 3,
+            budget: float = 2.0) -> ComparisonTable:
+    """Run `solvers` (default: every registered one) on a copy of `problem` for `iterations`
+    iterations each, all from the same λ0 (`lam0`, (m,) N s, or zero). params: per-solver
+    parameter overrides, e.g. {"psor": {"omega": 1.3}}; they win over the tolerances switched
+    off here. repeats/budget: timing runs per solver, and the wall seconds after which no further
+    repeat starts. progress(done, total, name) is called after each solver."""
+    names = list(solvers) if solvers is not None else list(registry.METHODS)
+    if not names:
+        raise ParamError("no solver to compare")
+    for name in names:
+        registry.get(name)
+    if len(set(names)) != len(names):
+        raise ParamError(f"a solver is listed twice: {', '.join(names)}")
+    repeats = int(REPEATS.parse(repeats))
+    frozen = problem.copy()
+    start = np.zeros(frozen.m) if lam0 is None else np.array(lam0, dtype=np.float64)
+    if start.shape != (frozen.m,) or not np.all(np.isfinite(start)) or np.any(start < 0):
+        raise ParamError(f"lam0 must be {frozen.m} finite non-negative impulses")
+    settings = {name: registry.settings(name, iterations, True,
+                                        {**NO_STOP, **(params or {}).get(name, {})})
+                for name in names}
+    iterations = settings[names[0]].iterations
+    compile_seconds = 0.0
+    width = iterations + 1
+    rows_r, rows_s, status = [], [], []
+    done_its, runs, errors, nondeterministic = {}, {}, {}, []
+    for k, name in enumerate(names):
+        method = registry.METHODS[name]
+        own = frozen.copy()  # a solver that wrote into its problem cannot change the next one's
+        try:
+            compile_seconds += warmup([name])
+            # One short untimed run on this very problem: any specialisation the tiny warm-up
+            # problem did not trigger is compiled here, and caches are warm for the timing.
+            method.solve(own, start.copy(), registry.settings(name, 2, True, NO_STOP))
+            result, curves, deterministic = _timed_runs(method, own, start, settings[name],
+                                                        repeats, budget)
+        except Exception as err:  # a broken solver must not take the others' rows with it
+            errors[name] = f"{type(err).__name__}: {err}"
+            rows_r.append(np.full(width, np.nan))
+            rows_s.append(np.full(width, np.nan))
+            status.append(ERROR)
+            done_its[name], runs[name] = 0, 0
+        else:
+            diverged = result.status == metrics.DIVERGENCE
+            rows_r.append(_pad(result.trace, width, np.inf if diverged else None))
+            seconds = np.median(np.array([_pad(c, width) for c in curves]), axis=0)
+            rows_s.append(seconds)
+            status.append(result.status)
+            done_its[name], runs[name] = int(result.iterations), len(curves)
+            if not deterministic:
+                nondeterministic.append(name)
+        if progress is not None:
+            progress(k + 1, len(names), name)
+    meta = {"contacts": frozen.m, "marbles": frozen.n, "iterations": iterations,
+            "metric": METRIC, "rhs_norm": float(np.max(np.abs(frozen.rhs), initial=0.0)),
+            "warm_start": lam0 is not None,  # the file's name for "started from λ0"
+            "status": dict(zip(names, status)),
+            "iterations_run": done_its, "timing_runs": runs,
+            "timing": "median over timing_runs runs of the cumulative time of the iterations; "
+                      "residual evaluation and compilation excluded",
+            "compile_seconds": compile_seconds,
+            "params": {name: (params or {}).get(name, {}) for name in names},
+            "solver_settings": {name: s.params for name, s in settings.items()}}
+    if errors:
+        meta["errors"] = errors
+    if nondeterministic:
+        meta["nondeterministic"] = nondeterministic
+    return ComparisonTable(names, np.array(rows_r), np.array(rows_s), status, meta)
+
+
+def reach(table: ComparisonTable, name: str, tol: float) -> tuple[int, float] | None:
+    """(iterations, seconds) at which solver `name` first has a residual <= tol (m/s), or None
+    if it never does within the table's iterations."""
+    row = table.row(name)
+    hit = np.flatnonzero(table.residual[row] <= tol)
+    if hit.size == 0:
+        return None
+    k = int(hit[0])
+    return k, float(table.seconds[row, k])
+
+
+def benchmark_info(table: ComparisonTable, meta: dict | None = None) -> dict:
+    """The benchmark.json content: the table's meta, `meta`, and per-solver summaries."""
+    final = {}
+    for k, name in enumerate(table.solvers):
+        final[name] = {"status": table.status[k], "residual": float(table.residual[k, -1]),
+                       "best_residual": float(np.nanmin(table.residual[k]))
+                       if np.any(np.isfinite(table.residual[k])) else None,
+                       "iterations_run": table.meta.get("iterations_run", {}).get(name),
+                       "seconds": float(table.seconds[k, -1])}
+    return {**table.meta, **(meta or {}), "solvers": table.solvers,
+            "final_residual": {n: f["residual"] for n, f in final.items()},
+            "total_seconds": {n: f["seconds"] for n, f in final.items()},
+            "per_solver": final}
+
+
+def write_benchmark(out_dir: str | Path, table: ComparisonTable, meta: dict | None = None
+                    ) -> list[Path]:
+    """Write DIR/benchmark.npy and DIR/benchmark.json atomically; returns the paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    npy = atomic_write(out / "benchmark.npy", lambda f: np.save(f, table.structured(),
+                                                                 allow_pickle=False))
+    jsn = write_json(out / "benchmark.json", benchmark_info(table, meta))
+    return [npy, jsn]
+
+
+@dataclass
+class FrozenStep:
+    """The contact problem of the last step of a settled simulation. problem: a copy of it;
+    warm: (m,) impulses of the step before, matched by marble pair (what a fully warm-started
+    step starts from); report: that step's StepReport (its solve started from the simulation's
+    `warm_start` fraction of `warm`); sim: the simulation, positioned after the step."""
+
+    problem: ContactProblem
+    warm: np.ndarray
+    report: StepReport
+    sim: Simulation
+
+    @property
+    def step(self) -> int:
+        return self.sim.steps
+
+    @property
+    def time(self) -> float:
+        """Simulated time, s, at the start of the frozen step."""
+        return self.sim.world.time - self.sim.world.dt
+
+
+def match_impulses(prev_keys: np.ndarray, prev_lam: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Impulses for contacts `keys` (m,) taken from the previous step's (`prev_keys`,
+    `prev_lam`) where the same marble pair appears, zero elsewhere: the simulation's own warm
+    start matching (step.carry_over)."""
+    out = np.zeros(keys.shape[0])
+    if prev_keys is not None and prev_keys.size and keys.size:
+        carry_over(prev_keys, prev_lam, keys, out)
+    return out
+
+
+def settle(world: World, steps: int, settings: SolveSettings,
+           warm_start: float = WARM_START.default,
+           progress: Callable[[int, int], None] | None = None) -> FrozenStep:
+    """Step `world` (in place) `steps` times with the solver `settings` chose and freeze the
+    last step's problem."""
+    steps = int(SETTLE.parse(steps))
+    sim = Simulation(world, settings, warm_start)
+    prev_keys, prev_lam = np.zeros(0, np.int64), np.zeros(0)
+    report = None
+    for k in range(steps):
+        last = k == steps - 1
+        if last and sim.problem is not None:
+            prev_keys = sim.problem.key if sim.problem.key is not None else prev_keys
+            prev_lam = np.array(sim.lam)
+        report = sim.step(trace=last)
+        if progress is not None:
+            progress(k + 1, steps)
+    problem = sim.problem.copy()
+    keys = problem.key if problem.key is not None else np.zeros(0, np.int64)
+    warm = match_impulses(prev_keys, prev_lam, keys)
+    return FrozenStep(problem, warm, report, sim)
+
+
+def parse_solver_list(text: str | None) -> list[str]:
+    """'a,b,c' -> names, each registered and listed once; None -> every registered solver."""
+    if text is None:
+        return list(registry.METHODS)
+    names = [part.strip() for part in text.split(",")]
+    if not all(names):
+        raise ParamError(f"--solvers {text!r} has an empty name; give a,b,c (valid: "
+                         f"{', '.join(registry.METHODS)})")
+    for name in names:
+        registry.get(name)
+    if len(set(names)) != len(names):
+        raise ParamError(f"--solvers {text!r} lists a solver twice")
+    return names
+
+
+@dataclass(frozen=True)
+class ScenePlan:
+    """A comparison of solvers on one scene: the scene (a name and its resolved parameters, or
+    a world loaded from `state`), `settle` steps driven by `settle_settings`, then `iterations`
+    of every solver in `solvers` (with `solver_params` overrides) on the frozen problem, from
+    zero or, with `from_previous`, from the previous step's impulses matched by pair."""
+
+    scene: str
+    scene_params: dict
+    settle: int
+    iterations: int
+    solvers: list[str]
+    settle_settings: SolveSettings
+    warm_start: float = WARM_START.default
+    solver_params: dict = field(default_factory=dict)
+    from_previous: bool = False
+    dt: float | None = None
+    repeats: int = REPEATS.default
+    budget: float = 2.0
+    state: str | None = None
+
+
+def compare_scene(plan: ScenePlan, world: World | None = None, label: str | None = None,
+                  quiet: bool = False) -> tuple[ComparisonTable, dict]:
+    """Build the scene (or take `world`), settle it, compare the solvers on the frozen step;
+    returns (table, benchmark.json meta). Shared by `compare`, `report` and the window."""
+    if world is None:
+        world = scenes.build(plan.scene, plan.scene_params)
+    if plan.dt is not None:
+        world.dt = plan.dt
+    label = label or plan.scene
+    warmup([plan.settle_settings.method])
+    progress = None if quiet else Progress(f"{label}: settling", plan.settle)
+    frozen = settle(world, plan.settle, plan.settle_settings, plan.warm_start, progress)
+    progress = None if quiet else Progress(f"{label}: comparing", len(plan.solvers), after=1.0)
+    table = compare(frozen.problem, plan.iterations, plan.solvers,
+                    frozen.warm if plan.from_previous else None, plan.solver_params, progress,
+                    repeats=plan.repeats, budget=plan.budget)
+    settle_settings = plan.settle_settings
+    meta = {"scene": f"{plan.scene} (from {plan.state})" if plan.state else plan.scene,
+            "scene_params": {} if plan.state else plan.scene_params, "n_marbles": world.n,
+            "step": frozen.step, "time": frozen.time, "dt": world.dt,
+            "contact_count": frozen.problem.m,
+            "settings": {"settle": plan.settle, "settle_solver": settle_settings.method,
+                         "settle_iterations": settle_settings.iterations,
+                         "settle_params": settle_settings.params,
+                         "simulation": {"warm_start": plan.warm_start},
+                         "iterations": plan.iterations, "warm_start": plan.from_previous,
+                         "solver_params": plan.solver_params, "repeats": plan.repeats,
+                         "repeat_budget_seconds": plan.budget},
+            "settle_step_residual": float(frozen.report.result.residual)}
+    return table, meta

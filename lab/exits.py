@@ -1,0 +1,165 @@
+"""Erleben's exit-status experiment: over consecutive steps of a scene, every step's problem is
+solved from zero by each proximal variant (Gauss-Seidel and Jacobi forms × r strategy ×
+adaptive r on or off, read from the solvers' declared parameters) and the exit statuses are
+counted."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+import scenes
+from solver import metrics
+from solver.methods import registry
+from solver.params import ParamError
+from solver.step import Simulation
+from solver.warmup import warmup
+
+EXIT_SCENE, EXIT_STEPS, EXIT_ITERATIONS = "bowl", 300, 200
+EXIT_ABS_TOL, EXIT_REL_TOL = 1e-6, 1e-4  # m/s; ‖Δλ‖∞/‖λ‖∞
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One proximal configuration: solver (registry name), form ('Gauss-Seidel'|'Jacobi'),
+    r strategy, adaptive r or not, and the parameter overrides that select them."""
+
+    solver: str
+    form: str
+    r: str
+    adaptive: bool
+    params: dict
+
+    @property
+    def label(self) -> str:
+        return f"{self.solver} r={self.r}{'' if self.adaptive else ' fixed'}"
+
+
+OFF_WORDS = ("off", "none", "fixed", "no", "constant", "0", "false")
+ADAPT_NAMES = ("adaptation", "adaptive", "adapt")
+
+
+def _adaptive_switch(method) -> tuple[dict, dict | None]:
+    """(params for adaptive r, params for a fixed r or None if the method cannot fix it), read
+    from the method's declared parameters so that new proximal solvers need no code here."""
+    table = {p.name: p for p in method.params}
+    for name in ADAPT_NAMES:
+        p = table.get(name)
+        if p is None:
+            continue
+        if p.kind is bool:
+            return {name: True}, {name: False}
+        if p.choices:
+            off = next((c for c in p.choices if c.lower() in OFF_WORDS), None)
+            on = p.default if p.default != off else next(c for c in p.choices if c != off)
+            return {name: on}, (None if off is None else {name: off})
+    nu = table.get("nu")
+    if nu is not None:  # shrink factor 1 never shrinks: a fixed r, if the range allows it
+        try:
+            nu.parse(1.0)
+            return {}, {"nu": 1.0}
+        except ParamError:
+            return {}, None
+    return {}, None
+
+
+def proximal_variants(methods: dict | None = None) -> list[Variant]:
+    """Every (form, r, adaptive) configuration of the registered proximal solvers: those with a
+    parameter `r` that has choices. The form is Jacobi when the name says so, else Gauss-Seidel."""
+    methods = registry.METHODS if methods is None else methods
+    out = []
+    for name, method in methods.items():
+        r = next((p for p in method.params if p.name == "r" and p.choices), None)
+        if r is None:
+            continue
+        form = "Jacobi" if "jacobi" in name.lower() else "Gauss-Seidel"
+        on, off = _adaptive_switch(method)
+        for choice in r.choices:
+            out.append(Variant(name, form, choice, True, {"r": choice, **on}))
+            if off is not None:
+                out.append(Variant(name, form, choice, False, {"r": choice, **off}))
+    return out
+
+
+@dataclass
+class ExitStats:
+    """counts: variant label -> {status: solves}; residual: label -> median final residual
+    (m/s); info: label -> numeric SolveResult.info entries averaged over the solves that
+    reported them;
+    relative: label -> which relative test applied ('merit' or 'iterates')."""
+
+    scene: str
+    steps: int
+    iterations: int
+    abs_tol: float
+    rel_tol: float
+    variants: list[Variant]
+    counts: dict[str, dict[str, int]]
+    residual: dict[str, float]
+    info: dict[str, dict[str, float]] = field(default_factory=dict)
+    relative: dict[str, str] = field(default_factory=dict)
+    contacts: tuple[int, int] = (0, 0)
+    seconds: float = 0.0
+
+    def total(self, labels, statuses) -> int:
+        return sum(self.counts[label].get(s, 0) for label in labels for s in statuses)
+
+
+def exit_statuses(scene: str, steps: int, iterations: int, variants: list[Variant],
+                  abs_tol: float = EXIT_ABS_TOL, rel_tol: float = EXIT_REL_TOL,
+                  progress: Callable[[int, int], None] | None = None) -> ExitStats:
+    """Step `scene` `steps` times with PGS (20 iterations, as an interactive engine would) and
+    solve every step's problem from zero with each variant; count the exit statuses."""
+    start = time.perf_counter()
+    warmup(sorted({"pgs", *(v.solver for v in variants)}))
+    sim = Simulation(scenes.build(scene), registry.settings("pgs", 20))
+    settings, relative = {}, {}
+    for v in variants:
+        tolerances, relative[v.label] = exit_tolerances(registry.METHODS[v.solver], abs_tol,
+                                                        rel_tol)
+        settings[v.label] = registry.settings(v.solver, iterations, True,
+                                              {**v.params, **tolerances})
+    counts = {v.label: {s: 0 for s in metrics.STATUSES} for v in variants}
+    finals = {v.label: [] for v in variants}
+    info: dict[str, dict[str, float]] = {v.label: {} for v in variants}
+    lo, hi = None, 0
+    for k in range(steps):
+        sim.step(trace=False)
+        problem = sim.problem
+        lo = problem.m if lo is None else min(lo, problem.m)
+        hi = max(hi, problem.m)
+        for v in variants:
+            result = registry.METHODS[v.solver].solve(problem.copy(), np.zeros(problem.m),
+                                                      settings[v.label])
+            status = result.status if result.status in metrics.STATUSES else metrics.DIVERGENCE
+            counts[v.label][status] += 1
+            finals[v.label].append(result.residual)
+            for key, value in (result.info or {}).items():
+                if isinstance(value, (int, float, np.integer, np.floating)):
+                    total, count = info[v.label].get(key, (0.0, 0))
+                    info[v.label][key] = (total + float(value), count + 1)
+        if progress is not None:
+            progress(k + 1, steps)
+    residual = {label: float(np.median(r)) if r else float("nan") for label, r in finals.items()}
+    # Means over the solves that reported the entry (a solve with nothing to do reports none).
+    info = {label: {k: total / count for k, (total, count) in d.items()}
+            for label, d in info.items()}
+    return ExitStats(scene, steps, iterations, abs_tol, rel_tol, variants, counts, residual,
+                     info, relative, (lo or 0, hi), time.perf_counter() - start)
+
+
+MERIT_REL = "rho_rel_tol"  # a proximal solver's own relative test on its merit (Erleben's)
+
+
+def exit_tolerances(method, abs_tol: float, rel_tol: float) -> tuple[dict, str]:
+    """Stopping parameters for the exit-status experiment and which relative test they use.
+    Absolute convergence is the natural-map residual below `abs_tol` for every method. Relative
+    convergence is Erleben's test on the merit, |ρ_{k+1} - ρ_k| < rel_tol ρ_k over accepted
+    iterates, when the method declares it; the driver's ‖Δλ‖∞ <= rel_tol ‖λ‖∞ would otherwise
+    stop an adaptive method at its first rejected iterate (λ unchanged) and call that
+    convergence. Methods without the merit test get the driver's test."""
+    if MERIT_REL in {p.name for p in method.params}:
+        return {"abs_tol": abs_tol, "rel_tol": 0.0, MERIT_REL: rel_tol}, "merit"
+    return {"abs_tol": abs_tol, "rel_tol": rel_tol}, "iterates"

@@ -1,0 +1,445 @@
+"""The Session: one simulation run under a RunSpec, changed only by typed commands applied
+between two steps. It holds everything the desktop program shows or controls that is not
+drawing: pacing in real time or flat out, divergence (pause and say so), the per-iteration trace
+of a few steps per second, the numbers of every step (`StepLog`), the colour of every marble,
+the mouse spring, compiling kernels with progress, and the solver comparison of the current step.
+The window's worker is a thread adapter around it; scripts and tests use it directly.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+import scenes
+from solver.metrics import DIVERGENCE
+from solver.methods import registry
+from solver.params import ParamError, resolve
+from solver.step import PHASES, Simulation, StepReport
+from solver.warmup import warmup
+from solver.world import World
+
+from . import commands as cmd
+from .compare import ComparisonTable, compare, write_benchmark
+from .spec import SIM_PARAMS, SPEED, RunSpec, route_assignments
+
+COLOUR_MODES = ("marble", "speed", "impulse")
+ITERATION_LADDER = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
+# What the relaxation keys move, in order of preference: the relaxation factor of the
+# over-relaxed methods and the damping of the Jacobi forms.
+RELAXATION_PARAMS = ("omega", "beta")
+WARM_START_CYCLE = {0.0: 0.5, 0.5: 1.0}  # off -> half (the largest stable) -> full -> off
+# The per-iteration trace costs one more product with A per iteration, so only the steps the
+# residual plot can show, about 25 per second of wall time, record it.
+TRACE_PERIOD = 0.04  # s of wall time
+# Mouse drag: the dragged marble's velocity relaxes towards (target - x) / SPRING_TIME with time
+# constant DAMPING_TIME (a damped spring in velocity form, stable for any dt) and its weight is
+# carried, so it hangs at the cursor instead of below it.
+SPRING_TIME = 0.08  # s
+DAMPING_TIME = 0.03  # s
+DRAG_MAX_SPEED = 4.0  # m/s, so a fast mouse cannot fire a marble through the pile
+MAX_CATCH_UP = 10  # steps one call may do to keep real time (200 ms at 50 Hz)
+SPEED_SCALE = 2.0  # m/s shown as the hottest colour
+IMPULSE_SCALE = 6.0  # contact impulse per step, in units of the marble's weight times dt
+
+# The numbers of one step that the plots show: simulated time after it (s), final natural-map
+# residual (m/s), then seconds per phase ("collide", ..., "total").
+RECORD_FIELDS = ("time", "residual") + PHASES
+RECORD_DTYPE = np.dtype([(name, np.float64) for name in RECORD_FIELDS])
+
+
+class StepLog:
+    """The numbers of the steps made since they were last taken, one RECORD_DTYPE row each,
+    in a buffer that only grows; `take` hands them over as one read-only array (no Python per
+    step for whoever reads them)."""
+
+    def __init__(self):
+        self._rows = np.empty(256, dtype=RECORD_DTYPE)
+        self.count = 0
+
+    def add(self, time_s: float, residual: float, timings: dict) -> None:
+        """One step: simulated time after it (s), residual (m/s), seconds per phase."""
+        if self.count == self._rows.shape[0]:
+            self._rows = np.concatenate((self._rows, np.empty_like(self._rows)))
+        self._rows[self.count] = (time_s, residual, *map(timings.__getitem__, PHASES))
+        self.count += 1
+
+    def take(self) -> np.recarray:
+        """The rows so far as a read-only (k,) record array (fields by name: `.time`,
+        `.residual`, `.solve`, ...); the log starts empty again."""
+        out = self._rows[:self.count].copy().view(np.recarray)
+        out.flags.writeable = False
+        self.count = 0
+        return out
+
+    def clear(self) -> None:
+        self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+
+@dataclass(frozen=True)
+class SessionState:
+    """What the user controls, as it is now: sent with every frame so a display shows the
+    Session's truth. generation: +1 on every new world (scene change or reset)."""
+
+    scene: str
+    solver: str
+    solver_params: dict
+    iterations: int
+    warm_start: float
+    paused: bool
+    colour_mode: str
+    diverged: bool
+    speed: float
+    generation: int
+    message: str = ""
+
+
+def heat(values: np.ndarray) -> np.ndarray:
+    """Map values in [0, 1] to RGB (n, 3) float32: dark blue -> teal -> yellow -> red."""
+    stops = np.array([0.0, 0.35, 0.7, 1.0])
+    rgb = np.array([[0.15, 0.2, 0.6], [0.1, 0.65, 0.6], [0.95, 0.85, 0.2], [0.9, 0.2, 0.1]])
+    t = np.clip(np.nan_to_num(values, nan=1.0, posinf=1.0), 0.0, 1.0)
+    return np.stack([np.interp(t, stops, rgb[:, k]) for k in range(3)], axis=1).astype(np.float32)
+
+
+class Session:
+    """A run of `spec` (its world built by `start`, or `world` if given). `progress(text, done,
+    total)` reports kernel compilation (total 0: finished) and may raise to cancel it."""
+
+    def __init__(self, spec: RunSpec, world: World | None = None,
+                 progress: Callable[[str, int, int], None] | None = None):
+        self.spec = spec
+        self.progress = progress
+        self.paused = False
+        self.diverged = False
+        self.colour_mode = COLOUR_MODES[0]
+        self.generation = 0
+        self.message = ""
+        self.log = StepLog()
+        self.last_report: StepReport | None = None
+        self.trace: np.ndarray | None = None  # residual per iteration of the last traced step
+        self.trace_step = -1
+        self.compile_seconds = 0.0
+        self.sim: Simulation | None = None
+        self._world = world
+        # Each scene and solver keeps the parameters it was last given.
+        self._scene_params = {spec.scene: spec.scene_params}
+        self._solver_params = {spec.solver: spec.solver_params}
+        self._compiled: set[str] = set()
+        self._last_trace_wall = -math.inf
+        self._drag: tuple[int, np.ndarray] | None = None
+        self._clock: tuple[float, float] | None = None  # (wall s, simulated s) of the pacing
+
+    # ------------------------------------------------------------------------------ life
+    def start(self) -> None:
+        """Compile the solver's kernels (with progress) and build the world."""
+        self.ensure_compiled(self.spec.solver)
+        world = self._world if self._world is not None else self.spec.build_world()
+        self._world = None
+        self.sim = Simulation(world, self.spec.solve, self.spec.warm_start)
+
+    @property
+    def world(self) -> World:
+        return self.sim.world
+
+    def ensure_compiled(self, *names: str) -> None:
+        """Compile (or load from Numba's cache) the kernels of solvers not yet used."""
+        todo = [n for n in names if n not in self._compiled]
+        if not todo:
+            return
+        label = "compiling Numba kernels (first run: tens of seconds)"
+        self._say(f"{label}: {todo[0]}", 0, len(todo))
+
+        def report(done: int, total: int, name: str) -> None:
+            self._compiled.add(name)
+            self._say(f"{label}" + (f": {todo[done]}" if done < total else ""), done, total)
+
+        self.compile_seconds += warmup(todo, report)
+        self._say("", 0, 0)
+
+    def _say(self, text: str, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(text, done, total)
+
+    # --------------------------------------------------------------------------- stepping
+    def step(self, now: float | None = None) -> StepReport:
+        """One step (its numbers go to `log`); records the trace if TRACE_PERIOD of wall time
+        has passed since the last one. A divergence pauses the Session and says so."""
+        now = time.perf_counter() if now is None else now
+        trace = now - self._last_trace_wall >= TRACE_PERIOD
+        self._apply_drag()
+        report = self.sim.step(trace=trace)
+        self.last_report = report
+        if trace and report.result.trace is not None:
+            self._last_trace_wall = now
+            self.trace = report.result.trace.copy()
+            self.trace_step = self.sim.steps
+        if report.result.status == DIVERGENCE and not self.diverged:
+            self.diverged = True
+            self.paused = True
+            self.message = (f"{report.method} diverged at step {self.sim.steps} "
+                            f"(t = {self.world.time:.2f} s): paused, R resets")
+        self.log.add(self.world.time, float(report.result.residual), report.timings)
+        return report
+
+    def run_for(self, seconds: float) -> int:
+        """Step flat out for `seconds` of wall time (at least one step) or until paused;
+        returns the steps made."""
+        end = time.perf_counter() + seconds
+        self.step()
+        done = 1
+        while not self.paused and time.perf_counter() < end:
+            self.step()
+            done += 1
+        return done
+
+    def catch_up(self, now: float | None = None) -> int:
+        """Step as many times as real time times `speed` asks since the pacing began; a lag
+        of more than MAX_CATCH_UP steps is dropped rather than replayed. Returns the steps."""
+        if self.paused or self.spec.speed <= 0:
+            self._clock = None
+            return 0
+        now = time.perf_counter() if now is None else now
+        w, speed = self.world, self.spec.speed
+        if self._clock is None:
+            self._clock = (now - w.dt / speed, w.time)
+        wall0, sim0 = self._clock
+        due = int(((now - wall0) * speed - (w.time - sim0)) / w.dt + 1e-9)
+        if due > MAX_CATCH_UP:
+            self._clock = (now - w.dt / speed, w.time)  # too far behind: drop the lag
+            due = 1
+        done = 0
+        for _ in range(due):
+            self.step(now)
+            done += 1
+            if self.paused:  # a divergence paused it
+                break
+        return done
+
+    def _apply_drag(self) -> None:
+        if self._drag is None:
+            return
+        i, target = self._drag
+        w = self.world
+        if not 0 <= i < w.n or w.inv_mass[i] == 0.0:
+            return
+        want = (target - w.x[i]) / SPRING_TIME
+        speed = float(np.linalg.norm(want))
+        if speed > DRAG_MAX_SPEED:
+            want *= DRAG_MAX_SPEED / speed
+        alpha = w.dt / (w.dt + DAMPING_TIME)
+        w.v[i] += alpha * (want - w.v[i]) - w.dt * w.gravity
+        if w.planar:
+            w.v[i, 1] = 0.0
+
+    # ---------------------------------------------------------------------------- views
+    def state(self) -> SessionState:
+        s = self.spec
+        return SessionState(s.scene, s.solver, dict(s.solver_params), s.iterations,
+                            s.warm_start, self.paused, self.colour_mode, self.diverged, s.speed,
+                            self.generation, self.message)
+
+    def colours(self) -> np.ndarray:
+        """(n, 3) float32 RGB of every marble in the colour mode: its own colour, its speed,
+        or the contact impulse on it in units of its weight per step."""
+        w = self.world
+        if self.colour_mode == "speed":
+            return heat(np.linalg.norm(w.v, axis=1) / SPEED_SCALE)
+        if self.colour_mode == "impulse":
+            p, lam = self.sim.problem, self.sim.lam
+            total = np.zeros(w.n)
+            if p is not None and p.m and lam.size == p.m:
+                for ends in (p.body_a, p.body_b):
+                    hit = ends >= 0
+                    np.add.at(total, ends[hit], lam[hit])
+            weight = np.abs(w.gravity[2]) * w.dt * w.mass
+            return heat(total / (IMPULSE_SCALE * weight))
+        return w.colour
+
+    # ------------------------------------------------------------------------- commands
+    def apply(self, command) -> None:
+        """Carry out one command from lab.commands; a refused one leaves everything as it was
+        and its reason in `message` (one line)."""
+        handler = self._HANDLERS.get(type(command))
+        if handler is None:
+            raise TypeError(f"not a Session command: {command!r}")
+        self.message = ""
+        try:
+            handler(self, command)
+        except ParamError as err:
+            self.message = str(err)
+
+    def _pause(self, c: cmd.Pause) -> None:
+        self.paused = (not self.paused) if c.paused is None else bool(c.paused)
+        self._clock = None
+
+    def _single_step(self, c: cmd.Step) -> None:
+        self.paused = True
+        self._clock = None
+        self.step()
+
+    def _reset(self, c: cmd.Reset) -> None:
+        world = self.spec.build_world()  # may refuse (ParamError): then nothing changes
+        self.paused = False
+        self._new_world(world)
+
+    def _set_scene(self, c: cmd.SetScene) -> None:
+        scene = scenes.get(c.name)
+        params = self._scene_params.setdefault(c.name, resolve(scene.params, {}, c.name))
+        self.spec = self.spec.changed(scene=c.name, scene_params=params)
+        self._new_world(self.spec.build_world())
+
+    def _cycle_scene(self, c: cmd.CycleScene) -> None:
+        self._set_scene(cmd.SetScene(_cycled(list(scenes.SCENES), self.spec.scene, c.delta)))
+
+    def _set_solver(self, c: cmd.SetSolver) -> None:
+        registry.get(c.name)
+        self.ensure_compiled(c.name)
+        params = self._solver_params.get(c.name, {})
+        self._use(registry.settings(c.name, self.spec.iterations, False, params))
+
+    def _cycle_solver(self, c: cmd.CycleSolver) -> None:
+        self._set_solver(cmd.SetSolver(_cycled(list(registry.METHODS), self.spec.solver,
+                                               c.delta)))
+
+    def _set_iterations(self, c: cmd.SetIterations) -> None:
+        self._use(registry.settings(self.spec.solver, c.iterations, False,
+                                    self.spec.solver_params))
+
+    def _cycle_iterations(self, c: cmd.CycleIterations) -> None:
+        now = self.spec.iterations
+        if c.delta > 0:
+            nxt = next((v for v in ITERATION_LADDER if v > now), now)
+        else:
+            nxt = next((v for v in reversed(ITERATION_LADDER) if v < now), now)
+        self._set_iterations(cmd.SetIterations(nxt))
+
+    def _set_parameter(self, c: cmd.SetParameter) -> None:
+        s = self.spec
+        scene_over, solver_over, sim_over = route_assignments(s.scene, s.solver,
+                                                              {c.name: c.value})
+        if sim_over:
+            warm = resolve(SIM_PARAMS, sim_over, "the simulation")["warm_start"]
+            self._set_warm_start(float(warm))
+        elif solver_over:
+            self._use(registry.settings(s.solver, s.iterations, False,
+                                        {**s.solver_params, **solver_over}))
+        else:
+            params = resolve(scenes.get(s.scene).params, {**s.scene_params, **scene_over},
+                             f"scene {s.scene}")
+            world = s.changed(scene_params=params).build_world()  # may refuse: no change
+            self._scene_params[s.scene] = params
+            self.spec = s.changed(scene_params=params)
+            self._new_world(world)
+
+    def _relax(self, c: cmd.Relax) -> None:
+        method = registry.get(self.spec.solver)
+        spec = next((p for name in RELAXATION_PARAMS for p in method.params
+                     if p.name == name and p.kind is float), None)
+        if spec is None:
+            self.message = f"{self.spec.solver} has no relaxation parameter"
+            return
+        value = self.spec.solver_params[spec.name]
+        proposed = round(value + float(c.delta), 6)
+        try:
+            spec.parse(proposed)
+        except ParamError:
+            self.message = f"{spec.name}={value:g} is at its limit ({spec.range_text()})"
+            return
+        self._set_parameter(cmd.SetParameter(spec.name, proposed))
+
+    def _cycle_warm_start(self, c: cmd.CycleWarmStart) -> None:
+        self._set_warm_start(WARM_START_CYCLE.get(self.spec.warm_start, 0.0))
+
+    def _set_colour_mode(self, c: cmd.SetColourMode) -> None:
+        mode = c.mode
+        if mode is None:
+            mode = COLOUR_MODES[(COLOUR_MODES.index(self.colour_mode) + 1) % len(COLOUR_MODES)]
+        if mode not in COLOUR_MODES:
+            raise ParamError(f"colour mode {mode!r} is not one of {', '.join(COLOUR_MODES)}")
+        self.colour_mode = mode
+
+    def _set_speed(self, c: cmd.SetSpeed) -> None:
+        self.spec = self.spec.changed(speed=float(SPEED.parse(c.speed)))
+        self._clock = None
+
+    def _drag_start(self, c: cmd.DragStart) -> None:
+        i = int(c.index)
+        self._drag = (i, self.world.x[i].copy()) if 0 <= i < self.world.n else None
+
+    def _drag_move(self, c: cmd.DragMove) -> None:
+        target = np.array(c.target, dtype=np.float64).reshape(3)
+        if self.world.planar:
+            target[1] = 0.0
+        if np.all(np.isfinite(target)) and 0 <= int(c.index) < self.world.n:
+            self._drag = (int(c.index), target)
+
+    def _drag_end(self, c: cmd.DragEnd) -> None:
+        self._drag = None
+
+    _HANDLERS = {cmd.Pause: _pause, cmd.Step: _single_step, cmd.Reset: _reset,
+                 cmd.SetScene: _set_scene, cmd.CycleScene: _cycle_scene,
+                 cmd.SetSolver: _set_solver, cmd.CycleSolver: _cycle_solver,
+                 cmd.SetIterations: _set_iterations, cmd.CycleIterations: _cycle_iterations,
+                 cmd.SetParameter: _set_parameter, cmd.Relax: _relax,
+                 cmd.CycleWarmStart: _cycle_warm_start, cmd.SetColourMode: _set_colour_mode,
+                 cmd.SetSpeed: _set_speed, cmd.DragStart: _drag_start, cmd.DragMove: _drag_move,
+                 cmd.DragEnd: _drag_end}
+
+    def _use(self, settings) -> None:
+        """Solver settings from the next step on (already validated)."""
+        self.sim.set_solver(settings)
+        self._solver_params[settings.method] = settings.params
+        self.spec = self.spec.changed(solve=settings)
+
+    def _set_warm_start(self, fraction: float) -> None:
+        self.spec = self.spec.changed(warm_start=fraction)
+        self.sim.warm_start = fraction
+
+    def _new_world(self, world: World) -> None:
+        self.sim = Simulation(world, self.spec.solve, self.spec.warm_start)
+        self.generation += 1
+        self.diverged = False
+        self.last_report = None
+        self.log.clear()
+        self.trace = None
+        self.trace_step = -1
+        self._drag = None
+        self._clock = None
+
+    # -------------------------------------------------------------------------- compare
+    def benchmark(self, iterations: int, out: str | Path, source: str,
+                  progress: Callable[[int, int, str], None] | None = None
+                  ) -> tuple[ComparisonTable, list[Path], dict]:
+        """Every registered solver on the current step's frozen problem, from zero impulses,
+        `iterations` each; writes out/benchmark.npy and .json. Returns (table, paths, meta).
+        ParamError when there is no problem yet."""
+        sim = self.sim
+        if sim.problem is None:
+            raise ParamError("no contact problem yet: run at least one step")
+        names = list(registry.METHODS)
+        self.ensure_compiled(*names)
+        table = compare(sim.problem, iterations, names, progress=progress)
+        s = self.spec
+        meta = {"scene": s.scene, "scene_params": s.scene_params, "step": sim.steps,
+                "time": sim.world.time, "contacts": sim.problem.m, "dt": sim.world.dt,
+                "settings": {"solver": s.solver, "iterations": s.iterations,
+                             "params": s.solver_params, "warm_start": s.warm_start},
+                "source": source}
+        return table, write_benchmark(out, table, meta), meta
+
+
+def _cycled(names: list[str], current: str, delta: int) -> str:
+    k = names.index(current) if current in names else 0
+    return names[(k + int(delta)) % len(names)]
+
+
+__all__ = ["Session", "SessionState", "StepLog", "RECORD_FIELDS", "COLOUR_MODES",
+           "ITERATION_LADDER", "heat"]

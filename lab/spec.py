@@ -1,0 +1,142 @@
+"""A run specification: scene and its parameters, solver and its parameters, iterations, time
+step, warm start and speed, every value validated against its declaration when the spec is made.
+`marbles`, `marbles-bench` and the Session all start from one (`RunSpec.create`).
+
+``--set name=value`` is routed by name: a scene parameter, a solver parameter, or a simulation
+parameter (`warm_start`); a name none of them knows is refused with the valid ones listed.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import scenes
+from solver.methods import registry
+from solver.methods.driver import ITERATIONS, SolveSettings
+from solver.params import Param, ParamError, resolve
+from solver.step import WARM_START
+from solver.world import DT, World
+
+SCENE = Param("scene", "bowl", str, "the scene", choices=tuple(scenes.SCENES))
+SOLVER = Param("solver", "pgs", str, "the contact solver", choices=tuple(registry.METHODS))
+SPEED = Param("speed", 1.0, float, "simulated seconds per second of wall time (0: as fast as "
+              "possible)", lo=0.0, hi=1000.0)
+# Parameters of the simulation itself, set by --set like those of scenes and solvers.
+SIM_PARAMS = (WARM_START,)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """scene: name; scene_params: all of the scene's parameters (damping included), resolved;
+    solve: the validated solver settings (method, iterations, parameters); warm_start: fraction
+    of last step's impulses a solve starts from; dt: s, or None for the scene's own; speed:
+    multiple of real time, 0 = as fast as possible. Make one with `create` (or `changed`)."""
+
+    scene: str
+    scene_params: dict
+    solve: SolveSettings
+    warm_start: float = WARM_START.default
+    dt: float | None = None
+    speed: float = SPEED.default
+
+    @classmethod
+    def create(cls, scene: str = SCENE.default, solver: str = SOLVER.default,
+               iterations: object = ITERATIONS.default, dt: object = None,
+               speed: object = SPEED.default, assignments: dict | None = None) -> "RunSpec":
+        """A spec from text or values; ParamError (one line, naming the value) when one is
+        bad. `assignments`: --set pairs, routed by name."""
+        scene_over, solver_over, sim_over = route_assignments(scene, solver, assignments or {})
+        return cls(scene, resolve(scenes.get(scene).params, scene_over, f"scene {scene}"),
+                   registry.settings(solver, iterations, False, solver_over),
+                   float(resolve(SIM_PARAMS, sim_over, "the simulation")["warm_start"]),
+                   None if dt is None else float(DT.parse(dt)), float(SPEED.parse(speed)))
+
+    @property
+    def solver(self) -> str:
+        return self.solve.method
+
+    @property
+    def iterations(self) -> int:
+        return self.solve.iterations
+
+    @property
+    def solver_params(self) -> dict:
+        return self.solve.params
+
+    def changed(self, **changes) -> "RunSpec":
+        """A copy with fields replaced by already validated values."""
+        return dataclasses.replace(self, **changes)
+
+    def build_world(self) -> World:
+        """The scene's world at t = 0, with this spec's time step."""
+        world = scenes.get(self.scene).build(self.scene_params)
+        if self.dt is not None:
+            world.dt = self.dt
+        return world
+
+    def settings_json(self) -> dict:
+        """What a report records of the solver and simulation settings."""
+        return {"iterations": self.iterations, **self.solver_params,
+                "warm_start": self.warm_start}
+
+
+def route_assignments(scene: str, solver: str, assignments: dict) -> tuple[dict, dict, dict]:
+    """Split --set values into (scene, solver, simulation) overrides, unparsed; refuses a name
+    that none of them declares."""
+    tables = ((f"scene {scene}", {p.name for p in scenes.get(scene).params}),
+              (f"solver {solver}", {p.name for p in registry.get(solver).all_params}),
+              ("the simulation", {p.name for p in SIM_PARAMS}))
+    split: tuple[dict, dict, dict] = ({}, {}, {})
+    for name, value in assignments.items():
+        for k, (_, names) in enumerate(tables):
+            if name in names:
+                split[k][name] = value
+                break
+        else:
+            valid = "; ".join(f"{owner}: {', '.join(sorted(names)) or 'none'}"
+                              for owner, names in tables)
+            raise ParamError(f"unknown parameter '{name}' ({valid})")
+    return split
+
+
+def route_compare_assignments(scene: str, settle_solver: str, solvers: list[str],
+                              assignments: dict) -> tuple[dict, dict, dict, dict]:
+    """Split --set values for a comparison into (scene, simulation, settling solver, compared
+    solvers) overrides, each validated. `name=value` goes to the scene or the simulation if it
+    is theirs, otherwise to the settling solver and to every compared solver that has it;
+    `solver.name=value` goes to that compared solver only."""
+    scene_names = {p.name for p in scenes.get(scene).params}
+    sim_names = {p.name for p in SIM_PARAMS}
+
+    def names_of(solver: str) -> set[str]:
+        return {p.name for p in registry.get(solver).all_params}
+
+    scene_over, sim_over, settle_over = {}, {}, {}
+    per_solver: dict[str, dict] = {name: {} for name in solvers}
+    for name, value in assignments.items():
+        owner, dot, pname = name.rpartition(".")
+        if dot:
+            if owner not in per_solver:
+                raise ParamError(f"--set {name}: '{owner}' is not a compared solver; compared: "
+                                 f"{', '.join(solvers)}")
+            per_solver[owner][pname] = value
+        elif name in scene_names:
+            scene_over[name] = value
+        elif name in sim_names:
+            sim_over[name] = value
+        else:
+            takers = [s for s in solvers if name in names_of(s)]
+            if not takers and name not in names_of(settle_solver):
+                known = sorted(scene_names | sim_names
+                               | {p for s in {*solvers, settle_solver} for p in names_of(s)})
+                raise ParamError(f"unknown parameter '{name}' (valid: {', '.join(known)}, or "
+                                 "solver.name=value for one compared solver)")
+            if name in names_of(settle_solver):
+                settle_over[name] = value
+            for s in takers:
+                per_solver[s][name] = value
+    for s, over in per_solver.items():
+        resolve(registry.get(s).all_params, over, f"solver {s}")  # refuse bad values now
+    return (resolve(scenes.get(scene).params, scene_over, f"scene {scene}"),
+            resolve(SIM_PARAMS, sim_over, "the simulation"), settle_over,
+            {s: over for s, over in per_solver.items() if over})

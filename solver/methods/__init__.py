@@ -1,0 +1,2 @@
+"""The contact solvers, one module per method, behind one signature (`driver.Method`), found by
+name in `registry`."""

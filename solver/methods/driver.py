@@ -1,0 +1,214 @@
+"""What every solver shares: its declaration (`Method`), its settings, its result, and the
+iteration driver `run`.
+
+A method supplies `sweep(count)`, performing `count` of its iterations in place on λ; the driver
+does the rest the same way for all: the natural-map residual after each iteration (outside the
+timed region), cumulative solve time, the stopping tests and exit status, and the fall-back on
+divergence to the starting impulses, so a step never applies a blown-up iterate. With
+``trace=False`` it calls ``sweep(iterations)`` once: the fast path, timed, final residual only.
+
+Optional hooks: ``sweep`` may return how many iterations it performed (a method that stopped on
+its own merit); ``stop()`` returns an exit status when the method's own test holds; ``products()``
+returns the products with A spent so far, where that is not iterations × a constant.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .. import metrics
+from ..params import Param
+from ..problem import ContactProblem
+
+ITERATIONS = Param("iterations", 20, int, "solver iterations per step", lo=1, hi=10_000_000)
+
+COMMON_PARAMS = (
+    Param("abs_tol", 1e-12, float, "stop when the natural-map residual is below this", "m/s",
+          lo=0.0),
+    Param("rel_tol", 0.0, float, "stop when ‖Δλ‖∞/‖λ‖∞ is below this (0: off)", lo=0.0),
+    Param("divergence", 1e4, float, "divergence when the residual exceeds this times the first",
+          lo=1.0, lo_open=True),
+)
+
+
+@dataclass(frozen=True)
+class SolveSettings:
+    """A validated solver choice (built by `registry.settings`): method name, iteration budget,
+    whether to record the residual after every iteration, and every parameter of the method and
+    of COMMON_PARAMS by name (`settings["omega"]`)."""
+
+    method: str
+    iterations: int
+    trace: bool
+    params: dict = field(default_factory=dict)
+
+    def __getitem__(self, name: str):
+        return self.params[name]
+
+    def with_trace(self, trace: bool) -> "SolveSettings":
+        return self if bool(trace) == self.trace else dataclasses.replace(self, trace=bool(trace))
+
+
+@dataclass
+class SolveResult:
+    """lam: (m,) impulses, N s, always finite; residual: final natural map, m/s;
+    trace/seconds: (iterations + 1,) residual and cumulative solve time after each iteration
+    (index 0: before the first), None on the fast path; products: products with A (or sweeps
+    of equal cost) spent, to compare costs fairly; info: method-specific counts."""
+
+    lam: np.ndarray
+    status: str
+    iterations: int
+    residual: float
+    residual_initial: float
+    trace: np.ndarray | None = None
+    seconds: np.ndarray | None = None
+    products: int = 0
+    info: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Method:
+    """A registered solver: `solve(problem, lam0, settings) -> SolveResult` keeps λ >= 0 and
+    never raises on divergence. `params` are its own parameters; COMMON_PARAMS apply to all."""
+
+    name: str
+    label: str
+    solve: Callable[[ContactProblem, np.ndarray, SolveSettings], SolveResult]
+    description: str
+    params: tuple[Param, ...] = ()
+
+    @property
+    def all_params(self) -> tuple[Param, ...]:
+        return self.params + COMMON_PARAMS
+
+
+@dataclass
+class _Run:
+    """One solve's state for the driver: λ (updated in place), where it started, the hooks."""
+
+    problem: ContactProblem
+    lam: np.ndarray
+    settings: SolveSettings
+    sweep: Callable[[int], int | None]
+    sync: Callable[[], None] | None
+    products_per_iteration: int
+    info: dict
+    stop: Callable[[], str | None] | None
+    products: Callable[[], int] | None
+
+    def spent(self, done: int) -> int:
+        if self.products is not None:
+            return int(self.products())
+        return done * self.products_per_iteration
+
+    def fall_back(self, to: np.ndarray) -> None:
+        self.lam[:] = to
+        if self.sync is not None:
+            self.sync()
+
+    def own_stop(self) -> str | None:
+        return self.stop() if self.stop is not None else None
+
+
+def run(problem: ContactProblem, lam: np.ndarray, settings: SolveSettings,
+        sweep: Callable[[int], int | None], sync: Callable[[], None] | None = None,
+        products_per_iteration: int = 1, info: dict | None = None,
+        stop: Callable[[], str | None] | None = None,
+        products: Callable[[], int] | None = None) -> SolveResult:
+    """Drive `sweep` on λ (updated in place) and return the result. `sync()` rebuilds a
+    method's cached state (velocities, residual vectors) after λ was restored by a fall-back;
+    `stop` and `products` are the optional hooks of the module docstring."""
+    job = _Run(problem, lam, settings, sweep, sync, products_per_iteration,
+               info if info is not None else {}, stop, products)
+    trace = settings.trace
+    # One kernel call for the residual of λ0, the finiteness of the problem and the scale of b.
+    r0, finite, scale = problem.scanned_residual(lam)
+    if not finite:
+        # A poisoned problem (NaN/inf velocities, masses or normals): no iterate can be trusted,
+        # and min(λ, NaN) can even look finite to a kernel; end at once on the start impulses.
+        if not np.all(np.isfinite(lam)):
+            lam[:] = 0.0
+        return SolveResult(lam, metrics.DIVERGENCE, 0, np.inf, np.inf,
+                           np.array([np.inf]) if trace else None,
+                           np.zeros(1) if trace else None, 0, job.info)
+    if problem.m == 0 or (trace and r0 <= settings["abs_tol"]):
+        return SolveResult(lam, metrics.ABSOLUTE, 0, r0, r0, np.array([r0]) if trace else None,
+                           np.zeros(1) if trace else None, job.spent(0), job.info)
+    # The bound needs a scale even when λ0 is already a solution (r0 = 0).
+    bound = settings["divergence"] * max(r0, scale, 1e-300)
+    return (_traced if trace else _fast)(job, r0, bound)
+
+
+def _fast(job: _Run, r0: float, bound: float) -> SolveResult:
+    """The whole budget in one sweep call; only the final residual is measured."""
+    settings, lam = job.settings, job.lam
+    start = lam.copy()
+    done = job.sweep(settings.iterations)
+    done = settings.iterations if done is None else int(done)
+    # Not finite λ gives r = inf: the same divergence as the separate tests would find.
+    r, finite = job.problem.checked_residual(lam)
+    status = metrics.MAX_ITERATIONS
+    own = job.own_stop()
+    if not finite or not np.isfinite(r) or r > bound:
+        status = metrics.DIVERGENCE
+        job.fall_back(start)
+        r = job.problem.residual(lam)
+    elif r < settings["abs_tol"]:
+        status = metrics.ABSOLUTE
+    elif own is not None:
+        status = own
+    return SolveResult(lam, status, done, r, r0, None, None, job.spent(done), job.info)
+
+
+def _traced(job: _Run, r0: float, bound: float) -> SolveResult:
+    """One sweep at a time, with the exact residual after each (not timed)."""
+    settings, lam, problem = job.settings, job.lam, job.problem
+    abs_tol, rel_tol = settings["abs_tol"], settings["rel_tol"]
+    start = lam.copy()
+    trace, seconds = [r0], [0.0]
+    elapsed = 0.0
+    status = metrics.MAX_ITERATIONS
+    previous = lam.copy()
+    done = 0
+    for k in range(settings.iterations):
+        previous[:] = lam
+        t0 = time.perf_counter()
+        job.sweep(1)
+        elapsed += time.perf_counter() - t0
+        done = k + 1
+        r = problem.residual(lam)
+        if not np.isfinite(r) or r > bound or not np.all(np.isfinite(lam)):
+            status = metrics.DIVERGENCE
+            job.fall_back(start)
+            trace.append(r if np.isfinite(r) else np.inf)
+            seconds.append(elapsed)
+            break
+        trace.append(r)
+        seconds.append(elapsed)
+        if r < abs_tol:
+            status = metrics.ABSOLUTE
+            break
+        if rel_tol > 0.0 and _stalled(lam, previous, rel_tol):
+            status = metrics.RELATIVE
+            break
+        own = job.own_stop()
+        if own is not None:
+            status = own
+            break
+    final = problem.residual(lam)
+    return SolveResult(lam, status, done, final, r0, np.array(trace), np.array(seconds),
+                       job.spent(done), job.info)
+
+
+def _stalled(lam: np.ndarray, previous: np.ndarray, rel_tol: float) -> bool:
+    """‖Δλ‖∞ <= rel_tol ‖λ‖∞, for a change that is not exactly zero: an adaptive method that
+    rejected its step keeps λ while far from converged, and a true fixed point is caught by the
+    residual test."""
+    scale = float(np.max(np.abs(lam), initial=0.0))
+    change = float(np.max(np.abs(lam - previous), initial=0.0))
+    return 0.0 < change <= rel_tol * scale

@@ -1,0 +1,43 @@
+"""Naive sequential impulses: at each contact apply Δ = max(0, -e_c / A_cc) and add it to the
+running total. Impulses only grow, so complementarity fails as soon as a later contact removes the
+need for an impulse already applied: this method does not solve the LCP; it shows why clamping
+the accumulated impulse (PGS) matters."""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..problem import ROW_KERNEL, ContactProblem, apply_row, row_error
+from .driver import Method, SolveSettings, run
+
+
+@njit(**ROW_KERNEL)
+def naive_sweeps(body_a, body_b, normal, bias, inv_mass, diag, v, lam, count):
+    """`count` sweeps in place; v (n, 3) = v* + M^-1 J^T λ is kept consistent with λ."""
+    for _ in range(count):
+        for c in range(lam.shape[0]):
+            e = row_error(body_a, body_b, normal, v, c, bias[c])
+            if e >= 0.0:
+                continue
+            delta = -e / diag[c]
+            lam[c] += delta
+            apply_row(body_a, body_b, normal, inv_mass, v, c, delta)
+
+
+def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
+    lam = np.array(lam0, dtype=np.float64)
+    v = problem.velocity(lam)
+    bias = problem.bias
+
+    def sweep(count: int) -> None:
+        naive_sweeps(problem.body_a, problem.body_b, problem.normal, bias, problem.inv_mass,
+                     problem.diag, v, lam, count)
+
+    def sync() -> None:
+        v[:] = problem.velocity(lam)
+
+    return run(problem, lam, settings, sweep, sync)
+
+
+METHOD = Method("naive", "Naive impulses", solve,
+                "increment-clamped sequential impulses; does not solve the LCP")

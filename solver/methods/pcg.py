@@ -1,0 +1,328 @@
+"""Projected conjugate gradient (Tardieu, Youbissi & Chamberland) on the QP
+min f(λ) = ½ λᵀAλ + bᵀλ, λ >= 0: CG with the iterate projected, the residual recomputed
+(a second product with A) and projected, and the direction restarted when the active set changes
+(`restart=clip`: the projection clipped a component; `restart=active`: {λ > 0} changed at all).
+On an SPD system that never touches a bound it is exactly (preconditioned) CG.
+
+Beyond the sources, `safeguard` (default on) replaces a projected step that raises f, which the
+projection can do and which makes the plain method cycle on singular A, by a shorter one
+(backtracking on the projection arc, then a truncated line search); f never rises. The guards,
+the formula for f's change before the second product and the measurements: docs/solvers.md.
+
+One iteration = 2 products with A (q = A p and the new gradient); `info` counts restarts,
+guards and safeguards. `ppcg` uses this kernel with the Jacobi preconditioner P = diag(A).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..params import Param
+from ..problem import ContactProblem, apply_matrix
+from .driver import Method, SolveSettings, run
+
+CURVATURE_GUARD = 1e-12  # pᵀAp below this times pᵀ diag(A) p counts as no curvature
+
+# Slots of the int64 `counts` array the kernel keeps between calls.
+PRODUCTS, RESTARTS, GUARDS, FRESH, SAFEGUARDS, SAFEGUARD_PRODUCTS, DESCENT_RESTARTS, \
+    TRUNCATED = range(8)
+BACKTRACKS = 4  # halvings of the step the safeguard tries before the truncated line search
+
+
+@njit(cache=True, nogil=True)
+def _project(lam, g, pinv, z):
+    """z <- P^-1 r with r = proj(-g) (zero where λ_c = 0 and the contact wants to separate);
+    returns rᵀz. r itself is never stored: g = A λ + b is."""
+    rz = 0.0
+    for c in range(lam.shape[0]):
+        rc = -g[c]
+        floor = 0.0 if lam[c] <= 0.0 else -np.inf
+        if rc < floor:  # a select, not a branch (a NaN stays)
+            rc = floor
+        zc = pinv[c] * rc
+        z[c] = zc
+        rz += rc * zc
+    return rz
+
+
+@njit(cache=True, nogil=True)
+def _gradient(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z):
+    """g <- A λ + b (one product) and z <- P^-1 proj(-g); returns rᵀz."""
+    apply_matrix(body_a, body_b, normal, inv_mass, lam, dv, g)
+    for c in range(lam.shape[0]):
+        g[c] += rhs[c]
+    return _project(lam, g, pinv, z)
+
+
+@njit(cache=True, nogil=True)
+def pcg_start(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z, p, state, counts):
+    """First gradient, residual and direction from λ (one product). state[0] = rᵀz."""
+    state[0] = _gradient(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z)
+    for c in range(lam.shape[0]):
+        p[c] = z[c]
+    counts[PRODUCTS] += 1
+    counts[FRESH] = 1
+
+
+@njit(cache=True, nogil=True)
+def _curvature(body_a, body_b, normal, inv_mass, diag, p, g, dv, q):
+    """q <- A p; returns (pᵀAp, pᵀ diag(A) p, gᵀp): the curvature along p, its scale, and the
+    slope of f along p."""
+    apply_matrix(body_a, body_b, normal, inv_mass, p, dv, q)
+    pq = 0.0
+    pdp = 0.0
+    gp = 0.0
+    for c in range(p.shape[0]):
+        pc = p[c]
+        pq += pc * q[c]
+        pdp += pc * pc * diag[c]
+        gp += g[c] * pc
+    return pq, pdp, gp
+
+
+@njit(cache=True, nogil=True)
+def _clipped_terms(body_a, body_b, normal, inv_mass, g, q, alpha, clipped, delta, count, u):
+    """(δᵀ(g + α q), δᵀAδ) for δ nonzero only on the `count` contacts listed in clipped (values
+    in delta), touching only them and their marbles: δᵀAδ = Σ_i w_i ‖(Jᵀδ)_i‖². u (n, 3) is zero
+    on entry and on return."""
+    linear = 0.0
+    for k in range(count):
+        c = clipped[k]
+        d = delta[k]
+        linear += d * (g[c] + alpha * q[c])
+        a = body_a[c]
+        b = body_b[c]
+        for j in range(3):
+            u[b, j] += d * normal[c, j]
+            if a >= 0:
+                u[a, j] -= d * normal[c, j]
+    quadratic = 0.0
+    for k in range(count):
+        c = clipped[k]
+        for i in (body_a[c], body_b[c]):
+            if i >= 0:
+                quadratic += inv_mass[i] * (u[i, 0] * u[i, 0] + u[i, 1] * u[i, 1]
+                                            + u[i, 2] * u[i, 2])
+                u[i, 0] = 0.0
+                u[i, 1] = 0.0
+                u[i, 2] = 0.0
+    return linear, quadratic
+
+
+@njit(cache=True, nogil=True)
+def _trial(body_a, body_b, normal, inv_mass, rhs, pinv, lam, lam_old, g, dv, g_new, z, t, p):
+    """λ <- max(0, λ_old + t p), g_new <- A λ + b and z (one product); returns
+    (f(λ) - f(λ_old), rᵀz), with f's change exact for the quadratic: ½ (λ - λ_old)ᵀ(g + g_new)."""
+    m = lam.shape[0]
+    for c in range(m):
+        new = lam_old[c] + t * p[c]
+        lam[c] = new if new > 0.0 else 0.0
+    rz = _gradient(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g_new, z)
+    df = 0.0
+    for c in range(m):
+        df += (lam[c] - lam_old[c]) * (g[c] + g_new[c])
+    return 0.5 * df, rz
+
+
+@njit(cache=True, nogil=True)
+def _safeguard(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, lam_old, g, g_new, dv,
+               z, p, q, alpha, pq, pdp, gp, counts):
+    """From λ_old (gradient g, q = A p, gp = gᵀp), where the projected step raised f, a step
+    that lowers it: λ <- max(0, λ_old + t p) with t = α/2, α/4, ... (BACKTRACKS trials, one
+    product each for the gradient); if none lowers f, the exact minimiser of f along p or the
+    first bound before it (a feasible segment, so f drops). Where p does not descend (gp >= 0)
+    it is first replaced by the preconditioned projected residual z (one product for its q), and
+    the trials start at its full step. Leaves g = A λ + b and z; returns rᵀz."""
+    m = lam.shape[0]
+    t = 0.5 * alpha
+    if not gp < 0.0:
+        counts[DESCENT_RESTARTS] += 1
+        rz = _project(lam_old, g, pinv, z)
+        for c in range(m):
+            p[c] = z[c]
+        gp = -rz  # z_c = 0 wherever r_c was zeroed, so gᵀz = -rᵀz
+        pq, pdp, _ = _curvature(body_a, body_b, normal, inv_mass, diag, p, g, dv, q)
+        counts[PRODUCTS] += 1
+        counts[SAFEGUARD_PRODUCTS] += 1
+        t = rz / pq if pq > CURVATURE_GUARD * pdp else 0.0
+        if not gp < 0.0:
+            for c in range(m):  # zero projected residual: λ_old solves the LCP; stay
+                lam[c] = lam_old[c]
+            return rz
+    for _ in range(BACKTRACKS):
+        if not t > 0.0:
+            break
+        df, rz = _trial(body_a, body_b, normal, inv_mass, rhs, pinv, lam, lam_old, g, dv, g_new,
+                        z, t, p)
+        counts[PRODUCTS] += 1
+        counts[SAFEGUARD_PRODUCTS] += 1
+        if df < 0.0:
+            g[:] = g_new
+            return rz
+        t *= 0.5
+    counts[TRUNCATED] += 1
+    t = -gp / pq if pq > CURVATURE_GUARD * pdp else np.inf
+    block = -1
+    for c in range(m):
+        if p[c] < 0.0:
+            step = lam_old[c] / -p[c]
+            if step < t:
+                t = step
+                block = c
+    if t == np.inf:
+        t = 0.0  # f unbounded below along p: no finite step (not for a feasible LCP)
+    for c in range(m):
+        new = lam_old[c] + t * p[c]
+        lam[c] = new if new > 0.0 else 0.0
+    if block >= 0:
+        lam[block] = 0.0  # exactly on the bound it reached
+    rz = _gradient(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z)
+    counts[PRODUCTS] += 1
+    counts[SAFEGUARD_PRODUCTS] += 1
+    return rz
+
+
+# long: one compiled iteration loop over ~20 arrays; split, each call would pass them all.
+@njit(cache=True, nogil=True)
+def pcg_iterations(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, dv, g, z, p, q,
+                   lam_old, g_new, clipped, clipped_old, delta, u, state, counts, count,
+                   clip_only, safeguard):
+    """`count` projected CG iterations in place on λ; g = A λ + b, z, p and state/counts carry
+    over between calls so that count=1 repeated equals one call with the total. lam_old, g_new,
+    clipped, clipped_old, delta and u are scratch, touched only by clipped contacts and by the
+    safeguard."""
+    m = lam.shape[0]
+    for _ in range(count):
+        rz = state[0]
+        if rz == 0.0:
+            continue  # projected residual exactly zero: λ solves the LCP, nothing to do
+        pq, pdp, gp = _curvature(body_a, body_b, normal, inv_mass, diag, p, g, dv, q)
+        counts[PRODUCTS] += 1
+        if not pq > CURVATURE_GUARD * pdp and counts[FRESH] == 0:
+            # No curvature along a conjugate direction: restart from the residual.
+            for c in range(m):
+                p[c] = z[c]
+            counts[FRESH] = 1
+            pq, pdp, gp = _curvature(body_a, body_b, normal, inv_mass, diag, p, g, dv, q)
+            counts[PRODUCTS] += 1
+        if pq > CURVATURE_GUARD * pdp:
+            alpha = rz / pq
+        else:
+            counts[GUARDS] += 1
+            alpha = np.inf
+            for c in range(m):
+                if p[c] < 0.0:
+                    step = lam[c] / -p[c]
+                    if step < alpha:
+                        alpha = step
+            if alpha == np.inf:
+                alpha = 0.0  # unbounded along p (or p = 0): stay
+        # The projected step; the clipped contacts are listed for the safeguard.
+        n_clipped = 0
+        flips = 0
+        for c in range(m):
+            old = lam[c]
+            new = old + alpha * p[c]
+            if new < 0.0:
+                clipped[n_clipped] = c
+                clipped_old[n_clipped] = old
+                delta[n_clipped] = -new
+                n_clipped += 1
+                new = 0.0
+            flips += 1 if (new > 0.0) != (old > 0.0) else 0
+            lam[c] = new
+        changed = n_clipped > 0 if clip_only else flips > 0
+        # The change of f = ½λᵀAλ + bᵀλ without another product: with Δ = α p + δ, where
+        # δ_c = -(λ_c + α p_c) > 0 undoes the overshoot of a clipped contact,
+        # f(λ + Δ) - f(λ) = α gᵀp + ½ α² pᵀAp + δᵀ(g + α A p) + ½ δᵀAδ.
+        df = alpha * gp + 0.5 * alpha * alpha * pq
+        if safeguard and n_clipped:
+            linear, quadratic = _clipped_terms(body_a, body_b, normal, inv_mass, g, q, alpha,
+                                               clipped, delta, n_clipped, u)
+            df += linear + 0.5 * quadratic
+        if safeguard and df > 0.0:
+            # The projection bent the step uphill (or p had stopped descending): back to λ_old
+            # (unclipped contacts moved by α p_c exactly up to rounding; a contact at 0 returns
+            # to exactly 0) and a shorter step that lowers f, then restart the direction.
+            counts[SAFEGUARDS] += 1
+            for c in range(m):
+                back = lam[c] - alpha * p[c]
+                lam_old[c] = back if back > 0.0 else 0.0
+            for k in range(n_clipped):
+                lam_old[clipped[k]] = clipped_old[k]
+            rz_new = _safeguard(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, lam_old,
+                                g, g_new, dv, z, p, q, alpha, pq, pdp, gp, counts)
+            changed = True
+        else:
+            # The new gradient (second product) and preconditioned projected residual.
+            rz_new = _gradient(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z)
+            counts[PRODUCTS] += 1
+        if changed or not rz > 0.0:
+            counts[RESTARTS] += 1
+            for c in range(m):
+                p[c] = z[c]
+            counts[FRESH] = 1
+        else:
+            beta = rz_new / rz
+            for c in range(m):
+                p[c] = z[c] + beta * p[c]
+            counts[FRESH] = 0
+        state[0] = rz_new
+
+
+def solve_preconditioned(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings,
+                         pinv: np.ndarray):
+    """Projected CG with z = pinv * r (pinv (m,): 1 for pcg, 1/diag(A) for ppcg)."""
+    lam = np.array(lam0, dtype=np.float64)
+    clip_only = settings["restart"] == "clip"
+    safeguard = settings["safeguard"]
+    m = problem.m
+    dv = np.empty_like(problem.v_pred)
+    g, z, p, q = (np.zeros(m) for _ in range(4))
+    # Scratch of the clipped contacts and of the safeguard (np.empty: not touched otherwise).
+    lam_old, g_new, clipped_old, delta = (np.empty(m) for _ in range(4))
+    clipped = np.empty(m, dtype=np.int64)
+    u = np.zeros_like(problem.v_pred)
+    state = np.zeros(1)
+    counts = np.zeros(8, dtype=np.int64)
+    args = (problem.body_a, problem.body_b, problem.normal, problem.inv_mass, problem.rhs)
+
+    def sync() -> None:
+        pcg_start(*args, pinv, lam, dv, g, z, p, state, counts)
+
+    def sweep(count: int) -> None:
+        pcg_iterations(*args, problem.diag, pinv, lam, dv, g, z, p, q, lam_old, g_new, clipped,
+                       clipped_old, delta, u, state, counts, count, clip_only, safeguard)
+
+    info: dict = {}
+
+    def products() -> int:
+        info["restarts"] = int(counts[RESTARTS])
+        info["guards"] = int(counts[GUARDS])
+        info["safeguards"] = int(counts[SAFEGUARDS])
+        info["safeguard_products"] = int(counts[SAFEGUARD_PRODUCTS])
+        info["descent_restarts"] = int(counts[DESCENT_RESTARTS])
+        info["truncated"] = int(counts[TRUNCATED])
+        return int(counts[PRODUCTS])
+
+    if m:
+        sync()
+    result = run(problem, lam, settings, sweep, sync, info=info, products=products)
+    return result
+
+
+def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
+    return solve_preconditioned(problem, lam0, settings, np.ones(problem.m))
+
+
+RESTART = Param("restart", "clip", str,
+                "restart the direction only when the projection clips a component (clip) or "
+                "whenever {λ>0} changes (active, SOLVERS.md literally)",
+                choices=("active", "clip"))
+SAFEGUARD = Param("safeguard", True, bool,
+                  "replace a projected step that raises f = ½λᵀAλ + bᵀλ by a shorter one "
+                  "(0: the sources' PCG, which can cycle on singular A)")
+
+METHOD = Method("pcg", "Projected conjugate gradient", solve,
+                "CG with projected iterate and residual, restarted when the active set changes "
+                "(2 products with A per iteration)", (RESTART, SAFEGUARD))

@@ -1,0 +1,99 @@
+"""Proximal fixed point in Gauss-Seidel form (Erleben): sweep the contacts with the freshest
+velocities, λ_c <- max(0, λ_c - R_c e_c), with the adaptive r-factor of `proximal`. With
+r=local, adapt=0 and frictionless contacts it is exactly PSOR with ω = γ, and with the default
+objective test so is the adaptive form (every sweep with local r lowers f, so none is rejected).
+One iteration = one sweep (accepted or rejected), the cost of one product with A."""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..problem import ROW_KERNEL, ContactProblem, apply_row, row_error
+from .driver import Method, SolveSettings, run
+from .proximal import (PARAMS, PRODUCTS, SCALE, STOP, adaptation,
+                       fresh_state, hooks, judge, strategy)
+
+
+@njit(inline="always", cache=True, nogil=True)
+def _copy(lam, v, lam_to, v_to):
+    """lam_to <- lam, v_to <- v, element by element (a slice assignment needs reference
+    counting, which ROW_KERNEL leaves out)."""
+    for c in range(lam.shape[0]):
+        lam_to[c] = lam[c]
+    for i in range(v.shape[0]):
+        for k in range(3):
+            v_to[i, k] = v[i, k]
+
+
+@njit(**ROW_KERNEL)
+def prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, factor, v, lam,
+                       lam_old, v_old, state, counts, count, adapt, objective, nu, grow, rho_abs,
+                       rho_rel):
+    """`count` Gauss-Seidel proximal iterations in place; returns the number performed (fewer
+    when the merit test stops). v (n, 3) = v* + M^-1 J^T λ is kept consistent with λ; R_c =
+    state[SCALE] * factor / denom[c] (local: factor γ, denom A_cc; global: factor r, denom 1),
+    written so that with s = 1 the update is bit-for-bit PSOR's λ_c - ω e_c / A_cc.
+    The sweep's change of f is exact and free: a contact's update Δ_c, made with its fresh e_c,
+    changes f by Δ_c (e_c + ½ A_cc Δ_c); with local r and s γ < 2 every term is <= 0."""
+    m = lam.shape[0]
+    track = adapt and objective
+    done = 0
+    for _ in range(count):
+        if state[STOP] != 0.0:
+            break
+        done += 1
+        if adapt:
+            _copy(lam, v, lam_old, v_old)
+        step = state[SCALE] * factor
+        rho = 0.0
+        df = 0.0
+        for c in range(m):
+            e = row_error(body_a, body_b, normal, v, c, bias[c])
+            new = lam[c] - step * e / denom[c]
+            if new < 0.0:
+                new = 0.0
+            delta = new - lam[c]
+            lam[c] = new
+            if not abs(delta) <= rho:
+                rho = abs(delta)  # also carries a NaN through to the test below
+            if track:
+                df += delta * (e + 0.5 * diag[c] * delta)
+            apply_row(body_a, body_b, normal, inv_mass, v, c, delta)
+        counts[PRODUCTS] += 1
+        if not judge(rho, df, state, counts, adapt, objective, nu, grow, rho_abs, rho_rel):
+            _copy(lam_old, v_old, lam, v)
+    return done
+
+
+def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
+    lam = np.array(lam0, dtype=np.float64)
+    denom, factor, nu, grow = strategy(problem, settings)
+    adapt, objective, rho_abs, rho_rel = adaptation(settings)
+    if objective and settings["r"] != "global":
+        # The objective test cannot fail here: with r_c = s γ / A_cc, s <= 1 and γ < 2, every
+        # contact's update lowers f. So the sweep needs no copies for a rollback and no sum (a
+        # NaN is then the driver's divergence, as for psor).
+        adapt = False
+    v = problem.velocity(lam)
+    bias = problem.bias
+    lam_old = np.empty_like(lam)
+    v_old = np.empty_like(v)
+    state, counts = fresh_state()
+    info: dict = {}
+
+    def sweep(count: int) -> int:
+        return prox_gs_iterations(problem.body_a, problem.body_b, problem.normal, bias,
+                                  problem.inv_mass, problem.diag, denom, factor, v, lam, lam_old,
+                                  v_old, state, counts, count, adapt, objective, nu, grow,
+                                  rho_abs, rho_rel)
+
+    def sync() -> None:
+        v[:] = problem.velocity(lam)
+
+    stop, products = hooks(state, counts, info)
+    return run(problem, lam, settings, sweep, sync, info=info, stop=stop, products=products)
+
+
+METHOD = Method("prox-gs", "Proximal Gauss-Seidel", solve,
+                "Erleben's prox fixed point, sweep form, adaptive r (blocked = local: "
+                "contacts are frictionless)", PARAMS)

@@ -1,0 +1,277 @@
+"""`marbles-bench` (lab.bench): list, run, compare, solve and report parsing; the JSON
+contract and the files of DESIGN.md; curves equal to direct runs; snapshots solved again to the
+residual the run reported; one-line refusals with exit code 2."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import scenes
+from lab import bench
+from lab import compare as cmp
+from solver.methods import registry
+from tests.lab.helpers import PNG, run_cli
+
+PGS20 = registry.settings("pgs", 20, False)  # what `compare` settles with by default
+
+
+# --------------------------------------------------------------------------------------- run
+
+def test_run_writes_the_documented_report_and_snapshots(tmp_path):
+    out = tmp_path / "r.json"
+    state, lcp = tmp_path / "s.npz", tmp_path / "l.npz"
+    assert bench.main(["run", "--scene", "column", "--solver", "psor", "--iterations", "30",
+                       "--steps", "5", "--set", "omega=1.2", "--json", str(out),
+                       "--save-state", str(state), "--save-lcp", str(lcp), "--quiet"]) == 0
+    report = json.loads(out.read_text())
+    for key in ("scene", "solver", "settings", "n_marbles", "steps", "dt", "timing_ms",
+                "contacts", "last_step", "max_penetration", "max_speed", "energy",
+                "compile_seconds", "wall_seconds"):
+        assert key in report
+    assert report["settings"]["omega"] == 1.2 and report["settings"]["iterations"] == 30
+    for stat in ("median", "mean"):
+        assert set(report["timing_ms"][stat]) == {"collide", "assemble", "solve", "integrate",
+                                                  "total"}
+    last = report["last_step"]
+    assert len(last["trace"]) == last["iterations"] + 1 and last["status"] in (
+        "absolute", "relative", "max_iterations", "divergence")
+    with np.load(lcp, allow_pickle=False) as z:
+        W, q, lam = z["W"], z["q"], z["lam"]
+        dense = np.zeros_like(W)
+        np.add.at(dense, (z["W_row"], z["W_col"]), z["W_val"])
+        np.testing.assert_allclose(dense, W, atol=1e-12)
+        assert z["pairs"].shape == (len(q), 2) and z["normal"].shape == (len(q), 3)
+        # The impulses written are the solver's: they reproduce the reported residual.
+        assert np.max(np.abs(np.minimum(lam, W @ lam + q))) == pytest.approx(
+            last["residual"], rel=1e-9, abs=1e-15)
+    with np.load(state, allow_pickle=False) as z:
+        assert z["x"].shape == (7, 3) and json.loads(str(z["container"]))["kind"] == "tube"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["l.npz", "r.json", "s.npz"]
+
+
+def test_state_round_trip_continues_the_run(tmp_path):
+    state = tmp_path / "s.npz"
+    assert bench.main(["run", "--scene", "disk", "--steps", "3", "--save-state", str(state),
+                       "--quiet"]) == 0
+    assert bench.main(["run", "--state", str(state), "--steps", "2", "--quiet",
+                       "--json", str(tmp_path / "r.json")]) == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["n_marbles"] == 50
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--scene", "nope"], "valid: bowl, disk"),
+    (["--solver", "nope"], "valid: naive, pgs"),
+    (["--set", "bogus=1"], "unknown parameter 'bogus'"),
+    (["--set", "n=-5"], "n=-5"),
+    (["--solver", "psor", "--set", "omega=2.5"], "omega=2.5"),
+    (["--iterations", "0"], "iterations=0"),
+    (["--dt", "0"], "dt=0"),
+    (["--dt", "nan"], "dt=nan"),
+    (["--steps", "-1"], "steps=-1"),
+    (["--set", "novalue"], "name=value"),
+    (["--json", "/nonexistent-dir/r.json"], "/nonexistent-dir"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, fragment):
+    code, out, err = run_cli("run", "--steps", "2", "--quiet", *args)
+    assert code == 2
+    assert err.count("\n") == 1 and fragment in err and "Traceback" not in err
+
+
+# -------------------------------------------------------------------------------------- list
+
+def test_list_names_every_scene_solver_and_parameter(capsys):
+    assert bench.main(["list"]) == 0
+    text = capsys.readouterr().out
+    for word in ("bowl", "disk", "column", "mass-ratio", "box", "naive", "pgs", "psor",
+                 "jacobi", "omega", "beta", "warm_start", "seed"):
+        assert word in text
+
+
+def test_list_gives_each_parameter_its_default_unit_range_and_help(capsys):
+    assert bench.main(["list"]) == 0
+    lines = [ln.split() for ln in capsys.readouterr().out.splitlines()]
+    # name=default  [unit]  range  help, the unit left out for pure numbers
+    fields = {words[0]: " ".join(words[1:]) for words in lines if words and "=" in words[0]}
+    assert fields["omega=1.5"] == "float in (0, 2) relaxation factor ω"
+    assert fields["abs_tol=1e-12"] == ("[m/s] float in [0, inf] stop when the natural-map "
+                                       "residual is below this")
+    assert fields["damping=0"].startswith("[1/s] float in [0, 1000] linear drag")
+    assert fields["iterations=20"] == "int in [1, 1e+07] solver iterations per step"
+    assert fields["warm_start=0"].startswith("float in [0, 1] fraction of last step's")
+
+
+def test_bench_does_not_import_qt():
+    code = ("import sys; from lab import bench; bench.main(['list']); "
+            "sys.exit(any(m.split('.')[0] in ('PySide6', 'pyqtgraph', 'OpenGL') "
+            "for m in sys.modules))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+
+
+# ----------------------------------------------------------------------------------- compare
+
+@pytest.fixture(scope="module")
+def column_out(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cmp") / "new" / "folder"
+    assert bench.main(["compare", "--scene", "column", "--settle", "3", "--iterations", "40",
+                       "--out", str(out), "--set", "psor.omega=1.2", "--quiet"]) == 0
+    return out
+
+
+def test_compare_writes_the_three_files(column_out):
+    assert sorted(p.name for p in column_out.iterdir()) == ["benchmark.json", "benchmark.npy",
+                                                            "benchmark.png"]
+    assert (column_out / "benchmark.png").read_bytes()[:8] == PNG
+    data = np.load(column_out / "benchmark.npy", allow_pickle=False)
+    assert data.dtype.names == ("solver", "residual", "seconds")
+    assert list(data["solver"]) == list(registry.METHODS)  # one row per registered solver
+    assert data["residual"].shape == (len(registry.METHODS), 41)
+    info = json.loads((column_out / "benchmark.json").read_text())
+    assert info["scene"] == "column" and info["step"] == 3 and info["contact_count"] == 7
+    assert info["time"] == pytest.approx(2 * 0.02) and "natural map" in info["metric"]
+    assert info["settings"]["settle_solver"] == "pgs" and info["settings"]["iterations"] == 40
+    assert info["solver_settings"]["psor"]["omega"] == 1.2
+    for name in registry.METHODS:
+        assert info["per_solver"][name]["status"] in ("absolute", "relative", "max_iterations",
+                                                      "divergence")
+        assert info["final_residual"][name] == pytest.approx(
+            data["residual"][list(data["solver"]).index(name), -1])
+
+
+def test_saved_curves_are_the_solvers_own_on_the_same_problem(column_out):
+    """Rebuild the frozen step independently and run each solver directly."""
+    data = np.load(column_out / "benchmark.npy", allow_pickle=False)
+    frozen = cmp.settle(scenes.build("column"), 3, PGS20)
+    for row in data:
+        name = str(row["solver"])
+        params = {**cmp.NO_STOP, **({"omega": 1.2} if name == "psor" else {})}
+        result = registry.METHODS[name].solve(frozen.problem, np.zeros(frozen.problem.m),
+                                              registry.settings(name, 40, True, params))
+        np.testing.assert_array_equal(row["residual"][:result.trace.size], result.trace)
+        assert np.all(np.diff(row["seconds"]) >= 0.0) and row["seconds"][0] == 0.0
+
+
+def test_compare_subset_and_warm_start(tmp_path):
+    code, out, err = run_cli("compare", "--scene", "disk", "--settle", "20", "--iterations", "15",
+                             "--solvers", "psor,pgs", "--warm-start", "--out", str(tmp_path))
+    assert code == 0, err
+    data = np.load(tmp_path / "benchmark.npy", allow_pickle=False)
+    assert list(data["solver"]) == ["psor", "pgs"]
+    info = json.loads((tmp_path / "benchmark.json").read_text())
+    assert info["warm_start"] is True and info["settings"]["warm_start"] is True
+    frozen = cmp.settle(scenes.build("disk"), 20, PGS20)
+    direct = registry.METHODS["pgs"].solve(frozen.problem, frozen.warm.copy(),
+                                           registry.settings("pgs", 15, True, cmp.NO_STOP))
+    np.testing.assert_array_equal(data["residual"][1], direct.trace)
+    assert "disk step 20" in out
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--solvers", "pgs,nope"], "valid: naive, pgs, psor, jacobi"),
+    (["--solvers", "pgs,,psor"], "empty name"),
+    (["--solvers", "pgs,pgs"], "twice"),
+    (["--settle", "0"], "settle=0"),
+    (["--settle", "x"], "settle=x"),
+    (["--iterations", "0"], "iterations=0"),
+    (["--iterations", "1.5"], "iterations=1.5"),
+    (["--scene", "nope"], "valid: bowl, disk"),
+    (["--set", "bogus=1"], "unknown parameter 'bogus'"),
+    (["--set", "omega=2.5"], "omega=2.5"),
+    (["--set", "psor.omega=0"], "omega=0"),
+    (["--set", "nope.omega=1"], "'nope' is not a compared solver"),
+    (["--repeats", "0"], "repeats=0"),
+    (["--settle-iterations", "0"], "iterations=0"),
+    (["--dt", "-1"], "dt=-1"),
+    (["--solver", "nope"], "unknown solver 'nope'"),
+])
+def test_compare_bad_input_is_one_line_and_exit_2(tmp_path, run_main, args, fragment):
+    code, out, err = run_main("compare", "--scene", "column", "--iterations", "5", "--quiet",
+                             "--out", str(tmp_path / "o"), *args)
+    assert code == 2 and err.count("\n") == 1 and fragment in err and "Traceback" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_compare_from_a_saved_state(tmp_path):
+    state = tmp_path / "s.npz"
+    assert bench.main(["run", "--scene", "disk", "--steps", "15", "--save-state", str(state),
+                       "--quiet"]) == 0
+    out = tmp_path / "o"
+    assert bench.main(["compare", "--state", str(state), "--settle", "1", "--iterations", "10",
+                       "--solvers", "pgs", "--out", str(out), "--quiet"]) == 0
+    info = json.loads((out / "benchmark.json").read_text())
+    assert info["scene"].endswith(f"(from {state})") and info["n_marbles"] == 50
+    # The same state stepped once more by `run` gives the same first-iteration residual.
+    report = tmp_path / "r.json"
+    assert bench.main(["run", "--state", str(state), "--steps", "1", "--iterations", "10",
+                       "--json", str(report), "--quiet"]) == 0
+    trace = json.loads(report.read_text())["last_step"]["trace"]
+    data = np.load(out / "benchmark.npy", allow_pickle=False)
+    np.testing.assert_array_equal(data["residual"][0], trace)
+    bad = tmp_path / "bad.npz"
+    bad.write_text("x")
+    code, _, err = run_cli("compare", "--state", str(bad), "--out", str(tmp_path / "o2"))
+    assert code == 2 and "bad.npz" in err and err.count("\n") == 1
+    assert not (tmp_path / "o2").exists()
+
+
+# ------------------------------------------------------------------------------------- solve
+
+@pytest.mark.parametrize("solver, extra", [("pgs", []), ("psor", ["--set", "omega=1.3"]),
+                                           ("jacobi", [])])
+def test_solve_reproduces_the_residual_of_run(tmp_path, solver, extra):
+    lcp, report = tmp_path / "l.npz", tmp_path / "r.json"
+    assert bench.main(["run", "--scene", "disk", "--steps", "12", "--solver", solver,
+                       "--iterations", "25", *extra, "--save-lcp", str(lcp), "--json",
+                       str(report), "--quiet"]) == 0
+    expected = json.loads(report.read_text())["last_step"]
+    out = tmp_path / "s.json"
+    code, text, err = run_cli("solve", "--lcp", str(lcp), "--solver", solver, "--iterations",
+                              "25", *extra, "--json", str(out))
+    assert code == 0, err
+    solved = json.loads(out.read_text())
+    assert solved["residual"] == pytest.approx(expected["residual"], rel=1e-12, abs=1e-300)
+    np.testing.assert_allclose(solved["trace"], expected["trace"], rtol=1e-12)
+    assert solved["stored_lam_residual"] == pytest.approx(expected["residual"], rel=1e-12)
+    # The printed trace: a header, one line per iteration, a summary.
+    lines = text.strip().splitlines()
+    assert len([ln for ln in lines if not ln.startswith("#")]) == 25 + 1 + 1
+    assert float(lines[-2].split()[1]) == pytest.approx(expected["residual"], rel=1e-6)
+
+
+def test_solve_from_the_stored_impulses(tmp_path):
+    lcp = tmp_path / "l.npz"
+    assert bench.main(["run", "--scene", "column", "--steps", "2", "--save-lcp", str(lcp),
+                       "--quiet"]) == 0
+    out = tmp_path / "s.json"
+    assert bench.main(["solve", "--lcp", str(lcp), "--start", "stored", "--iterations", "3",
+                       "--json", str(out)]) == 0
+    solved = json.loads(out.read_text())
+    assert solved["trace"][0] == pytest.approx(solved["stored_lam_residual"], rel=1e-12)
+
+
+def test_solve_refuses_unusable_files(tmp_path, run_main):
+    text_file = tmp_path / "t.npz"
+    text_file.write_text("hello")
+    matrix_only = tmp_path / "w.npz"
+    np.savez(matrix_only, W=np.eye(2), q=np.array([-1.0, 1.0]))
+    good = tmp_path / "g.npz"
+    assert run_main("run", "--scene", "column", "--steps", "1", "--save-lcp", str(good),
+                    "--quiet")[0] == 0
+    cases = [
+        (["--lcp", str(tmp_path / "absent.npz")], "no such"),
+        (["--lcp", str(text_file)], "t.npz"),
+        (["--lcp", str(matrix_only)], "no contact geometry"),
+        (["--lcp", str(good), "--solver", "nope"], "valid: naive, pgs"),
+        (["--lcp", str(good), "--iterations", "0"], "iterations=0"),
+        (["--lcp", str(good), "--set", "omega=1"], "unknown parameter 'omega'"),
+        (["--lcp", str(good), "--json", str(tmp_path / "no" / "x.json")], "does not exist"),
+        ([], "--lcp"),
+    ]
+    code, out, err = run_cli("solve", "--lcp", str(matrix_only))  # the real process too
+    assert code == 2 and err.count("\n") == 1 and "no contact geometry" in err
+    for args, fragment in cases:
+        code, out, err = run_main("solve", *args)
+        assert code == 2 and err.count("\n") == 1 and fragment in err, (args, err)
+        assert "Traceback" not in err and out == ""

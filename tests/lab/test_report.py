@@ -1,0 +1,127 @@
+"""lab.report (`marbles-bench report`): the results section is produced from measurements,
+RESULTS.md and results.json carry the measured numbers and the verdicts, bad options are refused
+in one line before any work."""
+import json
+
+import numpy as np
+import pytest
+
+from lab import bench, report, verdicts
+from tests.lab.helpers import curve, exit_stats, run_cli, table
+
+
+def test_report_on_a_tiny_configuration(tmp_path, fake_prox, capsys):
+    out = tmp_path / "res"
+    chosen = ["naive", "pgs", "psor", "jacobi", "prox-gs", "prox-jacobi"]
+    assert bench.main(["report", "--out", str(out), "--scenes", "column,mass-ratio",
+                       "--iterations", "30", "--exit-scene", "disk", "--exit-steps", "4",
+                       "--exit-iterations", "15", "--repeats", "1",
+                       "--solvers", ",".join(chosen)]) == 0
+    err = capsys.readouterr().err
+    assert "[1/3] column" in err and "[3/3] exit statuses" in err  # progress on stderr
+    text = (out / "RESULTS.md").read_text()
+    for fragment in ("### column", "### mass-ratio", "| solver | status | residual after 20 it",
+                     "it to 1e-06", "ms to 1e-10", "![column", "(column/benchmark.png)",
+                     "### Claims of the sources", "exit-status.png", "`prox-jacobi` | Jacobi"):
+        assert fragment in text, fragment
+    for scene in ("column", "mass-ratio"):
+        data = np.load(out / scene / "benchmark.npy", allow_pickle=False)
+        assert list(data["solver"]) == chosen
+        assert (out / scene / "benchmark.png").read_bytes()[:4] == b"\x89PNG"
+    assert (out / "exit-status.png").read_bytes()[:4] == b"\x89PNG"
+    results = json.loads((out / "results.json").read_text())
+    counts = results["exit_statuses"]["counts"]
+    assert len(counts) == 12 and all(sum(c.values()) == 4 for c in counts.values())
+    # Table cells are the measured numbers: psor's residual after 20 iterations on the column.
+    data = np.load(out / "column" / "benchmark.npy", allow_pickle=False)
+    row = list(data["solver"]).index("psor")
+    assert f"| `psor` | max_iterations | {data['residual'][row, 20]:.2e} |" in text
+    # The verdicts the data allow are given; the ones needing absent solvers or scenes say so.
+    given = {v["claim"]: v["verdict"] for v in results["verdicts"]}
+    assert given[verdicts.claim_bowl_floor({}).claim] == verdicts.UNCHECKED
+    gs = next(v for v in results["verdicts"] if v["claim"].startswith("Gauss-Seidel"))
+    assert gs["verdict"] in (verdicts.REPRODUCED, verdicts.NOT_REPRODUCED)
+
+
+def test_report_without_proximal_solvers_skips_the_chart_with_a_note(tmp_path):
+    out = tmp_path / "res"
+    (out).mkdir()
+    (out / "exit-status.png").write_bytes(b"stale")
+    assert bench.main(["report", "--out", str(out), "--scenes", "column", "--iterations", "5",
+                       "--solvers", "pgs,psor", "--repeats", "1", "--quiet"]) == 0
+    text = (out / "RESULTS.md").read_text()
+    assert "Skipped: no proximal solver" in text and "![exit statuses]" not in text
+    assert not (out / "exit-status.png").exists()  # a stale chart is not left to mislead
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--scenes", "bowl,nope"], "unknown scene 'nope'"),
+    (["--scenes", "bowl,,disk"], "empty name"),
+    (["--solvers", "pgs,zzz"], "unknown solver 'zzz'"),
+    (["--iterations", "0"], "iterations=0"),
+    (["--settle", "-2"], "settle=-2"),
+    (["--exit-steps", "0"], "exit-steps=0"),
+    (["--exit-scene", "nope"], "unknown scene 'nope'"),
+])
+def test_report_bad_input_is_one_line_and_exit_2(tmp_path, args, fragment):
+    code, out, err = run_cli("report", "--out", str(tmp_path / "o"), *args)
+    assert code == 2 and err.count("\n") == 1 and fragment in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_failed_claims_reach_the_markdown():
+    rows = {"pgs": curve(50, rate=0.9), "pcg": curve(50, rate=0.9, solved_at=12)}
+    tables = {"column": table(rows)}
+    found = verdicts.verdicts(tables, None)
+    meta = {"column": {"why": "test", "step": 1, "time": 0.0, "n_marbles": 7}}
+    text = report.markdown(tables, meta, None, found,
+                           {"command": "x", "date": "d", "machine": "m", "seconds": 1.0,
+                            "solvers": ["pgs", "pcg"]}, "no prox")
+    line = next(ln for ln in text.splitlines() if ln.startswith("| PCG solves the 7-marble"))
+    assert "**not reproduced**" in line and "after 12 iterations" in line
+    assert "no prox" in text
+
+
+@pytest.mark.slow
+def test_full_report_on_the_seed_scenes(tmp_path):
+    """The documented command, as the lead runs it (minutes; `-m slow`)."""
+    out = tmp_path / "results"
+    code, text, err = run_cli("report", "--out", str(out))
+    assert code == 0, err
+    md = (out / "RESULTS.md").read_text()
+    for scene in report.DEFAULT_SCENES:
+        assert f"### {scene}" in md and (out / scene / "benchmark.png").exists()
+    assert md.count("| **") >= len(verdicts.verdicts({}, None))
+
+
+def test_the_relative_test_is_named_as_each_solver_has_it():
+    """The exit-status paragraph of RESULTS.md says which relative test applied (split from the
+    exit_tolerances test of tests/lab/test_exits.py, whose stats these are)."""
+    stats = exit_stats({"prox-m r=local": {"absolute": 1}})
+    stats.relative = {"prox-m r=local": "iterates"}
+    assert "‖Δλ‖∞ ≤ 0.0001 ‖λ‖∞" in report._relative_text(stats)
+    stats.relative = {"prox-m r=local": "merit"}
+    assert "merit test" in report._relative_text(stats)
+    stats.relative = {"prox-m r=local": "merit", "x": "iterates"}
+    assert "where the solver has it" in report._relative_text(stats)
+
+
+def test_the_recorded_command_names_only_the_options_that_differ():
+    parse = bench.build_parser().parse_args
+    args = parse(["report"])
+    assert args.func is report.main
+    assert report._command_line(args) == "marbles-bench report"
+    args = parse(["report", "--out", "r2", "--scenes", "column", "--iterations", "5",
+                  "--exit-scene", "none", "--repeats", "3"])
+    assert report._command_line(args) == ("marbles-bench report --out r2 --scenes column "
+                                          "--iterations 5 --exit-scene none")
+
+
+def test_help_gives_each_scene_its_budget(capsys):
+    assert set(report.DEFAULT_SCENES) <= set(report.BUDGETS)
+    with pytest.raises(SystemExit) as stop:
+        bench.main(["report", "--help"])
+    assert stop.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert ("per scene, bowl 5000, disk 2000, column 200, mass-ratio 3000" in text
+            and "per scene, bowl 500, disk 300, column 1, mass-ratio 1" in text)

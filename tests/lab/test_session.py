@@ -1,0 +1,235 @@
+"""The Session without any Qt: commands between steps, pacing, divergence, colours, the drag
+spring and the comparison of the current step."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import scenes
+from lab import commands as cmd
+from lab.session import (COLOUR_MODES, IMPULSE_SCALE, ITERATION_LADDER, MAX_CATCH_UP, Session,
+                         StepLog, heat)
+from lab.spec import RunSpec
+from solver.methods import registry
+from solver.step import PHASES
+
+
+def session(scene="column", solver="pgs", speed=1.0, iterations=20, **assignments) -> Session:
+    s = Session(RunSpec.create(scene, solver, iterations, speed=speed, assignments=assignments))
+    s.start()
+    return s
+
+
+def test_commands_change_the_spec_and_the_simulation_together():
+    s = session(solver="psor")
+    s.apply(cmd.SetIterations(7))
+    assert s.spec.iterations == 7 and s.sim.settings.iterations == 7
+    s.apply(cmd.Relax(0.1))
+    assert s.spec.solver_params["omega"] == pytest.approx(1.6)
+    assert s.sim.settings["omega"] == pytest.approx(1.6)
+    for _ in range(4):  # 1.7, 1.8, 1.9, then refused: 2.0 is outside (0, 2)
+        s.apply(cmd.Relax(0.1))
+    assert "limit" in s.message and s.spec.solver_params["omega"] == pytest.approx(1.9)
+    s.apply(cmd.SetSolver("pgs"))
+    s.apply(cmd.Relax(0.1))
+    assert "no relaxation parameter" in s.message
+    s.apply(cmd.SetSolver("psor"))  # each solver keeps the parameters it was given
+    assert s.spec.solver_params["omega"] == pytest.approx(1.9) and s.spec.iterations == 7
+    s.apply(cmd.CycleIterations(1))
+    assert s.spec.iterations == 10
+    s.apply(cmd.SetIterations(0))
+    assert "iterations=0" in s.message and s.spec.iterations == 10  # refused, unchanged
+
+
+def test_warm_start_cycles_off_half_full_and_is_a_parameter_too():
+    s = session()
+    seen = []
+    for _ in range(3):
+        s.apply(cmd.CycleWarmStart())
+        seen.append((s.spec.warm_start, s.sim.warm_start))
+    assert seen == [(0.5, 0.5), (1.0, 1.0), (0.0, 0.0)]
+    s.apply(cmd.SetParameter("warm_start", "0.25"))
+    assert s.sim.warm_start == 0.25
+    s.apply(cmd.SetParameter("warm_start", "2"))
+    assert "warm_start=2" in s.message and s.sim.warm_start == 0.25
+
+
+def test_iteration_ladder_stops_at_its_ends():
+    s = session()
+    for _ in range(len(ITERATION_LADDER) + 2):
+        s.apply(cmd.CycleIterations(-1))
+    assert s.spec.iterations == ITERATION_LADDER[0]
+    for _ in range(len(ITERATION_LADDER) + 2):
+        s.apply(cmd.CycleIterations(1))
+    assert s.spec.iterations == ITERATION_LADDER[-1]
+
+
+def test_a_scene_parameter_rebuilds_the_scene_and_a_bad_one_changes_nothing():
+    s = session(scene="column")
+    s.step()
+    generation = s.generation
+    s.apply(cmd.SetParameter("n", 3))
+    assert s.world.n == 3 and s.generation == generation + 1 and s.sim.steps == 0
+    s.apply(cmd.SetParameter("n", 5000))  # outside the column's range
+    assert "n=5000" in s.message and s.world.n == 3 and s.generation == generation + 1
+    s.apply(cmd.SetParameter("nope", 1))
+    assert "unknown parameter 'nope'" in s.message
+
+
+def test_pause_and_single_step():
+    s = session()
+    s.apply(cmd.Pause(True))
+    assert s.catch_up(now=1e9) == 0  # paused: no step however late
+    s.apply(cmd.Step())
+    assert s.paused and s.sim.steps == 1 and len(s.log) == 1
+    s.apply(cmd.Pause())
+    assert not s.paused
+
+
+def test_real_time_pacing_and_a_dropped_lag():
+    s = session(speed=1.0)
+    dt = s.world.dt
+    assert s.catch_up(now=100.0) == 1  # the pacing starts one step behind
+    assert s.catch_up(now=100.0 + 4.5 * dt) == 4  # 4.5 steps of wall time later
+    assert s.catch_up(now=100.0 + 4.9 * dt) == 0
+    assert s.catch_up(now=100.0 + 1000 * dt) == 1  # far behind: the lag is dropped
+    assert s.catch_up(now=100.0 + 1003 * dt) == 3
+    s.apply(cmd.SetSpeed(2.0))
+    s.catch_up(now=200.0)
+    assert s.catch_up(now=200.0 + 2 * dt) == 4  # twice real time
+    assert MAX_CATCH_UP >= 4
+
+
+def test_flat_out_steps_at_least_once_and_stops_on_a_divergence():
+    s = session(scene="bowl", solver="jacobi", speed=0.0, beta=1.0)
+    assert s.run_for(0.0) == 1
+    while not s.diverged:
+        s.run_for(0.05)
+    assert s.paused and "diverged" in s.message
+    assert s.last_report.result.status == "divergence"
+    assert np.all(np.isfinite(s.world.x)) and np.all(np.isfinite(s.world.v))
+    s.apply(cmd.SetSolver("pgs"))
+    s.apply(cmd.Reset())
+    assert not s.diverged and not s.paused and s.world.time == 0.0
+
+
+def test_every_step_is_logged_once_in_order():
+    s = session()
+    for _ in range(5):
+        s.step()
+    records = s.log.take()
+    assert len(records) == 5 and len(s.log) == 0
+    np.testing.assert_allclose(records.time, s.world.dt * np.arange(1, 6))
+    assert records[-1].residual == s.last_report.result.residual
+    assert records[-1].total == s.last_report.timings["total"]
+
+
+def test_the_trace_is_recorded_a_few_times_a_second():
+    s = session(scene="bowl")
+    for _ in range(60):  # the marbles reach the bowl; one trace at the first step only
+        s.step(now=0.0)
+    assert s.trace_step == 1
+    s.step(now=10.0)
+    assert s.trace is not None and s.trace.size == 21 and s.trace_step == 61
+    s.step(now=10.01)  # within TRACE_PERIOD: fast path, the trace shown stays
+    assert s.trace_step == 61 and s.last_report.result.trace is None
+    s.step(now=10.1)
+    assert s.trace_step == 63
+
+
+def test_cycling_visits_every_solver_and_scene():
+    s = session()
+    names = list(registry.METHODS)
+    seen = []
+    for _ in names:
+        s.apply(cmd.CycleSolver(1))
+        seen.append(s.spec.solver)
+    assert sorted(seen) == sorted(names) and s.spec.solver == "pgs"
+    s.apply(cmd.CycleSolver(-1))
+    assert s.spec.solver == names[names.index("pgs") - 1]
+    order = list(scenes.SCENES)
+    s.apply(cmd.CycleScene(1))
+    assert s.spec.scene == order[(order.index("column") + 1) % len(order)]
+    assert s.world.container == scenes.build(s.spec.scene).container
+
+
+def test_colour_modes_and_the_impulse_colouring():
+    s = session(scene="column", solver="pgs", iterations=5000, abs_tol=1e-10)
+    s.step()
+    assert np.array_equal(s.colours(), s.world.colour)
+    for mode in COLOUR_MODES[1:]:
+        s.apply(cmd.SetColourMode())
+        assert s.colour_mode == mode
+    # Impulse: the impulses of every contact a marble takes part in, in units of its weight per
+    # step; for the resting column that is the weight above plus below it, a known answer.
+    p, lam, w = s.sim.problem, s.sim.lam, s.world
+    total = np.zeros(w.n)
+    for c in range(p.m):
+        for end in (p.body_a[c], p.body_b[c]):
+            if end >= 0:
+                total[end] += lam[c]
+    weight = 9.81 * w.dt * w.mass
+    np.testing.assert_allclose(s.colours(), heat(total / (IMPULSE_SCALE * weight)))
+    assert np.allclose(total[:-1] / weight[:-1], 2 * np.arange(w.n - 1, 0, -1) + 1, rtol=1e-6)
+    s.apply(cmd.SetColourMode("nope"))
+    assert "colour mode" in s.message and s.colour_mode == "impulse"
+
+
+def test_drag_pulls_a_marble_to_the_target_and_lets_go():
+    s = session(scene="column")
+    top = 6  # the column's marbles are stacked bottom to top
+    target = np.array([0.0, 0.0, 1.8])
+    s.apply(cmd.DragStart(top))
+    s.apply(cmd.DragMove(top, target))
+    for _ in range(150):
+        s.step()
+    assert np.linalg.norm(s.world.x[top] - target) < 0.02
+    s.apply(cmd.DragEnd())
+    for _ in range(150):
+        s.step()
+    assert s.world.x[top, 2] == pytest.approx(1.3, abs=0.03)  # back on top of the stack
+
+
+def test_the_comparison_of_the_current_step(tmp_path):
+    s = session()
+    with pytest.raises(Exception, match="no contact problem yet"):
+        s.benchmark(5, tmp_path, "test")
+    s.step()
+    table, paths, meta = s.benchmark(5, tmp_path, "test")
+    assert table.solvers == list(registry.METHODS) and table.residual.shape == (10, 6)
+    assert {p.name for p in paths} == {"benchmark.npy", "benchmark.json"}
+    info = json.loads((tmp_path / "benchmark.json").read_text())
+    assert info["scene"] == "column" and info["step"] == 1 and info["source"] == "test"
+    assert meta["contacts"] == s.sim.problem.m
+
+
+def test_an_unknown_command_is_a_type_error():
+    s = session()
+    with pytest.raises(TypeError):
+        s.apply("pause")
+
+
+def test_step_log_keeps_every_row_in_order_past_its_first_buffer():
+    log = StepLog()
+    n = 600  # the buffer starts at 256 rows and doubles
+    for k in range(n):
+        log.add(0.02 * k, k + 0.5, {name: k + i for i, name in enumerate(PHASES)})
+    assert len(log) == n
+    records = log.take()
+    assert len(log) == 0 and len(log.take()) == 0
+    np.testing.assert_array_equal(records.time, 0.02 * np.arange(n))
+    np.testing.assert_array_equal(records.residual, np.arange(n) + 0.5)
+    for i, name in enumerate(PHASES):
+        np.testing.assert_array_equal(records[name], np.arange(n) + i)
+    assert records[-1].total == n - 1 + PHASES.index("total")
+    with pytest.raises(ValueError):
+        records.time[0] = 1.0  # frames are immutable
+
+
+def test_heat_maps_the_unit_interval_and_clamps_the_rest():
+    rgb = heat(np.array([0.0, 0.5, 1.0, 7.0, np.nan]))
+    assert rgb.shape == (5, 3) and rgb.dtype == np.float32
+    assert np.all(rgb[3] == rgb[2]) and np.all(rgb[4] == rgb[2])
+    np.testing.assert_allclose(rgb[0], [0.15, 0.2, 0.6], rtol=1e-6)

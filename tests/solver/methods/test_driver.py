@@ -1,0 +1,49 @@
+"""The iteration driver: stopping tests and exit statuses, the same for every method."""
+import numpy as np
+import pytest
+
+from solver import metrics
+from solver.methods import registry
+from solver.methods.driver import SolveSettings, run
+from solver.params import ParamError
+from tests.solver.methods.test_naive import v_shaped_problem
+
+def test_an_unchanged_iterate_is_not_relative_convergence():
+    """A rejected step (λ kept while the method adapts) must not end the solve as 'relative'."""
+    problem = v_shaped_problem()
+    lam = np.zeros(problem.m)
+    settings = SolveSettings("pgs", 5, True, {"abs_tol": 0.0, "rel_tol": 0.5,
+                                             "divergence": 1e4})
+    result = run(problem, lam, settings, sweep=lambda count: None)
+    assert result.status == metrics.MAX_ITERATIONS and result.iterations == 5
+    growing = np.zeros(problem.m)
+    moving = run(problem, growing, settings, sweep=lambda count: growing.__iadd__(1e-9))
+    assert moving.status == metrics.RELATIVE and moving.iterations == 2
+
+
+def test_settings_are_validated_once_and_complete():
+    """registry.settings checks every value against its declaration and fills in every
+    default, so a method reads `settings[name]` and restates none."""
+    s = registry.settings("psor", "30", overrides={"omega": "1.2"})
+    assert s.iterations == 30 and s["omega"] == 1.2 and s["abs_tol"] == 1e-12
+    assert set(s.params) == {p.name for p in registry.get("psor").all_params}
+    for bad in ({"omega": "2"}, {"omega": "x"}, {"nope": 1}):
+        with pytest.raises(ParamError):
+            registry.settings("psor", 20, overrides=bad)
+    with pytest.raises(ParamError, match="iterations=0"):
+        registry.settings("psor", 0)
+    assert s.with_trace(s.trace) is s and s.with_trace(not s.trace).trace != s.trace
+
+
+def test_the_fast_path_falls_back_to_the_start_on_divergence():
+    problem = v_shaped_problem()
+    start = np.full(problem.m, 0.5)
+    lam = start.copy()
+    settings = registry.settings("pgs", 3, False)
+
+    def blow_up(count: int) -> None:
+        lam[:] = 1e30
+
+    result = run(problem, lam, settings, sweep=blow_up)
+    assert result.status == metrics.DIVERGENCE
+    np.testing.assert_array_equal(result.lam, start)
