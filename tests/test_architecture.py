@@ -26,6 +26,8 @@ TESTED_ELSEWHERE = {
     "solver/methods/ppcg.py": "pcg's kernel preconditioned; tests/solver/methods/test_pcg.py",
     "solver/methods/proximal.py": "shared by the prox forms; test_prox_gs.py, test_prox_jacobi.py",
     "solver/methods/mprgp.py": "its convergence and counts: test_registry.py, test_pcg.py",
+    "app/view/glsl.py": "compiled and drawn by the pixel tests, tests/app/view/test_widget.py",
+    "app/view/renderer.py": "drawn by the pixel tests, tests/app/view/test_widget.py",
 }
 
 
