@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..problem import ROW_KERNEL, ContactProblem, apply_row, row_error
+from ..problem import ROW_KERNEL, ContactProblem, apply_row, contact_row, row_error
 from .driver import Method, SolveSettings, run
 
 
@@ -16,12 +16,13 @@ def naive_sweeps(body_a, body_b, normal, bias, inv_mass, diag, v, lam, count):
     """`count` sweeps in place; v (n, 3) = v* + M^-1 J^T λ is kept consistent with λ."""
     for _ in range(count):
         for c in range(lam.shape[0]):
-            e = row_error(body_a, body_b, normal, v, c, bias[c])
+            a, b, n0, n1, n2 = contact_row(body_a, body_b, normal, c)
+            e = row_error(v, a, b, n0, n1, n2, bias[c])
             if e >= 0.0:
                 continue
             delta = -e / diag[c]
             lam[c] += delta
-            apply_row(body_a, body_b, normal, inv_mass, v, c, delta)
+            apply_row(v, inv_mass, a, b, n0, n1, n2, delta)
 
 
 def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):

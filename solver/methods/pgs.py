@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..problem import ROW_KERNEL, ContactProblem, apply_row, impulse_velocity, row_error
+from ..problem import (ROW_KERNEL, ContactProblem, apply_row, contact_row, impulse_velocity,
+                       row_error)
 from .driver import Method, SolveSettings, run
 
 
@@ -20,13 +21,14 @@ def relaxed_sweeps(body_a, body_b, normal, bias, inv_mass, step, v, lam, count):
     v: (n, 3) = v* + M^-1 J^T λ, kept consistent with λ; bias: (m,) gap / h, m/s."""
     for _ in range(count):
         for c in range(lam.shape[0]):
-            e = row_error(body_a, body_b, normal, v, c, bias[c])
+            a, b, n0, n1, n2 = contact_row(body_a, body_b, normal, c)
+            e = row_error(v, a, b, n0, n1, n2, bias[c])
             old = lam[c]
             new = old - step[c] * e
             if new < 0.0:
                 new = 0.0
             lam[c] = new
-            apply_row(body_a, body_b, normal, inv_mass, v, c, new - old)
+            apply_row(v, inv_mass, a, b, n0, n1, n2, new - old)
 
 
 @njit(cache=True, nogil=True)

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ..params import Param
-from ..problem import (ROW_KERNEL, ContactProblem, apply_matrix, contact_graph,
+from ..problem import (ROW_KERNEL, ContactProblem, apply_matrix, contact_graph, contact_row,
                        impulse_velocity, row_error)
 from .driver import Method, SolveSettings, run
 from .pgs import relaxed_sweeps
@@ -82,7 +82,8 @@ def truncated_cg_phase(body_a, body_b, normal, inv_mass, bias, precond, eps, v, 
     size = 0
     for c in range(m):
         if lam[c] > 0.0:
-            e = row_error(body_a, body_b, normal, v, c, bias[c])
+            a, b, n0, n1, n2 = contact_row(body_a, body_b, normal, c)
+            e = row_error(v, a, b, n0, n1, n2, bias[c])
             mask[c] = True
             x[c] = lam[c]
             r[c] = -e - eps * x[c]
@@ -176,7 +177,8 @@ def objective_change(body_a, body_b, normal, inv_mass, bias, v, lam, x, d, dv):
     linear = 0.0
     for c in range(m):
         d[c] = x[c] - lam[c]
-        e = row_error(body_a, body_b, normal, v, c, bias[c])
+        a, b, n0, n1, n2 = contact_row(body_a, body_b, normal, c)
+        e = row_error(v, a, b, n0, n1, n2, bias[c])
         linear += d[c] * e
     impulse_velocity(body_a, body_b, normal, inv_mass, d, dv)
     quadratic = 0.0

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..problem import ROW_KERNEL, ContactProblem, apply_row, row_error
+from ..problem import ROW_KERNEL, ContactProblem, apply_row, contact_row, row_error
 from .driver import Method, SolveSettings, run
 from .proximal import (PARAMS, PRODUCTS, SCALE, STOP, adaptation,
                        fresh_state, hooks, judge, strategy)
@@ -48,7 +48,8 @@ def prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, fact
         rho = 0.0
         df = 0.0
         for c in range(m):
-            e = row_error(body_a, body_b, normal, v, c, bias[c])
+            a, b, n0, n1, n2 = contact_row(body_a, body_b, normal, c)
+            e = row_error(v, a, b, n0, n1, n2, bias[c])
             new = lam[c] - step * e / denom[c]
             if new < 0.0:
                 new = 0.0
@@ -58,7 +59,7 @@ def prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, fact
                 rho = abs(delta)  # also carries a NaN through to the test below
             if track:
                 df += delta * (e + 0.5 * diag[c] * delta)
-            apply_row(body_a, body_b, normal, inv_mass, v, c, delta)
+            apply_row(v, inv_mass, a, b, n0, n1, n2, delta)
         counts[PRODUCTS] += 1
         if not judge(rho, df, state, counts, adapt, objective, nu, grow, rho_abs, rho_rel):
             _copy(lam_old, v_old, lam, v)

@@ -5,7 +5,7 @@
 
 Each round runs, one after the other, a scripted window run per variant (under `xvfb-run -a`
 when there is no display), `xvfb-run -a python -m app.main --frames N --no-benchmark --speed X`,
-and the same scene headless, `python -m app.bench run --scene bowl --steps K --quiet --json F`,
+and the same scene headless, `python -m lab.bench run --scene bowl --steps K --quiet --json F`,
 whose steps per second are steps / (wall_seconds - compile_seconds). Alternating them inside
 each round lets load from other jobs hit all of them alike; the table gives medians over the
 rounds with the range, and the window's steps per second as a share of the headless ones of
@@ -77,7 +77,7 @@ def headless_run(steps: int) -> dict:
     """One headless run of the same scene; steps per second without the compile time."""
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "r.json"
-        subprocess.run([sys.executable, "-m", "app.bench", "run", "--scene", "bowl", "--steps",
+        subprocess.run([sys.executable, "-m", "lab.bench", "run", "--scene", "bowl", "--steps",
                         str(steps), "--quiet", "--json", str(report)], cwd=ROOT, check=True,
                        capture_output=True, timeout=600)
         data = json.loads(report.read_text())
