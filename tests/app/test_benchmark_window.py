@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from app.window import MainWindow, Options
-from lab.spec import RunSpec
+from app.window import MainWindow
+from tests.app.conftest import window_options
 from solver.methods import registry
 from lab.compare import NO_STOP
 
@@ -42,9 +42,7 @@ def make_window(qtbot, tmp_path):
         kw.setdefault("benchmark_iterations", 30)
         kw.setdefault("block_on_close", False)
         kw.setdefault("show_dialogs", False)
-        spec = {k: kw.pop(k) for k in ("scene", "solver", "iterations", "speed") if k in kw}
-        kw["spec"] = RunSpec.create(**spec, assignments=kw.pop("solver_params", {}))
-        window = MainWindow(Options(**kw))
+        window = MainWindow(window_options(**kw))
         qtbot.addWidget(window)
         window.show()
         made.append(window)

@@ -17,9 +17,9 @@ import scenes
 from app import hotkeys
 from app.main import main
 from app.plots import FLOOR
-from app.window import MainWindow, Options
+from app.window import MainWindow
+from tests.app.conftest import window_options
 from lab import commands as cmd
-from lab.spec import RunSpec
 from solver.methods import registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,9 +55,7 @@ def make_window(qtbot, tmp_path):
         kw.setdefault("benchmark_on_close", False)
         kw.setdefault("block_on_close", False)
         kw.setdefault("show_dialogs", False)
-        spec = {k: kw.pop(k) for k in ("scene", "solver", "iterations", "speed") if k in kw}
-        kw["spec"] = RunSpec.create(**spec, assignments=kw.pop("solver_params", {}))
-        window = MainWindow(Options(**kw))
+        window = MainWindow(window_options(**kw))
         # Every frame, in order, for wait_state (window.latest only keeps the newest).
         window.frame_recorder = FrameLog()
         window.frame_log = window.frame_recorder.frames
