@@ -1,25 +1,13 @@
 """Contact generation: a uniform grid broadphase and sphere/sphere, sphere/wall narrowphase.
 
-A contact is generated for every pair whose gap is below its speculative margin
-``h (|v_a| + |v_b|) + eps`` (SOLVERS.md §1): a pair that may close its gap within the step gets a
-contact now, and ``e = u + d/h`` then stops it exactly at touching. Contact ``c`` is the pair
-``(body_a[c], body_b[c])`` with ``body_a < body_b``, or ``body_a = -1`` for a container wall;
-``normal`` points from a to b.
-
-The grid is linear in the number of marbles: cells are as wide as the largest interaction range,
-so only the 27 cells around a marble can hold partners, and each pair is looked for from one side
-only (the marble's own cell and the 13 "forward" neighbours). Cells are numbered z-major over the
-bounding box of the marbles and bucketed by a counting sort into a table that is at least as large
-as the box whenever that costs at most a few entries per marble, so cell numbers normally do not
-collide; when they do (marbles spread far apart) the bucket is filtered by the exact cell number.
-
-Contacts are found in the order the marbles are visited, which is the cell order: bottom layer
-first, and within a layer row by row, each marble's walls before its neighbours. So a sweep
-follows gravity (``-z``) from the bottom of the pile up, and nearby contacts touch nearby marbles
-(cache locality). The returned arrays deal that sequence round-robin from `INTERLEAVE` runs of
-it (see there): still bottom-up within each run.
-
-Once the buffers have grown to the pile's size, a call allocates only the arrays it returns.
+A pair gets a contact when its gap is below its speculative margin h (|v_a| + |v_b|) + eps: a
+pair that may close its gap within the step gets a contact now, and e = u + d/h then stops it
+exactly at touching. Contact c is (body_a[c], body_b[c]) with body_a < body_b, or body_a = -1 for
+a wall; the normal points from a to b. Cells are as wide as the largest interaction range, so
+each pair is looked for from one side only (own cell + 13 forward neighbours), in cell order:
+bottom layer first, each marble's walls before its neighbours, so a sweep follows gravity up the
+pile; the contacts are then dealt round-robin from INTERLEAVE runs of that order. Buffers
+persist and grow, so a steady pile allocates only the arrays returned. Details: docs/solvers.md.
 """
 from __future__ import annotations
 

@@ -1,21 +1,9 @@
-"""World state: a struct of arrays of marbles plus the fixed container they live in.
-
-Units are SI; ``z`` is up. A container is a small JSON-able dict (it is written verbatim into state
-snapshots and read by the renderer); `container_geometry` turns it into the plain arrays that the
-collision kernel reads.
-
-Container kinds (all walls are fixed bodies with infinite mass):
-
-- ``{"kind": "sphere", "center": [x, y, z], "radius": R}``: marbles inside a sphere (the bowl);
-  with ``"planar": true`` it is the disk of the planar scene.
-- ``{"kind": "floor", "height": z0}``: the plane ``z = z0``.
-- ``{"kind": "box", "center": [x, y], "half_width": a, "floor": z0, "height": H}``: an open
-  square box; its four walls are treated as unbounded planes (marbles cannot leave over the rim),
-  ``height`` is for drawing only.
-- ``{"kind": "tube", "center": [x, y], "radius": R, "floor": z0, "height": H}``: a vertical
-  cylinder with a floor; ``height`` is for drawing only.
-
-Any kind may carry ``"planar": true``: marbles then stay in the ``x–z`` plane (``y = 0``).
+"""World state: a struct of arrays of marbles plus the fixed container they live in. Units SI,
+``z`` up. A container is a small JSON-able dict (written verbatim into state snapshots, read by
+the renderer): ``sphere`` (center, radius; marbles inside), ``floor`` (height), ``box`` (center,
+half_width, floor, height: four walls treated as unbounded planes, height only drawn), ``tube``
+(center, radius, floor, height); any may carry ``"planar": true`` (marbles stay at y = 0).
+`container_geometry` turns it into the plain arrays the collision kernel reads.
 """
 from __future__ import annotations
 
