@@ -15,7 +15,7 @@ import numpy as np
 from .params import Param
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
-DT = Param("dt", 0.02, float, "time step (the article's 50 Hz)", "s", lo=0.0, hi=1.0,
+DT = Param("dt", 0.02, float, "time step", "s", lo=0.0, hi=1.0,
            lo_open=True)
 GLASS_DENSITY = 2500.0  # kg/m^3
 
