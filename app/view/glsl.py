@@ -56,9 +56,12 @@ def load_shader_text(name: str, defines: tuple[str, ...] = ()) -> str:
     return text
 
 
-def _first_error_line(log: str) -> str:
-    """The first line of a compiler or linker log that names an error (else its first line)."""
-    lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
+def _first_error_line(log) -> str:
+    """The first line of a compiler or linker log (bytes or text) that names an error (else its
+    first line)."""
+    if isinstance(log, bytes):
+        log = log.decode(errors="replace")
+    lines = [ln.strip() for ln in str(log).splitlines() if ln.strip()]
     for ln in lines:
         if "error" in ln.lower():
             return ln
@@ -75,10 +78,9 @@ def _compile(kind, name: str, defines: tuple[str, ...] = ()) -> int:
     GL.glShaderSource(shader, text)
     GL.glCompileShader(shader)
     if not GL.glGetShaderiv(shader, GL.GL_COMPILE_STATUS):
-        log = GL.glGetShaderInfoLog(shader)
-        log = log.decode(errors="replace") if isinstance(log, bytes) else str(log)
+        log = _first_error_line(GL.glGetShaderInfoLog(shader))
         GL.glDeleteShader(shader)
-        raise GLFailure(f"shader {name} failed to compile: {_first_error_line(log)}")
+        raise GLFailure(f"shader {name} failed to compile: {log}")
     return shader
 
 
@@ -98,10 +100,9 @@ def program(vert: str, frag: str, defines: tuple[str, ...] = ()) -> int:
     GL.glDeleteShader(vs)
     GL.glDeleteShader(fs)
     if not GL.glGetProgramiv(prog, GL.GL_LINK_STATUS):
-        log = GL.glGetProgramInfoLog(prog)
-        log = log.decode(errors="replace") if isinstance(log, bytes) else str(log)
+        log = _first_error_line(GL.glGetProgramInfoLog(prog))
         GL.glDeleteProgram(prog)
-        raise GLFailure(f"shaders {vert} + {frag} failed to link: {_first_error_line(log)}")
+        raise GLFailure(f"shaders {vert} + {frag} failed to link: {log}")
     return prog
 
 
