@@ -21,12 +21,14 @@ from .compare import (COMPARE_ITERATIONS, METRIC, REPEATS, SETTLE, ScenePlan, co
                       parse_solver_list, write_benchmark)
 from .files import OutputError, check_writable, prepare_out_dir, write_json
 from .progress import Progress
-from .run import run_steps
+from .run import OK as PHYSICS_OK
+from .run import dt_warning, run_steps
 from .snapshot import load_lcp, load_state, save_lcp, save_state
 from .spec import SCENE, SOLVER, RunSpec, route_compare_assignments
 
 STEPS = Param("steps", 500, int, "steps to run", lo=1, hi=10**9)
 BENCHMARK_FILES = ("benchmark.npy", "benchmark.json", "benchmark.png")
+PHYSICS_FAILED = 3  # exit code of a run whose marbles became non-finite, exploded or escaped
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -37,7 +39,17 @@ def cmd_list(args: argparse.Namespace) -> int:
 def _summary(spec: RunSpec, world, steps: int, report: dict) -> str:
     med = report["timing_ms"]["median"]
     last = report["last_step"]
-    return (f"{spec.scene} {spec.solver} n={world.n} steps={steps} dt={world.dt:g}: "
+    physics = report["physics"]
+    done = report["steps_done"]
+    verdict = ""
+    if physics["status"] != PHYSICS_OK:
+        # Said first and loudly: the numbers after it describe a broken run.
+        verdict = (f"PHYSICS {physics['status'].upper()} ({physics['non_finite']} non-finite, "
+                   f"{physics['escaped']} outside the container"
+                   + (f", stopped at step {physics['stopped_at']}" if physics["stopped_at"]
+                      else "") + "): ")
+    return (verdict + f"{spec.scene} {spec.solver} n={world.n} steps={done}"
+            + ("" if done == steps else f" of {steps}") + f" dt={world.dt:g}: "
             f"{med['total']:.3f} ms/step median (collide {med['collide']:.3f}, assemble "
             f"{med['assemble']:.3f}, solve {med['solve']:.3f}, integrate {med['integrate']:.3f}); "
             f"contacts {report['contacts']['last']} (max {report['contacts']['max']}); "
@@ -59,6 +71,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             world.dt = spec.dt
     else:
         world = spec.build_world()
+    warnings = [w for w in (dt_warning(world),) if w]
+    for warning in warnings:
+        cli.warn(warning)
     compile_seconds = warmup([spec.solver])
     sim = Simulation(world, spec.solve, spec.warm_start)
     progress = None if args.quiet else Progress(f"{spec.scene}/{spec.solver}", steps)
@@ -68,6 +83,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "settings": {**spec.settings_json(),
                          "trace": "every step" if args.trace else "last step only"},
             "n_marbles": world.n, "steps": steps, "dt": world.dt, **report,
+            "warnings": warnings,
             "compile_seconds": compile_seconds, "wall_seconds": time.perf_counter() - wall}
     if args.save_state:
         save_state(args.save_state, world)
@@ -77,7 +93,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         full["wall_seconds"] = time.perf_counter() - wall
         write_json(args.json, full)
     print(_summary(spec, world, steps, full))
-    return 0
+    # 3, not 2: the input was fine, the physics of the run was not (README, command lines).
+    return 0 if report["physics"]["status"] == PHYSICS_OK else PHYSICS_FAILED
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

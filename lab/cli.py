@@ -33,6 +33,11 @@ def fail(message: str) -> None:
     raise SystemExit(2)
 
 
+def warn(message: str) -> None:
+    """One warning line on stderr; the run goes on."""
+    sys.stderr.write(f"{_prog}: warning: {message}\n")
+
+
 def option(parser: argparse.ArgumentParser, param: Param, metavar: str, flag: str | None = None,
            default: object = "declared", help_text: str | None = None) -> None:
     """--name for a declared parameter: the value stays text (checked later by param.parse, so

@@ -185,13 +185,20 @@ def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_
             d2 = xi2 - spheres[q, 2]
             dist = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
             g = spheres[q, 3] - dist - ri
-            if g < wall_margin and dist > 0.0:
+            # At the centre the wall has no nearest point; only a marble wider than the
+            # sphere needs a contact there.
+            if g < wall_margin and (dist > 0.0 or g < 0.0):
                 if count < capacity:
                     body_a[count] = -1
                     body_b[count] = i
-                    normal[count, 0] = -d0 / dist
-                    normal[count, 1] = -d1 / dist
-                    normal[count, 2] = -d2 / dist
+                    if dist > 0.0:
+                        normal[count, 0] = -d0 / dist
+                        normal[count, 1] = -d1 / dist
+                        normal[count, 2] = -d2 / dist
+                    else:  # a marble wider than the sphere, at its centre: push it up
+                        normal[count, 0] = 0.0
+                        normal[count, 1] = 0.0
+                        normal[count, 2] = 1.0
                     gap[count] = g
                     keys[count] = (n_planes + q) * n + i
                 count += 1
@@ -200,12 +207,13 @@ def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_
             d1 = xi1 - tubes[u, 1]
             dist = np.sqrt(d0 * d0 + d1 * d1)
             g = tubes[u, 2] - dist - ri
-            if g < wall_margin and dist > 0.0:
+            if g < wall_margin and (dist > 0.0 or g < 0.0):
                 if count < capacity:
                     body_a[count] = -1
                     body_b[count] = i
-                    normal[count, 0] = -d0 / dist
-                    normal[count, 1] = -d1 / dist
+                    # On the axis of a tube narrower than the marble: push along x.
+                    normal[count, 0] = -d0 / dist if dist > 0.0 else 1.0
+                    normal[count, 1] = -d1 / dist if dist > 0.0 else 0.0
                     normal[count, 2] = 0.0
                     gap[count] = g
                     keys[count] = (n_planes + n_spheres + u) * n + i
@@ -255,10 +263,10 @@ def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_
                             continue
                         dist = np.sqrt(dist2)
                         g = dist - ri - packed[t, 3]
-                        if g < margin and dist > 0.0:
+                        if g < margin:
                             if count < capacity:
                                 j = order[t]
-                                inv = 1.0 / dist
+                                inv = 1.0 / dist if dist > 0.0 else 0.0
                                 # body_a < body_b and the normal from a to b, whichever of
                                 # the two was visited first.
                                 if j < i:
@@ -273,6 +281,11 @@ def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_
                                 normal[count, 0] = d0 * inv
                                 normal[count, 1] = d1 * inv
                                 normal[count, 2] = d2 * inv
+                                if dist == 0.0:
+                                    # Coincident centres have no direction between them:
+                                    # lift the higher-numbered marble straight up, the
+                                    # same way every time, so the pair separates.
+                                    normal[count, 2] = 1.0
                                 gap[count] = g
                             count += 1
     return count

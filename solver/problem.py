@@ -72,6 +72,14 @@ def apply_row(v, inv_mass, a, b, n0, n1, n2, delta):
         v[a, 2] -= s * n2
 
 
+def inverse_diag(diag: np.ndarray, factor: float = 1.0) -> np.ndarray:
+    """factor / A_cc per row, kg, and 0 for an inert row (A_cc = 0: both ends fixed, so no
+    impulse can change its velocity and none is ever applied)."""
+    out = np.zeros_like(diag)
+    np.divide(factor, diag, out=out, where=diag != 0.0)
+    return out
+
+
 @njit(cache=True, nogil=True)
 def contact_graph(body_a, body_b, n):
     """Contacts around each marble, CSR: marble i's contacts are items[start[i]:start[i+1]],

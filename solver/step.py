@@ -84,6 +84,19 @@ def integrate(body_a, body_b, normal, inv_mass, lam, v_pred, h, planar, x, v):
         x[i, 2] += h * v[i, 2]
 
 
+def drop_inert(contacts: Contacts, inv_mass: np.ndarray) -> Contacts:
+    """The contacts that an impulse can act on: a contact whose two ends are fixed (a fixed
+    marble against a wall or another fixed marble) has A_cc = 0 and is dropped."""
+    fixed_b = inv_mass[contacts.body_b] == 0.0
+    fixed_a = np.where(contacts.body_a >= 0, inv_mass[np.maximum(contacts.body_a, 0)] == 0.0,
+                       True)
+    keep = ~(fixed_a & fixed_b)
+    if keep.all():
+        return contacts
+    return Contacts(contacts.body_a[keep], contacts.body_b[keep], contacts.normal[keep],
+                    contacts.gap[keep], contacts.key[keep])
+
+
 @dataclass(frozen=True)
 class StepReport:
     """timings: seconds per phase (PHASES); contacts: m; result: the solve's SolveResult."""
@@ -109,6 +122,17 @@ class Simulation:
         self._prev_keys = np.zeros(0, dtype=np.int64)
         self._prev_lam = np.zeros(0)
         self.steps = 0
+        self._fixed_of: np.ndarray | None = None  # the inv_mass array `_fixed` was read from
+        self._fixed = np.zeros(0, dtype=np.int64)
+
+    def fixed_marbles(self) -> np.ndarray:
+        """Indices of the fixed marbles (inv_mass 0, infinite mass), read again only when the
+        world's inv_mass array is replaced."""
+        inv_mass = self.world.inv_mass
+        if self._fixed_of is not inv_mass:
+            self._fixed = np.flatnonzero(inv_mass == 0.0)
+            self._fixed_of = inv_mass
+        return self._fixed
 
     def set_solver(self, settings: SolveSettings) -> None:
         """Switch solver, iterations or parameters from the next step on."""
@@ -138,7 +162,13 @@ class Simulation:
         v_pred = np.empty_like(w.v)
         # Drag decays the velocity exactly over the step (e^(-c h)), so any c >= 0 is stable.
         predict(w.v, w.gravity, h, math.exp(-w.damping * h), planar, v_pred)
+        fixed = self.fixed_marbles()
+        if fixed.size:
+            # A fixed marble is a body of infinite mass: gravity and impulses cannot move it.
+            v_pred[fixed] = 0.0
         contacts = self.collider.collide(w.x, v_pred, w.radius, h)
+        if fixed.size:
+            contacts = drop_inert(contacts, w.inv_mass)
         t1 = time.perf_counter()
         problem = ContactProblem(contacts.body_a, contacts.body_b, contacts.normal, contacts.gap,
                                  w.inv_mass, v_pred, h, contacts.key)

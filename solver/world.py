@@ -141,3 +141,34 @@ def container_geometry(container: dict) -> ContainerGeometry:
         return np.ascontiguousarray(np.array(rows, dtype=np.float64).reshape(-1, width))
 
     return ContainerGeometry(arr(planes, 6), arr(spheres, 4), arr(tubes, 3))
+
+
+def outside_container(world: World) -> np.ndarray:
+    """(n,) bool: marbles whose centre has left the container (through a wall, or below a
+    floor); a marble above an open box or tube is still inside. Non-finite positions count as
+    outside."""
+    x = world.x
+    c = world.container
+    kind = c.get("kind")
+    if kind == "sphere":
+        out = np.linalg.norm(x - np.asarray(c["center"], dtype=np.float64), axis=1) > c["radius"]
+    elif kind == "floor":
+        out = x[:, 2] < c["height"]
+    elif kind == "box":
+        cx, cy = c["center"]
+        a = c["half_width"]
+        out = (x[:, 2] < c["floor"]) | (np.abs(x[:, 0] - cx) > a) | (np.abs(x[:, 1] - cy) > a)
+    else:  # tube
+        cx, cy = c["center"]
+        out = (x[:, 2] < c["floor"]) | (np.hypot(x[:, 0] - cx, x[:, 1] - cy) > c["radius"])
+    return out | ~np.all(np.isfinite(x), axis=1)
+
+
+def largest_resolved_dt(world: World) -> float:
+    """s: the largest step in which a marble falling from rest moves less than the smallest
+    radius (|g| h^2 < r_min). Above it a step jumps over contacts and marbles tunnel through
+    each other and the walls: the speculative margin cannot follow them."""
+    g = float(np.linalg.norm(world.gravity))
+    if world.n == 0 or g == 0.0:
+        return np.inf
+    return float(np.sqrt(np.min(world.radius) / g))

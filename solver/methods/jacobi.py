@@ -23,6 +23,8 @@ def jacobi_sweeps(body_a, body_b, normal, inv_mass, rhs, diag, lam, beta, dv, e,
     for _ in range(count):
         apply_matrix(body_a, body_b, normal, inv_mass, lam, dv, e)
         for c in range(lam.shape[0]):
+            if diag[c] == 0.0:  # an inert row (both ends fixed): no impulse changes it
+                continue
             new = lam[c] - beta * (e[c] + rhs[c]) / diag[c]
             lam[c] = new if new > 0.0 else 0.0
 

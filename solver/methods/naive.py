@@ -18,7 +18,7 @@ def naive_sweeps(body_a, body_b, normal, bias, inv_mass, diag, v, lam, count):
         for c in range(lam.shape[0]):
             a, b, n0, n1, n2 = contact_row(body_a, body_b, normal, c)
             e = row_error(v, a, b, n0, n1, n2, bias[c])
-            if e >= 0.0:
+            if e >= 0.0 or diag[c] == 0.0:  # A_cc = 0: an inert row (both ends fixed)
                 continue
             delta = -e / diag[c]
             lam[c] += delta

@@ -44,9 +44,9 @@ def prepare(body_a, body_b, normal, gap, dt, inv_mass, diag, v_pred, omega, lam,
     for c in range(gap.shape[0]):
         bias[c] = gap[c] / dt
         d = diag[c]
-        # A_cc = 0 (a contact between infinite masses): numpy's ω / ±0 = ±inf (NaN for ω = 0),
-        # where a Numba division would raise.
-        step[c] = omega / d if d != 0.0 else np.copysign(np.inf, d) * omega
+        # A_cc = 0 (both ends fixed): an inert row, which no impulse can change; it keeps its
+        # start impulse (a Numba division by zero would raise).
+        step[c] = omega / d if d != 0.0 else 0.0
 
 
 def solve_relaxed(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings,

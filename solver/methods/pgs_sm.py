@@ -20,7 +20,7 @@ from numba import njit
 
 from ..params import Param
 from ..problem import (ROW_KERNEL, ContactProblem, apply_matrix, contact_graph, contact_row,
-                       impulse_velocity, row_error)
+                       impulse_velocity, inverse_diag, row_error)
 from .driver import Method, SolveSettings, run
 from .pgs import relaxed_sweeps
 
@@ -212,8 +212,7 @@ class _Iterations:
         self.eps = settings["eps"] * (float(np.mean(problem.diag)) if m else 1.0)
         self.v = problem.velocity(lam)
         self.bias = problem.bias
-        with np.errstate(divide="ignore"):
-            self.step = 1.0 / problem.diag  # PGS's ω / A_cc with ω = 1
+        self.step = inverse_diag(problem.diag)  # PGS's ω / A_cc with ω = 1
         self.counts = {"sweeps": 0, "reduced_solves": 0, "cholesky": 0, "cg_steps": 0,
                        "products": 0, "last_subspace": 0, "accepted": 0, "rejected": 0,
                        "dropped": 0}

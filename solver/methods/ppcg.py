@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..problem import ContactProblem
+from ..problem import ContactProblem, inverse_diag
 from .driver import Method, SolveSettings
 from .pcg import RESTART, SAFEGUARD, solve_preconditioned
 
 
 def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
-    return solve_preconditioned(problem, lam0, settings, 1.0 / problem.diag)
+    return solve_preconditioned(problem, lam0, settings, inverse_diag(problem.diag))
 
 
 METHOD = Method("ppcg", "Preconditioned projected CG", solve,

@@ -48,6 +48,8 @@ def prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, fact
         rho = 0.0
         df = 0.0
         for c in range(m):
+            if denom[c] == 0.0:  # an inert row (A_cc = 0, both ends fixed): it keeps λ_c
+                continue
             a, b, n0, n1, n2 = contact_row(body_a, body_b, normal, c)
             e = row_error(v, a, b, n0, n1, n2, bias[c])
             new = lam[c] - step * e / denom[c]

@@ -36,6 +36,9 @@ def prox_jacobi_iterations(body_a, body_b, normal, inv_mass, rhs, denom, factor,
         step = state[SCALE] * factor
         rho = 0.0
         for c in range(m):
+            if denom[c] == 0.0:  # an inert row (A_cc = 0, both ends fixed): it keeps λ_c
+                cand[c] = lam[c]
+                continue
             new = lam[c] - step * e[c] / denom[c]
             if new < 0.0:
                 new = 0.0

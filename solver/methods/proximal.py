@@ -79,10 +79,11 @@ GLOBAL_GROW = 1.1  # the default growth of the global strategy (its ν = 0.1 cut
 
 
 def strategy(problem: ContactProblem, settings: SolveSettings):
-    """(denom, factor, nu, grow) of the chosen r-factor strategy."""
+    """(denom, factor, nu, grow) of the chosen r-factor strategy: R_c = s factor / denom_c,
+    and denom_c = 0 marks an inert row (A_cc = 0, both ends fixed), which the kernels skip."""
     nu, grow = settings["nu"], settings["grow"]
     if settings["r"] == "global":
-        return np.ones(problem.m), settings["r_global"], (nu or 0.1), (grow or GLOBAL_GROW)
+        return (problem.diag != 0.0).astype(np.float64), settings["r_global"], (nu or 0.1), (grow or GLOBAL_GROW)
     return problem.diag, settings["gamma"], (nu or 0.9), (grow or 1.0)
 
 
