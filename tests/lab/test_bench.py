@@ -61,6 +61,25 @@ def test_state_round_trip_continues_the_run(tmp_path):
     assert report["n_marbles"] == 50
 
 
+def test_a_run_whose_physics_fails_says_so_first_and_exits_3(tmp_path, run_main):
+    out = tmp_path / "r.json"
+    code, stdout, err = run_main("run", "--scene", "bowl", "--solver", "jacobi", "--set",
+                                 "beta=1", "--set", "warm_start=1", "--steps", "300", "--quiet",
+                                 "--json", str(out))
+    assert code == 3 and err == ""
+    assert stdout.startswith("PHYSICS EXPLODED") or stdout.startswith("PHYSICS NON-FINITE")
+    report = json.loads(out.read_text())
+    assert report["physics"]["status"] in ("exploded", "non-finite")
+    assert report["steps_done"] == report["physics"]["stopped_at"] < 300
+
+
+def test_a_step_too_large_for_the_radius_warns_in_one_line(run_main):
+    code, stdout, err = run_main("run", "--scene", "bowl", "--dt", "1", "--steps", "20",
+                                 "--quiet")
+    assert err.count("\n") == 1 and "warning: dt=1 s" in err and "tunnel" in err
+    assert code == 3 and "PHYSICS ESCAPED" in stdout  # and so it did
+
+
 @pytest.mark.parametrize("args, fragment", [
     (["--scene", "nope"], "valid: bowl, disk"),
     (["--solver", "nope"], "valid: naive, pgs"),

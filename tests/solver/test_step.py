@@ -161,3 +161,52 @@ def test_divergent_solver_in_the_step_leaves_the_world_finite():
     statuses = {sim.step().result.status for _ in range(5)}
     assert metrics.DIVERGENCE in statuses
     assert np.all(np.isfinite(world.x)) and np.all(np.isfinite(world.v))
+
+
+def floor_world(x, inv_mass, v=None, radius=0.1):
+    x = np.asarray(x, dtype=np.float64)
+    return World(x, np.zeros_like(x) if v is None else v, radius, inv_mass,
+                 {"kind": "floor", "height": 0.0})
+
+
+def test_a_fixed_marble_feels_no_gravity_and_carries_the_one_on_top():
+    r = 0.1
+    # A fixed marble in mid-air (given a velocity, which it must not keep), a free one resting
+    # on it, and a free one falling on its own.
+    world = floor_world([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0 + 2 * r], [1.0, 0.0, 1.0]],
+                        [0.0, 1.0, 1.0], v=np.array([[0.3, 0.0, 0.2], [0, 0, 0], [0, 0, 0]]))
+    sim = simulation(world, iterations=50)
+    for _ in range(50):
+        sim.step()
+    np.testing.assert_array_equal(world.x[0], [0.0, 0.0, 1.0])
+    np.testing.assert_array_equal(world.v[0], [0.0, 0.0, 0.0])
+    assert world.x[1, 2] == pytest.approx(1.0 + 2 * r, abs=1e-3)  # held up by the fixed one
+    assert world.x[2, 2] == pytest.approx(r, abs=2e-3)  # fell to the floor
+
+
+def test_contacts_between_fixed_bodies_are_dropped_and_every_solver_runs():
+    r = 0.1
+    # Two fixed marbles touching each other and the floor: rows with A_cc = 0, and one free
+    # marble resting on the first.
+    world = floor_world([[0.0, 0.0, r], [2 * r, 0.0, r], [0.0, 0.0, 3 * r]], [0.0, 0.0, 1.0])
+    for name in registry.METHODS:
+        w = world.copy()
+        sim = simulation(w, solver=name, iterations=200)
+        sim.step()
+        p = sim.problem
+        assert p.m == 1 and p.body_a[0] == 0 and p.body_b[0] == 2, name
+        assert sim.lam[0] == pytest.approx(G * w.dt, rel=1e-6), name  # the free marble's weight
+        np.testing.assert_array_equal(w.x[:2], world.x[:2])
+
+
+def test_coincident_marbles_separate_and_count_as_penetration():
+    from solver.step import max_penetration
+    r = 0.1
+    world = floor_world([[0.0, 0.0, 0.5], [0.0, 0.0, 0.5]], [1.0, 1.0])
+    assert max_penetration(world) == pytest.approx(2 * r)
+    sim = simulation(world, iterations=50)
+    sim.step()
+    # The higher-numbered marble is lifted, the other pushed down, by the full overlap.
+    assert world.x[1, 2] > world.x[0, 2]
+    assert world.x[1, 2] - world.x[0, 2] == pytest.approx(2 * r, rel=1e-6)
+    np.testing.assert_array_equal(world.x[:, :2], 0.0)

@@ -66,3 +66,29 @@ def test_a_box_has_a_floor_and_four_inward_walls():
 def test_malformed_containers_are_refused(container, fragment):
     with pytest.raises(ValueError, match=fragment):
         container_geometry(container)
+
+
+def test_outside_container_by_kind():
+    from solver.world import outside_container
+    x = np.array([[0.0, 0.0, 0.5], [0.0, 0.0, -0.2], [3.0, 0.0, 0.5], [np.nan, 0.0, 0.0]])
+    containers = {
+        "sphere": ({"kind": "sphere", "center": [0, 0, 0], "radius": 1.0}, [0, 0, 1, 1]),
+        "floor": ({"kind": "floor", "height": 0.0}, [0, 1, 0, 1]),
+        "box": ({"kind": "box", "center": [0, 0], "half_width": 1.0, "floor": 0.0,
+                 "height": 1.0}, [0, 1, 1, 1]),
+        "tube": ({"kind": "tube", "center": [0, 0], "radius": 1.0, "floor": 0.0,
+                  "height": 1.0}, [0, 1, 1, 1]),
+    }
+    for kind, (container, expected) in containers.items():
+        world = World(x, np.zeros_like(x), 0.1, 1.0, container)
+        np.testing.assert_array_equal(outside_container(world), np.array(expected, bool), kind)
+
+
+def test_largest_resolved_dt_is_a_fall_of_one_radius():
+    from solver.world import largest_resolved_dt
+    world = World(np.zeros((2, 3)), np.zeros((2, 3)), [0.1, 0.05], 1.0,
+                  {"kind": "floor", "height": -1.0})
+    h = largest_resolved_dt(world)
+    assert 9.81 * h ** 2 == pytest.approx(0.05)
+    world.gravity[:] = 0.0
+    assert largest_resolved_dt(world) == np.inf

@@ -13,6 +13,8 @@ from solver.step import Simulation
 from tests.solver.methods.reference import (enumerate_lcp, random_problem, random_seed_problem,
                                              solve)
 
+G = 9.81  # m/s^2
+
 LAB = {  # name: parameter sets the convergence property must hold for
     "pcg": [{}],
     "ppcg": [{}],
@@ -193,3 +195,22 @@ def test_a_diverging_iterate_is_caught_and_the_step_stays_finite(name, params):
     statuses = {sim.step().result.status for _ in range(3)}
     assert metrics.DIVERGENCE in statuses
     assert np.all(np.isfinite(world.x)) and np.all(np.isfinite(world.v))
+
+
+@pytest.mark.parametrize("name", list(registry.METHODS))
+def test_an_inert_row_is_skipped_and_the_rest_is_solved(name):
+    """Row 0 joins two fixed marbles (A_cc = 0: no impulse can change its velocity); row 1 holds
+    a free unit mass resting on the floor. No division by zero, the inert row keeps its start
+    impulse, and the other row gets the weight."""
+    from solver.problem import ContactProblem
+    h = 0.02
+    problem = ContactProblem(np.array([0, -1]), np.array([1, 2]),
+                             np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]), np.array([0.0, 0.0]),
+                             np.array([0.0, 0.0, 1.0]), np.array([[0, 0, 0], [0, 0, 0],
+                                                                  [0.0, 0.0, -G * h]]), h)
+    assert problem.diag[0] == 0.0
+    for trace in (True, False):
+        result = solve(name, problem, 500, trace=trace)
+        assert result.status != metrics.DIVERGENCE
+        assert result.lam[0] == 0.0
+        assert result.lam[1] == pytest.approx(G * h, rel=1e-9)
