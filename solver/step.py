@@ -18,6 +18,8 @@ from .methods import registry
 from .methods.driver import SolveResult, SolveSettings
 from .params import Param
 from .problem import ContactProblem, impulse_velocity
+from .friction import ROWS_ROLLING, ROWS_SLIDING, FrictionalProblem
+from .rotation import integrate_spin, predict_spin, rotate, spinning
 from .world import World, container_geometry
 
 PHASES = ("collide", "assemble", "solve", "integrate", "total")
@@ -52,6 +54,20 @@ def carry_over(prev_keys, prev_lam, keys, lam0):
                 lam0[c] = prev_lam[p]
                 break
             h = (h + 1) & mask
+
+
+@njit(cache=True, nogil=True)
+def carry_over_rows(prev_keys, prev_lam, prev_rows, keys, lam0, rows):
+    """The same matching for impulses of several rows per contact: contact c's first
+    min(prev_rows, rows) entries from its previous ones (the normal, then tangents...)."""
+    found = np.full(keys.shape[0], -1.0)
+    carry_over(prev_keys, np.arange(prev_keys.shape[0]).astype(np.float64), keys, found)
+    common = min(prev_rows, rows)
+    for c in range(keys.shape[0]):
+        p = np.int64(found[c])
+        if p >= 0:
+            for j in range(common):
+                lam0[c * rows + j] = prev_lam[p * prev_rows + j]
 
 
 @njit(cache=True, nogil=True)
@@ -124,6 +140,7 @@ class Simulation:
         self.steps = 0
         self._fixed_of: np.ndarray | None = None  # the inv_mass array `_fixed` was read from
         self._fixed = np.zeros(0, dtype=np.int64)
+        self._prev_rows = 1  # impulses per contact of the previous step
 
     def fixed_marbles(self) -> np.ndarray:
         """Indices of the fixed marbles (inv_mass 0, infinite mass), read again only when the
@@ -141,11 +158,15 @@ class Simulation:
         # Both variants once, not one per step: the window alternates them.
         self._by_trace = {flag: settings.with_trace(flag) for flag in (False, True)}
 
-    def _initial_impulses(self, contacts: Contacts) -> np.ndarray:
-        lam0 = np.zeros(contacts.m)
+    def _initial_impulses(self, contacts: Contacts, rows: int = 1) -> np.ndarray:
+        lam0 = np.zeros(contacts.m * rows)
         if self.warm_start <= 0.0 or self._prev_keys.size == 0 or contacts.m == 0:
             return lam0
-        carry_over(self._prev_keys, self._prev_lam, contacts.key, lam0)
+        if rows == 1 and self._prev_rows == 1:
+            carry_over(self._prev_keys, self._prev_lam, contacts.key, lam0)
+        else:
+            carry_over_rows(self._prev_keys, self._prev_lam, self._prev_rows, contacts.key,
+                            lam0, rows)
         if self.warm_start != 1.0:
             # A fixed number of sweeps corrects the pile's slowest modes only a little per step;
             # starting from all of last step's impulses then makes the step-to-step iteration
@@ -155,6 +176,8 @@ class Simulation:
 
     def step(self, trace: bool = False) -> StepReport:
         """One step; `trace`: record the residual after every iteration (slower)."""
+        if self.world.frictional:
+            return self._step_frictional(trace)
         w = self.world
         h = float(w.dt)
         planar = w.planar
@@ -180,16 +203,67 @@ class Simulation:
         integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
                   np.ascontiguousarray(result.lam, dtype=np.float64), v_pred, h, planar, w.x, v)
         w.v = v
-        w.time += h
+        if self._spinning:
+            # Without friction nothing exerts a torque: spins only decay with the drag.
+            w.omega *= math.exp(-w.damping * h)
+            rotate(w.orientation, w.omega, h)
+        return self._finish(problem, contacts, result, 1, (t0, t1, t2, t3))
+
+    def _finish(self, problem, contacts: Contacts, result: SolveResult, rows: int,
+                marks: tuple[float, float, float, float]) -> StepReport:
+        """Keep what the next step and the caller need; the timings of the phases."""
+        self.world.time += float(self.world.dt)
         self.problem = problem
         self.lam = result.lam
         self._prev_keys = contacts.key
         self._prev_lam = result.lam
+        self._prev_rows = rows
         self.steps += 1
+        t0, t1, t2, t3 = marks
         t4 = time.perf_counter()
         timings = {"collide": t1 - t0, "assemble": t2 - t1, "solve": t3 - t2,
                    "integrate": t4 - t3, "total": t4 - t0}
         return StepReport(timings, contacts.m, result, self.method.name)
+
+    @property
+    def _spinning(self) -> bool:
+        return spinning(self.world.omega)
+
+    def _step_frictional(self, trace: bool) -> StepReport:
+        """The step with friction: 3 rows per contact (6 with rolling or spinning resistance),
+        linear and angular velocities, orientations integrated."""
+        w = self.world
+        h = float(w.dt)
+        planar = w.planar
+        t0 = time.perf_counter()
+        decay = math.exp(-w.damping * h)
+        v_pred = np.empty_like(w.v)
+        predict(w.v, w.gravity, h, decay, planar, v_pred)
+        fixed = self.fixed_marbles()
+        is_fixed = np.zeros(w.n, dtype=np.bool_)
+        is_fixed[fixed] = True
+        V_pred = np.empty((w.n, 6))
+        predict_spin(v_pred, w.omega, decay, planar, is_fixed, V_pred)
+        contacts = self.collider.collide(w.x, V_pred[:, :3], w.radius, h)
+        if fixed.size:
+            contacts = drop_inert(contacts, w.inv_mass)
+        t1 = time.perf_counter()
+        rows = ROWS_ROLLING if max(w.mu_roll, w.mu_spin) > 0.0 else ROWS_SLIDING
+        wall = contacts.body_a < 0
+        m = contacts.m
+        problem = FrictionalProblem(contacts.body_a, contacts.body_b, contacts.normal,
+                                    contacts.gap, w.radius, w.inv_mass, V_pred, h,
+                                    np.where(wall, w.mu_wall, w.mu), np.full(m, w.mu_roll),
+                                    np.full(m, w.mu_spin), rows, contacts.key)
+        lam0 = self._initial_impulses(contacts, rows)
+        t2 = time.perf_counter()
+        result = self.method.solve(problem, lam0, self._by_trace[bool(trace)])
+        t3 = time.perf_counter()
+        w.v = np.empty_like(v_pred)
+        integrate_spin(V_pred, problem.velocity_change(result.lam), h, planar, w.x, w.v,
+                       w.omega)
+        rotate(w.orientation, w.omega, h)
+        return self._finish(problem, contacts, result, rows, (t0, t1, t2, t3))
 
 
 def max_penetration(world: World) -> float:

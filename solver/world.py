@@ -27,9 +27,14 @@ def marble_mass(radius: np.ndarray | float, density: float = GLASS_DENSITY) -> n
 
 @dataclass
 class World:
-    """x, v: (n, 3) float64, metres and m/s; radius: (n,) metres; inv_mass: (n,) 1/kg;
-    colour: (n, 3) float32 RGB in [0, 1]; dt: seconds; gravity: (3,) m/s^2; time: seconds;
-    damping: 1/s, linear drag (velocities decay as e^(-damping t) between contacts; 0 = none)."""
+    """x, v: (n, 3) float64, metres and m/s; radius: (n,) metres; inv_mass: (n,) 1/kg (0: a
+    fixed marble); colour: (n, 3) float32 RGB in [0, 1]; dt: seconds; gravity: (3,) m/s^2;
+    time: seconds; damping: 1/s, linear drag (velocities and spins decay as e^(-damping t)
+    between contacts; 0 = none); omega: (n, 3) angular velocity, rad/s; orientation: (n, 4)
+    unit quaternions (w, x, y, z), body to world; mu: Coulomb friction between marbles, mu_wall:
+    between a marble and the container; mu_roll, mu_spin: rolling and spinning resistance, m
+    (the torque a contact can resist per unit of normal force). A solid sphere's inertia is
+    2/5 m r^2."""
 
     x: np.ndarray
     v: np.ndarray
@@ -41,6 +46,12 @@ class World:
     gravity: np.ndarray = field(default_factory=lambda: GRAVITY.copy())
     time: float = 0.0
     damping: float = 0.0
+    omega: np.ndarray | None = None
+    orientation: np.ndarray | None = None
+    mu: float = 0.0
+    mu_wall: float = 0.0
+    mu_roll: float = 0.0
+    mu_spin: float = 0.0
 
     def __post_init__(self) -> None:
         self.x = np.ascontiguousarray(self.x, dtype=np.float64).reshape(-1, 3)
@@ -52,6 +63,12 @@ class World:
         if self.colour is None:
             self.colour = np.full((n, 3), 0.7, dtype=np.float32)
         self.colour = np.ascontiguousarray(self.colour, dtype=np.float32).reshape(n, 3)
+        if self.omega is None:
+            self.omega = np.zeros((n, 3))
+        self.omega = np.ascontiguousarray(self.omega, dtype=np.float64).reshape(n, 3)
+        if self.orientation is None:
+            self.orientation = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))
+        self.orientation = np.ascontiguousarray(self.orientation, dtype=np.float64).reshape(n, 4)
         container_geometry(self.container)  # refuse a malformed container early
 
     @property
@@ -63,6 +80,11 @@ class World:
         return bool(self.container.get("planar", False))
 
     @property
+    def frictional(self) -> bool:
+        """Whether any contact can carry a tangential or rolling impulse."""
+        return max(self.mu, self.mu_wall, self.mu_roll, self.mu_spin) > 0.0
+
+    @property
     def mass(self) -> np.ndarray:
         with np.errstate(divide="ignore"):
             return np.where(self.inv_mass > 0, 1.0 / self.inv_mass, np.inf)
@@ -70,12 +92,14 @@ class World:
     def copy(self) -> "World":
         return World(self.x.copy(), self.v.copy(), self.radius.copy(), self.inv_mass.copy(),
                      json.loads(json.dumps(self.container)), self.colour.copy(), self.dt,
-                     self.gravity.copy(), self.time, self.damping)
+                     self.gravity.copy(), self.time, self.damping, self.omega.copy(),
+                     self.orientation.copy(), self.mu, self.mu_wall, self.mu_roll, self.mu_spin)
 
     def kinetic_energy(self) -> float:
-        """Joules; static bodies (inv_mass 0) carry none."""
+        """Joules, translation and rotation; static bodies (inv_mass 0) carry none."""
         m = np.where(self.inv_mass > 0, self.mass, 0.0)
-        return float(0.5 * np.sum(m * np.einsum("ij,ij->i", self.v, self.v)))
+        spin = 0.4 * m * self.radius ** 2 * np.einsum("ij,ij->i", self.omega, self.omega)
+        return float(0.5 * np.sum(m * np.einsum("ij,ij->i", self.v, self.v) + spin))
 
     def potential_energy(self) -> float:
         """Joules, relative to the origin: -sum m g.x."""

@@ -74,13 +74,15 @@ class SolveResult:
 @dataclass(frozen=True)
 class Method:
     """A registered solver: `solve(problem, lam0, settings) -> SolveResult` keeps λ >= 0 and
-    never raises on divergence. `params` are its own parameters; COMMON_PARAMS apply to all."""
+    never raises on divergence. `params` are its own parameters; COMMON_PARAMS apply to all.
+    With `friction`, `problem` may also be a FrictionalProblem (λ of m * rows)."""
 
     name: str
     label: str
     solve: Callable[[ContactProblem, np.ndarray, SolveSettings], SolveResult]
     description: str
     params: tuple[Param, ...] = ()
+    friction: bool = False  # solves the frictional problem (solver.friction) as well
 
     @property
     def all_params(self) -> tuple[Param, ...]:

@@ -11,6 +11,8 @@ import numpy as np
 from numba import njit
 
 from ..params import Param
+from ..friction import (frictional_contact_velocity, frictional_impulse_velocity,
+                        project_disk, relaxed_steps)
 from ..problem import ContactProblem, apply_matrix
 from .driver import Method, SolveSettings, run
 
@@ -29,7 +31,39 @@ def jacobi_sweeps(body_a, body_b, normal, inv_mass, rhs, diag, lam, beta, dv, e,
             lam[c] = new if new > 0.0 else 0.0
 
 
+@njit(cache=True, nogil=True)
+def frictional_jacobi_sweeps(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                             inv_inertia, rhs, step, mu, mu_roll, mu_spin, rows, lam, dV, e,
+                             count):
+    """`count` Jacobi iterations on the frictional problem: e = A λ + b from one iterate, then
+    every contact's normal λ_n <- max(0, λ_n - β e_n / A_nn), its tangents (and rolling rows)
+    stepped alike and projected onto the disk of the new μ λ_n. step (m * rows): β / A_jj."""
+    for _ in range(count):
+        frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                                    inv_inertia, lam, rows, dV)
+        frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows, e)
+        for c in range(body_a.shape[0]):
+            k = c * rows
+            if step[k] == 0.0:  # an inert row (both ends fixed)
+                continue
+            ln = lam[k] - step[k] * (e[k] + rhs[k])
+            ln = ln if ln > 0.0 else 0.0
+            lam[k] = ln
+            lam[k + 1], lam[k + 2] = project_disk(lam[k + 1] - step[k + 1] * (e[k + 1] + rhs[k + 1]),
+                                                  lam[k + 2] - step[k + 2] * (e[k + 2] + rhs[k + 2]),
+                                                  mu[c] * ln)
+            if rows == 6:
+                lam[k + 3], lam[k + 4] = project_disk(
+                    lam[k + 3] - step[k + 3] * (e[k + 3] + rhs[k + 3]),
+                    lam[k + 4] - step[k + 4] * (e[k + 4] + rhs[k + 4]), mu_roll[c] * ln)
+                bound = mu_spin[c] * ln
+                ls = lam[k + 5] - step[k + 5] * (e[k + 5] + rhs[k + 5])
+                lam[k + 5] = min(max(ls, -bound), bound)
+
+
 def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
+    if getattr(problem, "frictional", False):
+        return _solve_frictional(problem, lam0, settings)
     lam = np.array(lam0, dtype=np.float64)
     beta = settings["beta"]
     dv = np.empty_like(problem.v_pred)
@@ -42,5 +76,21 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     return run(problem, lam, settings, sweep)
 
 
+def _solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings):
+    lam = np.array(lam0, dtype=np.float64)
+    step = relaxed_steps(problem, settings["beta"])
+    dV = np.empty_like(problem.V_pred)
+    e = np.empty(problem.size)
+    p = problem
+
+    def sweep(count: int) -> None:
+        frictional_jacobi_sweeps(p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b,
+                                 p.inv_mass, p.inv_inertia, p.rhs, step, p.mu, p.mu_roll,
+                                 p.mu_spin, p.rows, lam, dV, e, count)
+
+    return run(problem, lam, settings, sweep)
+
+
 METHOD = Method("jacobi", "Projected Jacobi", solve,
-                "all contacts updated from the same iterate, damped by β", (BETA,))
+                "all contacts updated from the same iterate, damped by β", (BETA,),
+                friction=True)

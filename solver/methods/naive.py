@@ -9,6 +9,7 @@ from numba import njit
 
 from ..problem import ROW_KERNEL, ContactProblem, apply_row, contact_row, row_error
 from .driver import Method, SolveSettings, run
+from .pgs import solve_frictional
 
 
 @njit(**ROW_KERNEL)
@@ -26,6 +27,9 @@ def naive_sweeps(body_a, body_b, normal, bias, inv_mass, diag, v, lam, count):
 
 
 def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
+    if getattr(problem, "frictional", False):
+        # Increment-clamped normals; the tangents as PGS's, onto the disk of the running λ_n.
+        return solve_frictional(problem, lam0, settings, 1.0, naive=True)
     lam = np.array(lam0, dtype=np.float64)
     v = problem.velocity(lam)
     bias = problem.bias
@@ -41,4 +45,4 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
 
 
 METHOD = Method("naive", "Naive impulses", solve,
-                "increment-clamped sequential impulses; does not solve the LCP")
+                "increment-clamped sequential impulses; does not solve the LCP", friction=True)

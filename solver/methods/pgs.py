@@ -9,9 +9,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..friction import frictional_sweeps, relaxed_steps
+from ..params import Param
 from ..problem import (ROW_KERNEL, ContactProblem, apply_row, contact_row, impulse_velocity,
                        row_error)
 from .driver import Method, SolveSettings, run
+
+# The exact Coulomb disk is the default: its projection is closed-form, and the box lets a
+# marble sliding diagonally feel √2 μ (friction that depends on the direction of slip).
+FRICTION = Param("friction", "cone", str, "friction law of the tangent pair: the Coulomb disk "
+                 "‖λ_t‖ <= μ λ_n (cone) or each tangent in ±μ λ_n (box, as many engines)",
+                 choices=("cone", "box"))
 
 
 @njit(**ROW_KERNEL)
@@ -49,9 +57,34 @@ def prepare(body_a, body_b, normal, gap, dt, inv_mass, diag, v_pred, omega, lam,
         step[c] = omega / d if d != 0.0 else 0.0
 
 
+def solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings, omega: float,
+                     naive: bool = False):
+    """Sweeps of solver.friction.sweep_contact over a FrictionalProblem: each contact's normal
+    (PGS, or naive's increment clamping), then its tangents onto the disk (or box), then its
+    rolling rows; every row's step ω / A_jj."""
+    lam = np.array(lam0, dtype=np.float64)
+    V = problem.velocity(lam)
+    step = relaxed_steps(problem, omega)
+    bias = problem.bias
+    box = settings.params.get("friction", "cone") == "box"
+    p = problem
+
+    def sweep(count: int) -> None:
+        frictional_sweeps(p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b, bias,
+                          p.inv_mass, p.inv_inertia, step, p.mu, p.mu_roll, p.mu_spin, p.rows,
+                          box, naive, V, lam, count)
+
+    def sync() -> None:
+        V[:] = problem.velocity(lam)
+
+    return run(problem, lam, settings, sweep, sync)
+
+
 def solve_relaxed(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings,
                   omega: float):
     """Projected SOR with relaxation ω from λ0 (pgs: ω = 1)."""
+    if getattr(problem, "frictional", False):
+        return solve_frictional(problem, lam0, settings, omega)
     lam = np.array(lam0, dtype=np.float64)
     v = np.empty_like(problem.v_pred)
     bias = np.empty(problem.m)
@@ -74,4 +107,5 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
 
 
 METHOD = Method("pgs", "Projected Gauss-Seidel", solve,
-                "sequential impulses with accumulated clamping (Bullet, most game engines)")
+                "sequential impulses with accumulated clamping (Bullet, most game engines)",
+                (FRICTION,), friction=True)

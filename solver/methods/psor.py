@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..params import Param
 from .driver import Method
-from .pgs import solve_relaxed
+from .pgs import FRICTION, solve_relaxed
 
 OMEGA = Param("omega", 1.5, float, "relaxation factor ω", lo=0.0, hi=2.0, lo_open=True,
               hi_open=True)
@@ -14,4 +14,5 @@ def solve(problem, lam0, settings):
     return solve_relaxed(problem, lam0, settings, settings["omega"])
 
 
-METHOD = Method("psor", "Projected SOR", solve, "PGS with over-relaxation ω", (OMEGA,))
+METHOD = Method("psor", "Projected SOR", solve, "PGS with over-relaxation ω", (OMEGA, FRICTION),
+                friction=True)
