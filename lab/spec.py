@@ -46,7 +46,9 @@ class RunSpec:
         """A spec from text or values; ParamError (one line, naming the value) when one is
         bad. `assignments`: --set pairs, routed by name."""
         scene_over, solver_over, sim_over = route_assignments(scene, solver, assignments or {})
-        return cls(scene, resolve(scenes.get(scene).params, scene_over, f"scene {scene}"),
+        scene_params = resolve(scenes.get(scene).params, scene_over, f"scene {scene}")
+        registry.check_friction(solver, scenes.has_friction(scene_params))
+        return cls(scene, scene_params,
                    registry.settings(solver, iterations, False, solver_over),
                    float(resolve(SIM_PARAMS, sim_over, "the simulation")["warm_start"]),
                    None if dt is None else float(DT.parse(dt)), float(SPEED.parse(speed)))

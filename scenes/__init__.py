@@ -11,7 +11,7 @@ from typing import Callable
 from solver.params import Param, ParamError, resolve
 from solver.world import World
 
-from . import seed
+from . import rolling, seed
 
 
 @dataclass(frozen=True)
@@ -23,15 +23,44 @@ class Scene:
 
     def build(self, overrides: dict | None = None) -> World:
         """World for the defaults updated by `overrides` (text or values); ParamError on bad input."""
-        params = resolve(self.params, overrides or {}, f"scene {self.name}")
+        return self.world_of(resolve(self.params, overrides or {}, f"scene {self.name}"))
+
+    def world_of(self, params: dict) -> World:
+        """The world of already resolved parameters, material included."""
         world = self.build_world(params)
         world.damping = params["damping"]
+        world.mu = params["mu"]
+        world.mu_wall = params.get("mu_wall", params["mu"])
+        world.mu_roll = params["mu_roll"]
+        world.mu_spin = params["mu_spin"]
         return world
 
+    @property
+    def frictional(self) -> bool:
+        """Whether the scene has friction by default."""
+        return any(p.default for p in self.params if p.name in FRICTION_NAMES)
 
-# Every scene also takes `damping`, which no builder reads: `build` puts it on the world.
-SCENES: dict[str, Scene] = {s.name: s for s in (Scene(name, text, world, params + (seed.DAMPING,))
-                                               for name, text, world, params in seed.SPECS)}
+
+FRICTION_NAMES = ("mu", "mu_wall", "mu_roll", "mu_spin")
+
+
+def has_friction(params: dict) -> bool:
+    """Whether resolved scene parameters give any contact friction."""
+    return any(params.get(name, 0.0) > 0.0 for name in FRICTION_NAMES)
+
+
+def _with_material(params: tuple[Param, ...]) -> tuple[Param, ...]:
+    """A scene's own parameters, then the material ones it does not declare itself (damping and
+    friction, which no builder reads: `world_of` puts them on the world). A scene that declares
+    `mu` but not `mu_wall` has one coefficient for every contact."""
+    own = {p.name for p in params}
+    skip = own | ({"mu_wall"} if "mu" in own and "mu_wall" not in own else set())
+    return params + tuple(p for p in seed.MATERIAL if p.name not in skip)
+
+
+SCENES: dict[str, Scene] = {s.name: s for s in (Scene(name, text, world, _with_material(params))
+                                               for name, text, world, params
+                                               in seed.SPECS + rolling.SPECS)}
 
 
 def get(name: str) -> Scene:

@@ -117,6 +117,16 @@ SEED = Param("seed", 1, int, "random seed for placement and colours", lo=0)
 DAMPING = Param("damping", 0.0, float, "linear drag c: velocities decay as e^(-c t) (0: none, "
                 "the article's marbles)", "1/s", lo=0.0, hi=1e3)
 
+# Friction, every scene (scenes/__init__.py adds them); the article's marbles have none.
+MU = Param("mu", 0.0, float, "Coulomb friction coefficient between marbles", lo=0.0, hi=10.0)
+MU_WALL = Param("mu_wall", 0.0, float, "Coulomb friction coefficient between a marble and the "
+                "container (a scene without it uses mu)", lo=0.0, hi=10.0)
+MU_ROLL = Param("mu_roll", 0.0, float, "rolling resistance: the largest rolling torque per unit "
+                "of normal force", "m", lo=0.0, hi=1.0)
+MU_SPIN = Param("mu_spin", 0.0, float, "spinning resistance: the largest torque about the "
+                "normal per unit of normal force", "m", lo=0.0, hi=1.0)
+MATERIAL = (DAMPING, MU, MU_WALL, MU_ROLL, MU_SPIN)
+
 SPECS = (
     ("bowl", "350 marbles poured into a glass sphere of radius 1 m", bowl,
      (Param("n", 350, int, "number of marbles", lo=1), SEED)),

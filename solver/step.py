@@ -232,6 +232,7 @@ class Simulation:
     def _step_frictional(self, trace: bool) -> StepReport:
         """The step with friction: 3 rows per contact (6 with rolling or spinning resistance),
         linear and angular velocities, orientations integrated."""
+        registry.check_friction(self.method.name, True)
         w = self.world
         h = float(w.dt)
         planar = w.planar

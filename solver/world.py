@@ -1,8 +1,9 @@
 """World state: a struct of arrays of marbles plus the fixed container they live in. Units SI,
 ``z`` up. A container is a small JSON-able dict (written verbatim into state snapshots, read by
-the renderer): ``sphere`` (center, radius; marbles inside), ``floor`` (height), ``box`` (center,
-half_width, floor, height: four walls treated as unbounded planes, height only drawn), ``tube``
-(center, radius, floor, height); any may carry ``"planar": true`` (marbles stay at y = 0).
+the renderer): ``sphere`` (center, radius; marbles inside), ``floor`` (height), ``plane`` (point,
+normal: marbles on the side the normal points to), ``box`` (center, half_width, floor, height:
+four walls treated as unbounded planes, height only drawn), ``tube`` (center, radius, floor,
+height); any may carry ``"planar": true`` (marbles stay at y = 0).
 `container_geometry` turns it into the plain arrays the collision kernel reads.
 """
 from __future__ import annotations
@@ -147,6 +148,12 @@ def container_geometry(container: dict) -> ContainerGeometry:
         spheres.append(_vec(container, "center", 3) + [_num(container, "radius", True)])
     elif kind == "floor":
         planes.append([0.0, 0.0, _num(container, "height"), 0.0, 0.0, 1.0])
+    elif kind == "plane":
+        point, normal = _vec(container, "point", 3), np.array(_vec(container, "normal", 3))
+        length = float(np.linalg.norm(normal))
+        if not np.isfinite(length) or length == 0.0:
+            raise ValueError("container 'plane': 'normal' must be a non-zero vector")
+        planes.append(point + (normal / length).tolist())
     elif kind == "box":
         cx, cy = _vec(container, "center", 2)
         a = _num(container, "half_width", True)
@@ -159,7 +166,8 @@ def container_geometry(container: dict) -> ContainerGeometry:
         planes.append([cx, cy, _num(container, "floor"), 0, 0, 1])
         tubes.append([cx, cy, _num(container, "radius", True)])
     else:
-        raise ValueError(f"unknown container kind {kind!r}; valid: box, floor, sphere, tube")
+        raise ValueError(f"unknown container kind {kind!r}; valid: box, floor, plane, sphere, "
+                         "tube")
 
     def arr(rows: list, width: int) -> np.ndarray:
         return np.ascontiguousarray(np.array(rows, dtype=np.float64).reshape(-1, width))
@@ -178,6 +186,9 @@ def outside_container(world: World) -> np.ndarray:
         out = np.linalg.norm(x - np.asarray(c["center"], dtype=np.float64), axis=1) > c["radius"]
     elif kind == "floor":
         out = x[:, 2] < c["height"]
+    elif kind == "plane":
+        normal = np.asarray(c["normal"], dtype=np.float64)
+        out = (x - np.asarray(c["point"], dtype=np.float64)) @ normal < 0.0
     elif kind == "box":
         cx, cy = c["center"]
         a = c["half_width"]

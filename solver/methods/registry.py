@@ -21,6 +21,20 @@ def get(name: str) -> Method:
         raise ParamError(f"unknown solver '{name}'; valid: {', '.join(METHODS)}") from None
 
 
+def friction_solvers() -> list[str]:
+    """The solvers that handle friction, in registry order."""
+    return [name for name, method in METHODS.items() if method.friction]
+
+
+def check_friction(name: str, frictional: bool) -> None:
+    """ParamError (one line) when solver `name` cannot solve the frictional problem and there
+    is friction."""
+    if frictional and not get(name).friction:
+        raise ParamError(f"solver {name} solves frictionless contacts only; with friction "
+                         f"(mu, mu_wall, mu_roll or mu_spin > 0) use one of "
+                         f"{', '.join(friction_solvers())}, or set the friction to 0")
+
+
 def settings(name: str, iterations: object = ITERATIONS.default, trace: bool = True,
              overrides: dict | None = None) -> SolveSettings:
     """The validated settings of method `name`: its parameters' defaults updated by
