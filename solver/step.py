@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .collide import Collider, Contacts
+from .collide import Collider, Contacts, key_bound
 from .methods import registry
 from .methods.driver import SolveResult, SolveSettings
 from .params import Param
@@ -84,6 +84,32 @@ def integrate(body_a, body_b, normal, inv_mass, lam, v_pred, h, planar, x, v):
         x[i, 2] += h * v[i, 2]
 
 
+def impulses_error(keys: np.ndarray, lam: np.ndarray, n: int, walls: int) -> str | None:
+    """Why (keys, lam) cannot be the last step's impulses of n marbles in a container of
+    `walls` wall features, or None when they can: keys (k,) distinct integers in
+    [0, key_bound(n, walls)), lam (k,) finite non-negative real numbers (N s)."""
+    keys, lam = np.asarray(keys), np.asarray(lam)
+    if keys.ndim != 1 or lam.ndim != 1 or keys.shape != lam.shape:
+        return f"contact keys {keys.shape} and impulses {lam.shape} must be two (k,) arrays"
+    if keys.dtype.kind not in "iu":
+        return f"contact keys must be integers, got {keys.dtype}"
+    if lam.dtype.kind not in "iuf":
+        return f"contact impulses must be real numbers, got {lam.dtype}"
+    if keys.size == 0:
+        return None
+    bound = key_bound(n, walls)
+    low, high = keys.min(), keys.max()
+    if low < 0 or high >= bound:
+        return (f"contact key {low if low < 0 else high} is outside [0, {bound}) for {n} "
+                f"marbles and {walls} walls")
+    if np.unique(keys).size != keys.size:
+        return "a contact key appears twice"
+    bad = ~np.isfinite(lam) | (lam < 0)
+    if bad.any():
+        return f"contact impulse {lam[bad][0]!r} is not a finite non-negative number"
+    return None
+
+
 @dataclass(frozen=True)
 class StepReport:
     """timings: seconds per phase (PHASES); contacts: m; result: the solve's SolveResult."""
@@ -116,6 +142,21 @@ class Simulation:
         self.settings = settings
         # Both variants once, not one per step: the window alternates them.
         self._by_trace = {flag: settings.with_trace(flag) for flag in (False, True)}
+
+    def impulses(self) -> tuple[np.ndarray, np.ndarray]:
+        """(keys (k,) int64, lam (k,) N s): copies of the last step's impulses by contact key,
+        what the next step's warm start matches."""
+        return self._prev_keys.copy(), np.array(self._prev_lam, dtype=np.float64)
+
+    def set_impulses(self, keys: np.ndarray, lam: np.ndarray) -> None:
+        """Take (keys, lam) of `impulses` as the last step's impulses: a simulation restarted
+        from a saved world and these warm-starts exactly as the uninterrupted one. ValueError
+        (one line) when they do not fit this world (see impulses_error)."""
+        problem = impulses_error(keys, lam, self.world.n, self.collider.geometry.n_features)
+        if problem:
+            raise ValueError(problem)
+        self._prev_keys = np.array(keys, dtype=np.int64)
+        self._prev_lam = np.array(lam, dtype=np.float64)
 
     def _initial_impulses(self, contacts: Contacts) -> np.ndarray:
         lam0 = np.zeros(contacts.m)
