@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+import scenes
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS
 from solver.params import Param, ParamError, parse_assignments
@@ -22,7 +23,7 @@ from .compare import (COMPARE_ITERATIONS, METRIC, REPEATS, SETTLE, ScenePlan, co
 from .files import OutputError, check_writable, prepare_out_dir, write_json
 from .progress import Progress
 from .run import run_steps
-from .snapshot import load_lcp, load_state, save_lcp, save_state
+from .snapshot import load_lcp, read_state, save_lcp, save_state
 from .spec import SCENE, SOLVER, RunSpec, route_compare_assignments
 
 STEPS = Param("steps", 500, int, "steps to run", lo=1, hi=10**9)
@@ -34,16 +35,30 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _summary(spec: RunSpec, world, steps: int, report: dict) -> str:
+def _summary(label: str, spec: RunSpec, world, steps: int, report: dict) -> str:
     med = report["timing_ms"]["median"]
     last = report["last_step"]
-    return (f"{spec.scene} {spec.solver} n={world.n} steps={steps} dt={world.dt:g}: "
+    return (f"{label} {spec.solver} n={world.n} steps={steps} dt={world.dt:g}: "
             f"{med['total']:.3f} ms/step median (collide {med['collide']:.3f}, assemble "
             f"{med['assemble']:.3f}, solve {med['solve']:.3f}, integrate {med['integrate']:.3f}); "
             f"contacts {report['contacts']['last']} (max {report['contacts']['max']}); "
             f"last residual {last['residual']:.3e} m/s ({last['status']}, "
             f"{last['iterations']} it); max penetration {report['max_penetration']:.2e} m; "
             f"max speed {report['max_speed']:.2e} m/s")
+
+
+def _label(origin: dict) -> str:
+    """'bowl', or 'bowl (from FILE)' / 'state (from FILE)' for a run from a state snapshot."""
+    return origin["scene"] + (f" (from {origin['state']})" if "state" in origin else "")
+
+
+def _refuse_scene_settings(args: argparse.Namespace) -> None:
+    """With --state the world comes from the file, so a scene parameter would be ignored."""
+    names = {p.name for p in scenes.get(args.scene).params}
+    given = [name for name in parse_assignments(args.assignments) if name in names]
+    if given:
+        raise ParamError(f"--set {given[0]}: a scene parameter, but with --state the world "
+                         f"comes from {args.state}")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -54,29 +69,34 @@ def cmd_run(args: argparse.Namespace) -> int:
         if path:
             check_writable(path)
     if args.state:
-        world = load_state(args.state)
+        _refuse_scene_settings(args)
+        snap = read_state(args.state)
+        world, origin, scene = snap.world, snap.origin(args.state), snap.scene
         if spec.dt is not None:
             world.dt = spec.dt
     else:
         world = spec.build_world()
+        origin = {"scene": spec.scene, "scene_params": spec.scene_params}
+        scene = {"name": spec.scene, "params": spec.scene_params}
     compile_seconds = warmup([spec.solver])
     sim = Simulation(world, spec.solve, spec.warm_start)
-    progress = None if args.quiet else Progress(f"{spec.scene}/{spec.solver}", steps)
+    if args.state:
+        sim.set_impulses(*snap.impulses)  # a warm start continues as the saved run would have
+    progress = None if args.quiet else Progress(f"{origin['scene']}/{spec.solver}", steps)
     report = run_steps(sim, steps, trace_every_step=args.trace, progress=progress)
-    full = {"scene": spec.scene if not args.state else f"{spec.scene} (from {args.state})",
-            "scene_params": spec.scene_params, "solver": spec.solver,
+    full = {**origin, "solver": spec.solver,
             "settings": {**spec.settings_json(),
                          "trace": "every step" if args.trace else "last step only"},
             "n_marbles": world.n, "steps": steps, "dt": world.dt, **report,
             "compile_seconds": compile_seconds, "wall_seconds": time.perf_counter() - wall}
     if args.save_state:
-        save_state(args.save_state, world)
+        save_state(args.save_state, world, sim.impulses(), scene)
     if args.save_lcp:
         save_lcp(args.save_lcp, sim.problem, sim.lam, world)
     if args.json:
         full["wall_seconds"] = time.perf_counter() - wall
         write_json(args.json, full)
-    print(_summary(spec, world, steps, full))
+    print(_summary(_label(origin), spec, world, steps, full))
     return 0
 
 
@@ -86,26 +106,33 @@ def cmd_compare(args: argparse.Namespace) -> int:
     registry.get(args.solver)
     scene_p, sim_p, settle_over, solver_p = route_compare_assignments(
         args.scene, args.solver, solvers, parse_assignments(args.assignments))
-    plan = ScenePlan(args.scene, scene_p, int(SETTLE.parse(args.settle)),
+    scene, snap = args.scene, None
+    if args.state:  # a bad file fails before any output
+        _refuse_scene_settings(args)
+        snap = read_state(args.state)
+        origin = snap.origin(args.state)
+        scene, scene_p = origin["scene"], origin.get("scene_params")
+    plan = ScenePlan(scene, scene_p, int(SETTLE.parse(args.settle)),
                      int(COMPARE_ITERATIONS.parse(args.iterations)), solvers,
                      registry.settings(args.solver, args.settle_iterations, False, settle_over),
                      float(sim_p["warm_start"]), solver_p, args.warm_start,
                      None if args.dt is None else float(DT.parse(args.dt)),
                      int(REPEATS.parse(args.repeats)), state=args.state)
-    world = load_state(args.state) if args.state else None  # a bad file fails before output
     out = prepare_out_dir(args.out, BENCHMARK_FILES)
     from .figures import comparison_png  # matplotlib only when there is something to draw
 
-    table, meta = compare_scene(plan, world, quiet=args.quiet)
+    table, meta = compare_scene(plan, snap.world if snap else None, quiet=args.quiet,
+                                impulses=snap.impulses if snap else None)
     meta["wall_seconds"] = time.perf_counter() - wall
-    title = (f"{args.scene}: step {meta['step']}, {table.meta['contacts']} contacts, "
+    label = _label(meta)
+    title = (f"{label}: step {meta['step']}, {table.meta['contacts']} contacts, "
              f"{'warm' if args.warm_start else 'cold'} start")
     # The plot first and the JSON last: a reader that sees benchmark.json sees a complete set.
     comparison_png(out / "benchmark.png", table, title)
     write_benchmark(out, table, meta)
     best = min(range(len(table.solvers)), key=lambda k: (not np.isfinite(table.residual[k, -1]),
                                                          table.residual[k, -1]))
-    print(f"{args.scene} step {meta['step']}: {table.meta['contacts']} contacts, "
+    print(f"{label} step {meta['step']}: {table.meta['contacts']} contacts, "
           f"{len(solvers)} solvers x {plan.iterations} iterations; lowest final residual "
           f"{table.solvers[best]} {table.residual[best, -1]:.3e} m/s; wrote {out}/benchmark.npy, "
           f"benchmark.json, benchmark.png")

@@ -100,13 +100,13 @@ def impulses_error(keys: np.ndarray, lam: np.ndarray, n: int, walls: int) -> str
     bound = key_bound(n, walls)
     low, high = keys.min(), keys.max()
     if low < 0 or high >= bound:
-        return (f"contact key {low if low < 0 else high} is outside [0, {bound}) for {n} "
+        return (f"contact key {int(low if low < 0 else high)} is outside [0, {bound}) for {n} "
                 f"marbles and {walls} walls")
     if np.unique(keys).size != keys.size:
         return "a contact key appears twice"
     bad = ~np.isfinite(lam) | (lam < 0)
     if bad.any():
-        return f"contact impulse {lam[bad][0]!r} is not a finite non-negative number"
+        return f"contact impulse {lam[bad][0].item()!r} is not a finite non-negative number"
     return None
 
 

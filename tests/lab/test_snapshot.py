@@ -35,7 +35,7 @@ def test_a_complete_snapshot_rebuilds_the_same_problem(tmp_path):
     (lambda a: {**a, "pairs": a["pairs"] + 100}, "outside"),
     (lambda a: {**a, "pairs": a["pairs"].astype(float)}, "integers"),
     (lambda a: {**a, "normal": a["normal"][:-1]}, "normal has shape"),
-    (lambda a: {**a, "gap": np.full_like(a["gap"], np.nan)}, "non-finite"),
+    (lambda a: {**a, "gap": np.full_like(a["gap"], np.nan)}, "gap must be finite, got nan"),
     (lambda a: {**a, "q": a["q"] + 1.0}, "q does not match"),
     (lambda a: {**a, "dt": np.float64(0.0)}, "dt=0"),
     (lambda a: {**a, "mu": np.full(a["q"].size, 0.5)}, "friction"),
