@@ -52,8 +52,15 @@ def _label(origin: dict) -> str:
     return origin["scene"] + (f" (from {origin['state']})" if "state" in origin else "")
 
 
-def _refuse_scene_settings(args: argparse.Namespace) -> None:
-    """With --state the world comes from the file, so a scene parameter would be ignored."""
+def _check_scene_options(args: argparse.Namespace) -> None:
+    """--scene and scene parameters are refused with --state (the world comes from the file,
+    so they would be ignored); without it --scene defaults to the declared scene."""
+    if not args.state:
+        args.scene = SCENE.default if args.scene is None else args.scene
+        return
+    if args.scene is not None:
+        raise ParamError(f"--scene {args.scene}: with --state the world comes from {args.state}")
+    args.scene = SCENE.default
     names = {p.name for p in scenes.get(args.scene).params}
     given = [name for name in parse_assignments(args.assignments) if name in names]
     if given:
@@ -63,13 +70,13 @@ def _refuse_scene_settings(args: argparse.Namespace) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     wall = time.perf_counter()
+    _check_scene_options(args)
     spec = cli.spec_from_args(args)
     steps = int(STEPS.parse(args.steps))
     for path in (args.json, args.save_state, args.save_lcp):
         if path:
             check_writable(path)
     if args.state:
-        _refuse_scene_settings(args)
         snap = read_state(args.state)
         world, origin, scene = snap.world, snap.origin(args.state), snap.scene
         if spec.dt is not None:
@@ -102,13 +109,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     wall = time.perf_counter()
+    _check_scene_options(args)
     solvers = parse_solver_list(args.solvers)
     registry.get(args.solver)
     scene_p, sim_p, settle_over, solver_p = route_compare_assignments(
         args.scene, args.solver, solvers, parse_assignments(args.assignments))
     scene, snap = args.scene, None
     if args.state:  # a bad file fails before any output
-        _refuse_scene_settings(args)
         snap = read_state(args.state)
         origin = snap.origin(args.state)
         scene, scene_p = origin["scene"], origin.get("scene_params")
@@ -190,7 +197,7 @@ def _add_run(sub) -> None:
     p.add_argument("--trace", action="store_true",
                    help="record the residual after every iteration of every step (slower)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    p.set_defaults(func=cmd_run)
+    p.set_defaults(func=cmd_run, scene=None)  # None: not given (refused with --state)
 
 
 def _add_compare(sub) -> None:
@@ -224,7 +231,7 @@ def _add_compare(sub) -> None:
     p.add_argument("--state", metavar="FILE",
                    help="start from a state snapshot (run --save-state) instead of the scene")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    p.set_defaults(func=cmd_compare)
+    p.set_defaults(func=cmd_compare, scene=None)  # None: not given (refused with --state)
 
 
 def _add_solve(sub) -> None:

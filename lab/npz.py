@@ -77,9 +77,9 @@ class Archive:
             raise ArchiveError(f"{p}: cannot read the {self.what} "
                                f"({one_line(getattr(err, 'strerror', None) or err)})") from None
         if stat.S_ISDIR(mode):
-            raise ArchiveError(f"{p}: a folder, not a {self.what} file")
+            raise ArchiveError(f"{p}: a folder, not an .npz file ({self.what})")
         if not stat.S_ISREG(mode):
-            raise ArchiveError(f"{p}: not a regular file, so not a {self.what}")
+            raise ArchiveError(f"{p}: not a regular file, so not an .npz file ({self.what})")
         if not head:
             raise self.error("the file is empty")
         if head.startswith(npy.MAGIC_PREFIX):
@@ -174,12 +174,14 @@ class Archive:
 
     def _header(self, key: str, f) -> tuple[np.dtype, tuple, bool]:
         version = npy.read_magic(f)
-        if version == (1, 0):
-            shape, fortran, dtype = npy.read_array_header_1_0(f)
-        elif version == (2, 0):
-            shape, fortran, dtype = npy.read_array_header_2_0(f)
-        else:
+        if version not in ((1, 0), (2, 0)):
             raise self.error(f"{key} has npy format version {version} (1.0 and 2.0 are read)")
+        read = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        try:
+            shape, fortran, dtype = read(f)
+        except Exception as err:  # noqa: BLE001 - numpy parses untrusted text with ast and
+            # tokenize, whose errors (TokenError, SyntaxError, ...) name no common base class
+            raise self.error(f"{key} has an unreadable npy header ({one_line(err)})") from None
         if not all(isinstance(d, int) and d >= 0 for d in shape):
             raise self.error(f"{key} declares the shape {shape}")
         return dtype, tuple(shape), bool(fortran)

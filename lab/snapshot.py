@@ -26,7 +26,7 @@ from solver.step import impulses_error
 from solver.world import DT, World, container_geometry
 
 from .files import write_npz
-from .npz import REAL, Archive
+from .npz import Archive
 
 DENSE_LIMIT = 5000  # contacts; above it the LCP snapshot carries only the COO triplets
 GEOMETRY = ("pairs", "normal", "gap", "v_pred", "dt")
@@ -99,7 +99,8 @@ def _first_bad(values: np.ndarray, bad: np.ndarray) -> str:
 
 def _real(z: Archive, key: str, shape: tuple, finite: bool = True) -> np.ndarray:
     """Member `key` as float64 of `shape`; with `finite`, refused when a value is NaN or inf."""
-    values = np.array(z.array(key, shape), dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):  # a wider float may overflow to inf
+        values = np.array(z.array(key, shape), dtype=np.float64)
     if finite and not np.all(np.isfinite(values)):
         raise z.error(f"{key} must be finite, got {_first_bad(values, ~np.isfinite(values))}")
     return values
@@ -112,7 +113,7 @@ def _scalar(z: Archive, key: str) -> float:
 def _mass_error(mass: np.ndarray) -> str | None:
     """Why `mass` (kg) is not a mass: each must be > 0 (+inf: a fixed marble) with a finite
     inverse; NaN, 0, negative and -inf are not."""
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         bad = np.isnan(mass) | (mass <= 0) | ~np.isfinite(1.0 / mass)
     if bad.any():
         return (f"mass must be > 0 kg (inf for a fixed marble), got "
@@ -154,7 +155,7 @@ def _scene(z: Archive) -> dict | None:
     if not (isinstance(scene, dict) and set(scene) == {"name", "params"}
             and isinstance(scene["params"], dict)):
         raise z.error('scene must be {"name": ..., "params": {...}}')
-    if scene["name"] not in scenes.SCENES:
+    if not isinstance(scene["name"], str) or scene["name"] not in scenes.SCENES:
         raise z.error(f"scene {scene['name']!r} is not a known scene; known: "
                       f"{', '.join(scenes.SCENES)}")
     try:
@@ -253,16 +254,14 @@ def load_lcp(path: str | os.PathLike) -> tuple[ContactProblem, dict]:
     W, W_row, W_col, W_val and x are never read)."""
     with Archive(path, LCP) as z:
         _check_lcp_members(z)
-        pairs = _pairs(z)
+        v_pred = _real(z, "v_pred", ("n", 3))
+        pairs = _pairs(z, v_pred.shape[0])
         normal = _real(z, "normal", ("m", 3))
         gap = _real(z, "gap", ("m",))
-        v_pred = _real(z, "v_pred", ("n", 3))
         dt = _scalar(z, "dt")
         if dt <= 0.0:
             raise z.error(f"dt={dt} must be positive")
         inv_mass = _lcp_inverse_mass(z)
-        if pairs.size and (pairs[:, 1].max() >= z.dims["n"] or pairs[:, 0].max() >= z.dims["n"]):
-            raise z.error(f"pairs index marbles outside [-1, {z.dims['n']})")
         problem = ContactProblem(np.ascontiguousarray(pairs[:, 0]),
                                  np.ascontiguousarray(pairs[:, 1]), normal, gap, inv_mass,
                                  v_pred, dt)
@@ -291,13 +290,11 @@ def _check_lcp_members(z: Archive) -> None:
     raise z.error(f"missing {', '.join(missing)}")
 
 
-def _pairs(z: Archive) -> np.ndarray:
-    """(m, 2) int64: body_a in [-1, n) (-1: a wall), body_b in [0, n), not the same marble;
-    the upper bound is checked once n is known."""
+def _pairs(z: Archive, n: int) -> np.ndarray:
+    """(m, 2) int64: body_a in [-1, n) (-1: a wall), body_b in [0, n), not the same marble."""
     raw = z.array("pairs", ("m", 2), kinds="iu")
-    if raw.size and (raw[:, 0].min() < -1 or raw[:, 1].min() < 0
-                     or raw.max() > np.iinfo(np.int64).max):
-        raise z.error("pairs index marbles outside [-1, n)")
+    if raw.size and (raw[:, 0].min() < -1 or raw[:, 1].min() < 0 or raw.max() >= n):
+        raise z.error(f"pairs index marbles outside [-1, {n})")
     pairs = np.array(raw, dtype=np.int64)
     same = pairs[:, 0] == pairs[:, 1]
     if same.any():

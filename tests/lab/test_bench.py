@@ -94,9 +94,12 @@ def test_a_state_that_does_not_name_its_scene_is_reported_as_a_state(tmp_path, r
     assert code == 0 and report["scene"] == "state" and report["state"] == str(old)
     assert "scene_params" not in report and "bowl" not in out
     assert out.startswith(f"state (from {old}) pgs n=7 ")
-    # A scene parameter would be ignored with --state: it is refused instead.
-    code, _, err = run_main("run", "--state", str(old), "--set", "n=5", "--quiet")
-    assert code == 2 and "--set n: a scene parameter" in err and str(old) in err
+    # A scene or a scene parameter would be ignored with --state: they are refused instead.
+    for command in ("run", "compare"):
+        code, _, err = run_main(command, "--state", str(old), "--set", "n=5", "--quiet")
+        assert code == 2 and "--set n: a scene parameter" in err and str(old) in err
+        code, _, err = run_main(command, "--state", str(old), "--scene", "box", "--quiet")
+        assert code == 2 and "--scene box: with --state" in err
 
 
 @pytest.mark.parametrize("args, fragment", [
