@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+import scenes
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS
 from solver.params import Param, ParamError, parse_assignments
@@ -23,7 +24,7 @@ from .files import OutputError, check_writable, prepare_out_dir, write_json
 from .progress import Progress
 from .run import OK as PHYSICS_OK
 from .run import dt_warning, run_steps
-from .snapshot import load_lcp, load_state, save_lcp, save_state
+from .snapshot import load_lcp, read_state, save_lcp, save_state
 from .spec import SCENE, SOLVER, RunSpec, route_compare_assignments
 
 STEPS = Param("steps", 500, int, "steps to run", lo=1, hi=10**9)
@@ -36,7 +37,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _summary(spec: RunSpec, world, steps: int, report: dict) -> str:
+def _summary(label: str, spec: RunSpec, world, steps: int, report: dict) -> str:
     med = report["timing_ms"]["median"]
     last = report["last_step"]
     physics = report["physics"]
@@ -48,7 +49,7 @@ def _summary(spec: RunSpec, world, steps: int, report: dict) -> str:
                    f"{physics['escaped']} outside the container"
                    + (f", stopped at step {physics['stopped_at']}" if physics["stopped_at"]
                       else "") + "): ")
-    return (verdict + f"{spec.scene} {spec.solver} n={world.n} steps={done}"
+    return (verdict + f"{label} {spec.solver} n={world.n} steps={done}"
             + ("" if done == steps else f" of {steps}") + f" dt={world.dt:g}: "
             f"{med['total']:.3f} ms/step median (collide {med['collide']:.3f}, assemble "
             f"{med['assemble']:.3f}, solve {med['solve']:.3f}, integrate {med['integrate']:.3f}); "
@@ -58,71 +59,104 @@ def _summary(spec: RunSpec, world, steps: int, report: dict) -> str:
             f"max speed {report['max_speed']:.2e} m/s")
 
 
+def _label(origin: dict) -> str:
+    """'bowl', or 'bowl (from FILE)' / 'state (from FILE)' for a run from a state snapshot."""
+    return origin["scene"] + (f" (from {origin['state']})" if "state" in origin else "")
+
+
+def _check_scene_options(args: argparse.Namespace) -> None:
+    """--scene and scene parameters are refused with --state (the world comes from the file,
+    so they would be ignored); without it --scene defaults to the declared scene."""
+    if not args.state:
+        args.scene = SCENE.default if args.scene is None else args.scene
+        return
+    if args.scene is not None:
+        raise ParamError(f"--scene {args.scene}: with --state the world comes from {args.state}")
+    args.scene = SCENE.default
+    names = {p.name for p in scenes.get(args.scene).params}
+    given = [name for name in parse_assignments(args.assignments) if name in names]
+    if given:
+        raise ParamError(f"--set {given[0]}: a scene parameter, but with --state the world "
+                         f"comes from {args.state}")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     wall = time.perf_counter()
+    _check_scene_options(args)
     spec = cli.spec_from_args(args)
     steps = int(STEPS.parse(args.steps))
     for path in (args.json, args.save_state, args.save_lcp):
         if path:
             check_writable(path)
     if args.state:
-        world = load_state(args.state)
+        snap = read_state(args.state)
+        world, origin, scene = snap.world, snap.origin(args.state), snap.scene
         if spec.dt is not None:
             world.dt = spec.dt
     else:
         world = spec.build_world()
+        origin = {"scene": spec.scene, "scene_params": spec.scene_params}
+        scene = {"name": spec.scene, "params": spec.scene_params}
     warnings = [w for w in (dt_warning(world),) if w]
     for warning in warnings:
         cli.warn(warning)
     compile_seconds = warmup([spec.solver])
     sim = Simulation(world, spec.solve, spec.warm_start)
-    progress = None if args.quiet else Progress(f"{spec.scene}/{spec.solver}", steps)
+    if args.state:
+        sim.set_impulses(*snap.impulses)  # a warm start continues as the saved run would have
+    progress = None if args.quiet else Progress(f"{origin['scene']}/{spec.solver}", steps)
     report = run_steps(sim, steps, trace_every_step=args.trace, progress=progress)
-    full = {"scene": spec.scene if not args.state else f"{spec.scene} (from {args.state})",
-            "scene_params": spec.scene_params, "solver": spec.solver,
+    full = {**origin, "solver": spec.solver,
             "settings": {**spec.settings_json(),
                          "trace": "every step" if args.trace else "last step only"},
             "n_marbles": world.n, "steps": steps, "dt": world.dt, **report,
             "warnings": warnings,
             "compile_seconds": compile_seconds, "wall_seconds": time.perf_counter() - wall}
     if args.save_state:
-        save_state(args.save_state, world)
+        save_state(args.save_state, world, sim.impulses(), scene)
     if args.save_lcp:
         save_lcp(args.save_lcp, sim.problem, sim.lam, world)
     if args.json:
         full["wall_seconds"] = time.perf_counter() - wall
         write_json(args.json, full)
-    print(_summary(spec, world, steps, full))
+    print(_summary(_label(origin), spec, world, steps, full))
     # 3, not 2: the input was fine, the physics of the run was not (README, command lines).
     return 0 if report["physics"]["status"] == PHYSICS_OK else PHYSICS_FAILED
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     wall = time.perf_counter()
+    _check_scene_options(args)
     solvers = parse_solver_list(args.solvers)
     registry.get(args.solver)
     scene_p, sim_p, settle_over, solver_p = route_compare_assignments(
         args.scene, args.solver, solvers, parse_assignments(args.assignments))
-    plan = ScenePlan(args.scene, scene_p, int(SETTLE.parse(args.settle)),
+    scene, snap = args.scene, None
+    if args.state:  # a bad file fails before any output
+        snap = read_state(args.state)
+        origin = snap.origin(args.state)
+        scene, scene_p = origin["scene"], origin.get("scene_params")
+    plan = ScenePlan(scene, scene_p, int(SETTLE.parse(args.settle)),
                      int(COMPARE_ITERATIONS.parse(args.iterations)), solvers,
                      registry.settings(args.solver, args.settle_iterations, False, settle_over),
                      float(sim_p["warm_start"]), solver_p, args.warm_start,
                      None if args.dt is None else float(DT.parse(args.dt)),
                      int(REPEATS.parse(args.repeats)), state=args.state)
-    world = load_state(args.state) if args.state else None  # a bad file fails before output
     out = prepare_out_dir(args.out, BENCHMARK_FILES)
     from .figures import comparison_png  # matplotlib only when there is something to draw
 
-    table, meta = compare_scene(plan, world, quiet=args.quiet)
+    table, meta = compare_scene(plan, snap.world if snap else None, quiet=args.quiet,
+                                impulses=snap.impulses if snap else None)
     meta["wall_seconds"] = time.perf_counter() - wall
-    title = (f"{args.scene}: step {meta['step']}, {table.meta['contacts']} contacts, "
+    label = _label(meta)
+    title = (f"{label}: step {meta['step']}, {table.meta['contacts']} contacts, "
              f"{'warm' if args.warm_start else 'cold'} start")
     # The plot first and the JSON last: a reader that sees benchmark.json sees a complete set.
     comparison_png(out / "benchmark.png", table, title)
     write_benchmark(out, table, meta)
     best = min(range(len(table.solvers)), key=lambda k: (not np.isfinite(table.residual[k, -1]),
                                                          table.residual[k, -1]))
-    print(f"{args.scene} step {meta['step']}: {table.meta['contacts']} contacts, "
+    print(f"{label} step {meta['step']}: {table.meta['contacts']} contacts, "
           f"{len(solvers)} solvers x {plan.iterations} iterations; lowest final residual "
           f"{table.solvers[best]} {table.residual[best, -1]:.3e} m/s; wrote {out}/benchmark.npy, "
           f"benchmark.json, benchmark.png")
@@ -180,7 +214,7 @@ def _add_run(sub) -> None:
     p.add_argument("--trace", action="store_true",
                    help="record the residual after every iteration of every step (slower)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    p.set_defaults(func=cmd_run)
+    p.set_defaults(func=cmd_run, scene=None)  # None: not given (refused with --state)
 
 
 def _add_compare(sub) -> None:
@@ -214,7 +248,7 @@ def _add_compare(sub) -> None:
     p.add_argument("--state", metavar="FILE",
                    help="start from a state snapshot (run --save-state) instead of the scene")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    p.set_defaults(func=cmd_compare)
+    p.set_defaults(func=cmd_compare, scene=None)  # None: not given (refused with --state)
 
 
 def _add_solve(sub) -> None:

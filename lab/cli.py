@@ -29,7 +29,8 @@ def set_prog(name: str) -> None:
 
 
 def fail(message: str) -> None:
-    sys.stderr.write(f"{_prog}: error: {message}\n")
+    """One line on stderr (a file name may hold a line break) and exit code 2."""
+    sys.stderr.write(f"{_prog}: error: {' '.join(message.splitlines())}\n")
     raise SystemExit(2)
 
 

@@ -250,18 +250,21 @@ def match_impulses(prev_keys: np.ndarray, prev_lam: np.ndarray, keys: np.ndarray
 
 def settle(world: World, steps: int, settings: SolveSettings,
            warm_start: float = WARM_START.default,
-           progress: Callable[[int, int], None] | None = None) -> FrozenStep:
+           progress: Callable[[int, int], None] | None = None,
+           impulses: tuple[np.ndarray, np.ndarray] | None = None) -> FrozenStep:
     """Step `world` (in place) `steps` times with the solver `settings` chose and freeze the
-    last step's problem."""
+    last step's problem. impulses: (keys, lam) of the step before the first (a world loaded
+    from a state snapshot), for the warm start."""
     steps = int(SETTLE.parse(steps))
     sim = Simulation(world, settings, warm_start)
+    if impulses is not None:
+        sim.set_impulses(*impulses)
     prev_keys, prev_lam = np.zeros(0, np.int64), np.zeros(0)
     report = None
     for k in range(steps):
         last = k == steps - 1
-        if last and sim.problem is not None:
-            prev_keys = sim.problem.key if sim.problem.key is not None else prev_keys
-            prev_lam = np.array(sim.lam)
+        if last:
+            prev_keys, prev_lam = sim.impulses()
         report = sim.step(trace=last)
         if progress is not None:
             progress(k + 1, steps)
@@ -288,13 +291,14 @@ def parse_solver_list(text: str | None) -> list[str]:
 
 @dataclass(frozen=True)
 class ScenePlan:
-    """A comparison of solvers on one scene: the scene (a name and its resolved parameters, or
-    a world loaded from `state`), `settle` steps driven by `settle_settings`, then `iterations`
+    """A comparison of solvers on one scene: the scene (a name and its resolved parameters; or
+    a world loaded from the state snapshot `state`, whose scene is named when the file says),
+    `settle` steps driven by `settle_settings`, then `iterations`
     of every solver in `solvers` (with `solver_params` overrides) on the frozen problem, from
     zero or, with `from_previous`, from the previous step's impulses matched by pair."""
 
     scene: str
-    scene_params: dict
+    scene_params: dict | None  # None: not known (a state snapshot that does not say)
     settle: int
     iterations: int
     solvers: list[str]
@@ -309,9 +313,11 @@ class ScenePlan:
 
 
 def compare_scene(plan: ScenePlan, world: World | None = None, label: str | None = None,
-                  quiet: bool = False) -> tuple[ComparisonTable, dict]:
-    """Build the scene (or take `world`), settle it, compare the solvers on the frozen step;
-    returns (table, benchmark.json meta). Shared by `compare`, `report` and the window."""
+                  quiet: bool = False, impulses: tuple[np.ndarray, np.ndarray] | None = None
+                  ) -> tuple[ComparisonTable, dict]:
+    """Build the scene (or take `world` and the `impulses` of its step before, as a state
+    snapshot has them), settle it, compare the solvers on the frozen step; returns (table,
+    benchmark.json meta). Shared by `compare`, `report` and the window."""
     if world is None:
         world = scenes.build(plan.scene, plan.scene_params)
     if plan.dt is not None:
@@ -319,14 +325,16 @@ def compare_scene(plan: ScenePlan, world: World | None = None, label: str | None
     label = label or plan.scene
     warmup([plan.settle_settings.method])
     progress = None if quiet else Progress(f"{label}: settling", plan.settle)
-    frozen = settle(world, plan.settle, plan.settle_settings, plan.warm_start, progress)
+    frozen = settle(world, plan.settle, plan.settle_settings, plan.warm_start, progress,
+                    impulses)
     progress = None if quiet else Progress(f"{label}: comparing", len(plan.solvers), after=1.0)
     table = compare(frozen.problem, plan.iterations, plan.solvers,
                     frozen.warm if plan.from_previous else None, plan.solver_params, progress,
                     repeats=plan.repeats, budget=plan.budget)
     settle_settings = plan.settle_settings
-    meta = {"scene": f"{plan.scene} (from {plan.state})" if plan.state else plan.scene,
-            "scene_params": {} if plan.state else plan.scene_params, "n_marbles": world.n,
+    origin = {"scene": plan.scene, **({"state": str(plan.state)} if plan.state else {}),
+              **({} if plan.scene_params is None else {"scene_params": plan.scene_params})}
+    meta = {**origin, "n_marbles": world.n,
             "step": frozen.step, "time": frozen.time, "dt": world.dt,
             "contact_count": frozen.problem.m,
             "settings": {"settle": plan.settle, "settle_solver": settle_settings.method,

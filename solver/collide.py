@@ -319,6 +319,12 @@ def _deal(body_a, body_b, normal, gap, keys, m, streams):
     return out_a, out_b, out_normal, out_gap, out_keys
 
 
+def key_bound(n: int, walls: int) -> int:
+    """Every contact key of n marbles in a container of `walls` wall features lies in
+    [0, key_bound): marble i and wall p have p n + i, marbles i < j have (i + walls) n + j."""
+    return (n - 1 + walls) * n if n > 0 else 0
+
+
 @dataclass(frozen=True)
 class Contacts:
     """m contacts. body_a, body_b: (m,) int64 marble indices (body_a = -1: a container wall);

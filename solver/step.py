@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .collide import Collider, Contacts
+from .collide import Collider, Contacts, key_bound
 from .methods import registry
 from .methods.driver import SolveResult, SolveSettings
 from .params import Param
@@ -113,6 +113,38 @@ def drop_inert(contacts: Contacts, inv_mass: np.ndarray) -> Contacts:
                     contacts.gap[keep], contacts.key[keep])
 
 
+def impulses_error(keys: np.ndarray, lam: np.ndarray, n: int, walls: int) -> str | None:
+    """Why (keys, lam) cannot be the last step's impulses of n marbles in a container of
+    `walls` wall features, or None when they can: keys (k,) distinct integers in
+    [0, key_bound(n, walls)), lam (k,) or, with friction, (k, rows) with rows 3 or 6: finite
+    real numbers (N s), the normal ones (column 0) non-negative."""
+    keys, lam = np.asarray(keys), np.asarray(lam)
+    if keys.ndim != 1 or lam.ndim not in (1, 2) or lam.shape[:1] != keys.shape or (
+            lam.ndim == 2 and lam.shape[1] not in (ROWS_SLIDING, ROWS_ROLLING)):
+        return (f"contact keys {keys.shape} and impulses {lam.shape} must be (k,) and (k,) or "
+                f"(k, {ROWS_SLIDING}|{ROWS_ROLLING}) arrays")
+    if keys.dtype.kind not in "iu":
+        return f"contact keys must be integers, got {keys.dtype}"
+    if lam.dtype.kind not in "iuf":
+        return f"contact impulses must be real numbers, got {lam.dtype}"
+    if keys.size == 0:
+        return None
+    bound = key_bound(n, walls)
+    low, high = keys.min(), keys.max()
+    if low < 0 or high >= bound:
+        return (f"contact key {int(low if low < 0 else high)} is outside [0, {bound}) for {n} "
+                f"marbles and {walls} walls")
+    if np.unique(keys).size != keys.size:
+        return "a contact key appears twice"
+    normal = lam if lam.ndim == 1 else lam[:, 0]
+    bad = ~np.isfinite(normal) | (normal < 0)
+    if bad.any():
+        return f"contact impulse {normal[bad][0].item()!r} is not a finite non-negative number"
+    if not np.all(np.isfinite(lam)):
+        return "a tangent contact impulse is not finite"
+    return None
+
+
 @dataclass(frozen=True)
 class StepReport:
     """timings: seconds per phase (PHASES); contacts: m; result: the solve's SolveResult."""
@@ -157,6 +189,26 @@ class Simulation:
         self.settings = settings
         # Both variants once, not one per step: the window alternates them.
         self._by_trace = {flag: settings.with_trace(flag) for flag in (False, True)}
+
+    def impulses(self) -> tuple[np.ndarray, np.ndarray]:
+        """(keys (k,) int64, lam): copies of the last step's impulses by contact key, what the
+        next step's warm start matches; lam (k,) N s, or (k, rows) with friction."""
+        lam = np.array(self._prev_lam, dtype=np.float64)
+        if self._prev_rows > 1:
+            lam = lam.reshape(-1, self._prev_rows)
+        return self._prev_keys.copy(), lam
+
+    def set_impulses(self, keys: np.ndarray, lam: np.ndarray) -> None:
+        """Take (keys, lam) of `impulses` as the last step's impulses: a simulation restarted
+        from a saved world and these warm-starts exactly as the uninterrupted one. ValueError
+        (one line) when they do not fit this world (see impulses_error)."""
+        problem = impulses_error(keys, lam, self.world.n, self.collider.geometry.n_features)
+        if problem:
+            raise ValueError(problem)
+        lam = np.array(lam, dtype=np.float64)
+        self._prev_keys = np.array(keys, dtype=np.int64)
+        self._prev_rows = 1 if lam.ndim == 1 else lam.shape[1]
+        self._prev_lam = lam.ravel()
 
     def _initial_impulses(self, contacts: Contacts, rows: int = 1) -> np.ndarray:
         lam0 = np.zeros(contacts.m * rows)

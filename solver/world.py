@@ -124,23 +124,66 @@ class ContainerGeometry:
         return len(self.planes) + len(self.spheres) + len(self.tubes)
 
 
+# The keys of each container kind: required, then optional; any kind may add "planar".
+CONTAINER_KEYS = {"sphere": (("center", "radius"), ()), "floor": (("height",), ()),
+                  "plane": (("point", "normal"), ()),
+                  "box": (("center", "half_width", "floor"), ("height",)),
+                  "tube": (("center", "radius", "floor"), ("height",))}
+
+
+def _is_number(value: object) -> bool:
+    """A real number and not a bool (JSON's true is no length in metres)."""
+    return (isinstance(value, (int, float, np.integer, np.floating))
+            and not isinstance(value, (bool, np.bool_)))
+
+
 def _vec(container: dict, key: str, size: int) -> list[float]:
     value = container.get(key)
-    if not (isinstance(value, (list, tuple)) and len(value) == size):
-        raise ValueError(f"container {container.get('kind')!r}: '{key}' must be {size} numbers")
+    if not (isinstance(value, (list, tuple)) and len(value) == size
+            and all(_is_number(c) and np.isfinite(c) for c in value)):
+        raise ValueError(f"container {container.get('kind')!r}: '{key}' must be {size} finite "
+                         f"numbers, got {value!r}")
     return [float(c) for c in value]
 
 
 def _num(container: dict, key: str, positive: bool = False) -> float:
     value = container.get(key)
-    if not isinstance(value, (int, float)) or not np.isfinite(value) or (positive and value <= 0):
+    if not _is_number(value) or not np.isfinite(value) or (positive and value <= 0):
         raise ValueError(f"container {container.get('kind')!r}: '{key}' must be a "
                          f"{'positive ' if positive else ''}finite number, got {value!r}")
     return float(value)
 
 
+def _check_keys(container: object) -> str:
+    """The container's kind, after checking it names a known kind with exactly its keys."""
+    if not isinstance(container, dict):
+        raise ValueError(f"a container must be an object with a 'kind', got "
+                         f"{type(container).__name__}")
+    kind = container.get("kind")
+    if not isinstance(kind, str) or kind not in CONTAINER_KEYS:
+        raise ValueError(f"unknown container kind {kind!r}; valid: "
+                         f"{', '.join(sorted(CONTAINER_KEYS))}")
+    required, optional = CONTAINER_KEYS[kind]
+    valid = ("kind", *required, *optional, "planar")
+    for key in container:
+        if key not in valid:
+            raise ValueError(f"container {kind!r}: unknown key {key!r}; valid: "
+                             f"{', '.join(valid)}")
+    for key in required:
+        if key not in container:
+            raise ValueError(f"container {kind!r}: '{key}' is missing")
+    if "planar" in container and not isinstance(container["planar"], (bool, np.bool_)):
+        raise ValueError(f"container {kind!r}: 'planar' must be true or false, got "
+                         f"{container['planar']!r}")
+    if "height" in optional and "height" in container:
+        _num(container, "height", positive=True)
+    return kind
+
+
 def container_geometry(container: dict) -> ContainerGeometry:
-    kind = container.get("kind") if isinstance(container, dict) else None
+    """The walls of `container`; ValueError (one line) for anything but a known kind with
+    exactly its keys, finite numbers and a positive radius or width."""
+    kind = _check_keys(container)
     planes: list[list[float]] = []
     spheres: list[list[float]] = []
     tubes: list[list[float]] = []
@@ -161,13 +204,10 @@ def container_geometry(container: dict) -> ContainerGeometry:
         planes += [[cx, cy, z0, 0, 0, 1],
                    [cx - a, cy, z0, 1, 0, 0], [cx + a, cy, z0, -1, 0, 0],
                    [cx, cy - a, z0, 0, 1, 0], [cx, cy + a, z0, 0, -1, 0]]
-    elif kind == "tube":
+    else:  # tube
         cx, cy = _vec(container, "center", 2)
         planes.append([cx, cy, _num(container, "floor"), 0, 0, 1])
         tubes.append([cx, cy, _num(container, "radius", True)])
-    else:
-        raise ValueError(f"unknown container kind {kind!r}; valid: box, floor, plane, sphere, "
-                         "tube")
 
     def arr(rows: list, width: int) -> np.ndarray:
         return np.ascontiguousarray(np.array(rows, dtype=np.float64).reshape(-1, width))

@@ -12,6 +12,7 @@ import scenes
 from lab import bench
 from lab import compare as cmp
 from solver.methods import registry
+from solver.params import resolve
 from tests.lab.helpers import PNG, run_cli
 
 PGS20 = registry.settings("pgs", 20, False)  # what `compare` settles with by default
@@ -51,13 +52,34 @@ def test_run_writes_the_documented_report_and_snapshots(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["l.npz", "r.json", "s.npz"]
 
 
-def test_state_round_trip_continues_the_run(tmp_path):
-    state = tmp_path / "s.npz"
-    assert bench.main(["run", "--scene", "disk", "--steps", "3", "--save-state", str(state),
-                       "--quiet"]) == 0
-    assert bench.main(["run", "--state", str(state), "--steps", "2", "--quiet",
-                       "--json", str(tmp_path / "r.json")]) == 0
+def _final_state(path):
+    with np.load(path, allow_pickle=False) as z:
+        return z["x"], z["v"]
+
+
+@pytest.mark.parametrize("warm_start", ["0.5", "1.0"])
+def test_a_restart_from_a_saved_state_is_the_uninterrupted_run(tmp_path, warm_start):
+    common = ["--solver", "pgs", "--iterations", "10", "--set", f"warm_start={warm_start}",
+              "--quiet"]
+    whole, half, rest = tmp_path / "whole.npz", tmp_path / "half.npz", tmp_path / "rest.npz"
+    assert bench.main(["run", "--scene", "disk", "--steps", "30", "--save-state", str(whole),
+                       *common]) == 0
+    assert bench.main(["run", "--scene", "disk", "--steps", "12", "--save-state", str(half),
+                       *common]) == 0
+    assert bench.main(["run", "--state", str(half), "--steps", "18", "--save-state", str(rest),
+                       "--json", str(tmp_path / "r.json"), *common]) == 0
+    (x, v), (x_rest, v_rest) = _final_state(whole), _final_state(rest)
+    assert np.array_equal(x_rest, x) and np.array_equal(v_rest, v)
+    # Without the stored impulses the restart is cold for one step: another run.
+    with np.load(half, allow_pickle=False) as z:
+        np.savez(tmp_path / "old.npz", **{k: z[k] for k in z.files
+                                         if k not in ("contact_key", "contact_impulse")})
+    assert bench.main(["run", "--state", str(tmp_path / "old.npz"), "--steps", "18",
+                       "--save-state", str(rest), *common]) == 0
+    assert not np.array_equal(_final_state(rest)[1], v)
     report = json.loads((tmp_path / "r.json").read_text())
+    assert report["scene"] == "disk" and report["state"] == str(half)
+    assert report["scene_params"] == resolve(scenes.get("disk").params, {}, "disk")
     assert report["n_marbles"] == 50
 
 
@@ -78,6 +100,26 @@ def test_a_step_too_large_for_the_radius_warns_in_one_line(run_main):
                                  "--quiet")
     assert err.count("\n") == 1 and "warning: dt=1 s" in err and "tunnel" in err
     assert code == 3 and "PHYSICS ESCAPED" in stdout  # and so it did
+
+
+def test_a_state_that_does_not_name_its_scene_is_reported_as_a_state(tmp_path, run_main):
+    state, old = tmp_path / "s.npz", tmp_path / "old.npz"
+    assert run_main("run", "--scene", "column", "--steps", "2", "--save-state", str(state),
+                    "--quiet")[0] == 0
+    with np.load(state, allow_pickle=False) as z:
+        np.savez(old, **{k: z[k] for k in z.files if k != "scene"})
+    code, out, _ = run_main("run", "--state", str(old), "--steps", "1", "--quiet",
+                            "--json", str(tmp_path / "r.json"))
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert code == 0 and report["scene"] == "state" and report["state"] == str(old)
+    assert "scene_params" not in report and "bowl" not in out
+    assert out.startswith(f"state (from {old}) pgs n=7 ")
+    # A scene or a scene parameter would be ignored with --state: they are refused instead.
+    for command in ("run", "compare"):
+        code, _, err = run_main(command, "--state", str(old), "--set", "n=5", "--quiet")
+        assert code == 2 and "--set n: a scene parameter" in err and str(old) in err
+        code, _, err = run_main(command, "--state", str(old), "--scene", "box", "--quiet")
+        assert code == 2 and "--scene box: with --state" in err
 
 
 @pytest.mark.parametrize("args, fragment", [
@@ -220,7 +262,8 @@ def test_compare_from_a_saved_state(tmp_path):
     assert bench.main(["compare", "--state", str(state), "--settle", "1", "--iterations", "10",
                        "--solvers", "pgs", "--out", str(out), "--quiet"]) == 0
     info = json.loads((out / "benchmark.json").read_text())
-    assert info["scene"].endswith(f"(from {state})") and info["n_marbles"] == 50
+    assert info["scene"] == "disk" and info["state"] == str(state) and info["n_marbles"] == 50
+    assert info["scene_params"]["n"] == 50
     # The same state stepped once more by `run` gives the same first-iteration residual.
     report = tmp_path / "r.json"
     assert bench.main(["run", "--state", str(state), "--steps", "1", "--iterations", "10",
@@ -233,6 +276,22 @@ def test_compare_from_a_saved_state(tmp_path):
     code, _, err = run_cli("compare", "--state", str(bad), "--out", str(tmp_path / "o2"))
     assert code == 2 and "bad.npz" in err and err.count("\n") == 1
     assert not (tmp_path / "o2").exists()
+
+
+def test_a_warm_comparison_from_a_saved_state_is_the_uninterrupted_one(tmp_path):
+    state = tmp_path / "s.npz"
+    warm = ["--set", "warm_start=0.5", "--quiet"]
+    assert bench.main(["run", "--scene", "disk", "--steps", "15", "--save-state", str(state),
+                       *warm]) == 0
+    compare = ["compare", "--iterations", "10", "--solvers", "pgs,jacobi", "--warm-start",
+               "--repeats", "1", *warm]
+    assert bench.main([*compare, "--scene", "disk", "--settle", "17", "--out",
+                       str(tmp_path / "a")]) == 0
+    assert bench.main([*compare, "--state", str(state), "--settle", "2", "--out",
+                       str(tmp_path / "b")]) == 0
+    whole, restarted = (np.load(tmp_path / d / "benchmark.npy", allow_pickle=False)
+                        for d in "ab")
+    assert np.array_equal(whole["residual"], restarted["residual"])
 
 
 # ------------------------------------------------------------------------------------- solve

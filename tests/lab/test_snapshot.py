@@ -1,11 +1,14 @@
 """lab.snapshot: state and LCP snapshots written and read back, and every unusable LCP file
-refused with a one-line message naming it before a compiled kernel indexes with its contents."""
+refused with a one-line message naming it before a compiled kernel indexes with its contents
+(the full corpus of bad files: test_corpus_files.py)."""
 import json
+import tracemalloc
 
 import numpy as np
 import pytest
 
 import scenes
+from solver.params import resolve
 from lab import snapshot
 from lab.compare import settle
 from lab.snapshot import load_lcp
@@ -35,7 +38,7 @@ def test_a_complete_snapshot_rebuilds_the_same_problem(tmp_path):
     (lambda a: {**a, "pairs": a["pairs"] + 100}, "outside"),
     (lambda a: {**a, "pairs": a["pairs"].astype(float)}, "integers"),
     (lambda a: {**a, "normal": a["normal"][:-1]}, "normal has shape"),
-    (lambda a: {**a, "gap": np.full_like(a["gap"], np.nan)}, "non-finite"),
+    (lambda a: {**a, "gap": np.full_like(a["gap"], np.nan)}, "gap must be finite, got nan"),
     (lambda a: {**a, "q": a["q"] + 1.0}, "q does not match"),
     (lambda a: {**a, "dt": np.float64(0.0)}, "dt=0"),
     (lambda a: {**a, "mu": np.full(a["q"].size, 0.5)}, "friction"),
@@ -111,14 +114,46 @@ def test_state_round_trip(tmp_path):
     sim = _settled_column(3)
     world = sim.world
     world.damping = 0.25
-    snapshot.save_state(tmp_path / "s.npz", world)
-    back = snapshot.load_state(tmp_path / "s.npz")
+    scene = {"name": "column",
+             "params": resolve(scenes.get("column").params, {"damping": 0.25}, "")}
+    snapshot.save_state(tmp_path / "s.npz", world, sim.impulses(), scene)
+    snap = snapshot.read_state(tmp_path / "s.npz")
+    back = snap.world
     for key in ("x", "v", "radius", "inv_mass", "gravity", "colour"):
         np.testing.assert_array_equal(getattr(back, key), getattr(world, key))
     assert (back.dt, back.time, back.damping) == (world.dt, world.time, 0.25)
     assert back.container == world.container
+    keys, lam = sim.impulses()
+    assert np.array_equal(snap.contact_key, keys) and np.array_equal(snap.contact_impulse, lam)
+    assert snap.contact_key.dtype == np.int64 and keys.size == 7
+    assert snap.scene == scene
+    assert snap.origin("s.npz") == {"scene": "column", "state": "s.npz",
+                                    "scene_params": scene["params"]}
     with np.load(tmp_path / "s.npz", allow_pickle=False) as z:
         assert json.loads(str(z["container"]))["kind"] == "tube"
+        assert json.loads(str(z["scene"])) == scene
+
+
+def test_a_state_saved_without_impulses_or_scene_says_so(tmp_path):
+    snapshot.save_state(tmp_path / "s.npz", _settled_column(1).world)
+    snap = snapshot.read_state(tmp_path / "s.npz")
+    assert snap.contact_key.shape == (0,) and snap.scene is None
+    with np.load(tmp_path / "s.npz", allow_pickle=False) as z:
+        assert "contact_key" not in z.files and "scene" not in z.files
+
+
+def test_loading_an_lcp_never_reads_its_matrix(tmp_path):
+    sim = _settled_column()
+    path = snapshot.save_lcp(tmp_path / "l.npz", sim.problem, sim.lam, sim.world)
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    # An unused 3000 x 3000 W (72 MB, compressed to a few hundred kB) next to the geometry.
+    np.savez_compressed(tmp_path / "big.npz", **{**arrays, "W": np.zeros((3000, 3000))})
+    tracemalloc.start()
+    problem, _ = load_lcp(tmp_path / "big.npz")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert problem.m == 7 and peak < 2_000_000
 
 
 def test_unusable_state_files_are_refused_naming_the_file(tmp_path):

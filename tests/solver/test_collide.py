@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from solver.collide import INTERLEAVE, MARGIN_CAP_DIAMETERS, MARGIN_EPS_FRACTION, Collider
+from solver.collide import (INTERLEAVE, MARGIN_CAP_DIAMETERS, MARGIN_EPS_FRACTION, Collider,
+                            key_bound)
 from solver.world import container_geometry
 
 
@@ -184,3 +185,19 @@ def test_collider_reuses_its_buffers_and_returns_independent_arrays():
     np.testing.assert_array_equal(first.body_a, saved[0])  # not overwritten by the 2nd call
     np.testing.assert_array_equal(first.gap, saved[1])
     np.testing.assert_array_equal(np.sort(second.key), np.sort(first.key))  # same pairs
+
+
+@pytest.mark.parametrize("container", [{"kind": "floor", "height": 0.0},
+                                       {"kind": "box", "center": [0, 0], "half_width": 0.3,
+                                        "floor": 0.0}])
+def test_every_key_is_below_the_key_bound(container):
+    # A dense heap touching every wall: the largest keys a pile can produce are all there.
+    rng = np.random.default_rng(3)
+    n = 60
+    x = rng.uniform([-0.3, -0.3, 0.0], [0.3, 0.3, 0.3], size=(n, 3))
+    geo = container_geometry(container)
+    c = Collider(geo).collide(x, np.zeros((n, 3)), np.full(n, 0.06), 0.02)
+    walls = geo.n_features
+    assert c.m > n and c.key.min() >= 0 and c.key.max() < key_bound(n, walls)
+    # The pair (n - 2, n - 1) is the largest key there is, one below the bound.
+    assert key_bound(n, walls) - 1 == (n - 2 + walls) * n + n - 1

@@ -210,3 +210,55 @@ def test_coincident_marbles_separate_and_count_as_penetration():
     assert world.x[1, 2] > world.x[0, 2]
     assert world.x[1, 2] - world.x[0, 2] == pytest.approx(2 * r, rel=1e-6)
     np.testing.assert_array_equal(world.x[:, :2], 0.0)
+
+
+def _restarted(sim, warm_start):
+    """A new Simulation on a copy of sim's world, given sim's impulses."""
+    again = simulation(sim.world.copy(), warm_start=warm_start)
+    again.set_impulses(*sim.impulses())
+    return again
+
+
+@pytest.mark.parametrize("warm_start", [0.5, 1.0])
+def test_a_restart_with_the_exported_impulses_is_the_same_run(warm_start):
+    sim = simulation(scenes.build("disk"), warm_start=warm_start)
+    for _ in range(10):
+        sim.step()
+    again = _restarted(sim, warm_start)
+    cold = simulation(sim.world.copy(), warm_start=warm_start)  # no impulses: another run
+    for _ in range(10):
+        for s in (sim, again, cold):
+            s.step()
+    assert np.array_equal(again.world.x, sim.world.x) and np.array_equal(again.world.v,
+                                                                          sim.world.v)
+    assert not np.array_equal(cold.world.v, sim.world.v)
+
+
+def test_exported_impulses_are_copies_keyed_by_pair():
+    sim = simulation(scenes.build("column"), warm_start=1.0)
+    sim.step()
+    keys, lam = sim.impulses()
+    np.testing.assert_array_equal(keys, sim.problem.key)
+    np.testing.assert_array_equal(lam, sim.lam)
+    keys[:] = 0
+    lam[:] = -1.0
+    assert sim.impulses()[1].min() >= 0.0 and np.unique(sim.impulses()[0]).size == sim.problem.m
+
+
+@pytest.mark.parametrize("keys, lam, fragment", [
+    ([1, 2], [0.1], "must be (k,) and (k,) or"),
+    ([[1, 2]], [[0.1, 0.2]], "must be (k,) and (k,) or"),
+    ([1.0, 2.0], [0.1, 0.2], "keys must be integers"),
+    ([1, 2], [True, False], "impulses must be real numbers"),
+    ([-1, 2], [0.1, 0.2], "contact key -1 is outside [0, 56)"),   # 7 marbles, 2 walls: 8 * 7
+    ([1, 56], [0.1, 0.2], "contact key 56 is outside"),
+    ([3, 3], [0.1, 0.2], "appears twice"),
+    ([1, 2], [0.1, np.nan], "nan"),
+    ([1, 2], [0.1, -0.5], "-0.5"),
+])
+def test_impulses_that_do_not_fit_the_world_are_refused(keys, lam, fragment):
+    sim = simulation(scenes.build("column"))  # 7 marbles in a tube: a floor and the tube wall
+    with pytest.raises(ValueError) as err:
+        sim.set_impulses(np.array(keys), np.array(lam))
+    assert fragment in str(err.value)
+    sim.set_impulses(np.array([0, 55]), np.array([0.0, 1.0]))  # the extreme keys are fine

@@ -59,9 +59,23 @@ def test_a_box_has_a_floor_and_four_inward_walls():
 
 @pytest.mark.parametrize("container, fragment", [
     ({"kind": "cone"}, "unknown container kind 'cone'"),
-    ({"kind": "sphere", "center": [0, 0], "radius": 1}, "'center' must be 3 numbers"),
+    ({"kind": "sphere", "center": [0, 0], "radius": 1}, "'center' must be 3 finite numbers"),
     ({"kind": "sphere", "center": [0, 0, 0], "radius": -1}, "'radius' must be a positive"),
     ({"kind": "floor", "height": float("nan")}, "'height' must be a finite number"),
+    # What a JSON file can hold that is not a number: null, true, a string, a list.
+    ({"kind": "floor", "height": None}, "'height' must be a finite number, got None"),
+    ({"kind": "floor", "height": True}, "'height' must be a finite number, got True"),
+    ({"kind": "floor", "height": "0"}, "'height' must be a finite number, got '0'"),
+    ({"kind": "sphere", "center": [0, None, 1], "radius": 1}, "'center' must be 3 finite"),
+    ({"kind": "sphere", "center": [0, False, 1], "radius": 1}, "'center' must be 3 finite"),
+    ({"kind": "tube", "center": [0, 0], "radius": 0.1, "floor": [0]}, "'floor' must be"),
+    ({"kind": "box", "center": [0, 0], "half_width": 1, "floor": 0, "height": -1},
+     "'height' must be a positive"),
+    ({"kind": "box", "center": [0, 0], "half_width": 1}, "'floor' is missing"),
+    ({"kind": "floor", "height": 0, "radius": 1}, "unknown key 'radius'; valid: kind, height"),
+    ({"kind": "floor", "height": 0, "planar": 1}, "'planar' must be true or false"),
+    ({"kind": ["sphere"]}, "unknown container kind"),
+    ([{"kind": "floor", "height": 0}], "must be an object"),
 ])
 def test_malformed_containers_are_refused(container, fragment):
     with pytest.raises(ValueError, match=fragment):
@@ -92,3 +106,12 @@ def test_largest_resolved_dt_is_a_fall_of_one_radius():
     assert 9.81 * h ** 2 == pytest.approx(0.05)
     world.gravity[:] = 0.0
     assert largest_resolved_dt(world) == np.inf
+
+
+def test_planar_and_height_are_optional():
+    for container in ({"kind": "floor", "height": 0.0, "planar": True},
+                      {"kind": "tube", "center": [0, 0], "radius": 0.1, "floor": 0.0},
+                      {"kind": "box", "center": [0, 0], "half_width": 1, "floor": 0,
+                       "planar": False}):
+        world = World(np.zeros((1, 3)), np.zeros((1, 3)), 0.1, 1.0, container)
+        assert world.planar == container.get("planar", False)
