@@ -46,8 +46,14 @@ def solver_style(k: int) -> dict:
 
 
 def comparison_png(path: str | Path, table: ComparisonTable, title: str = "") -> Path:
+    """comparison_figure written to `path` (PNG, atomically)."""
+    return _save(comparison_figure(table, title), path)
+
+
+def comparison_figure(table: ComparisonTable, title: str = ""):
     """Two panels, residual (m/s, log) against iterations and against milliseconds, one colour
-    per solver; a diverged solver's curve ends with an x, a solver that raised is left out."""
+    per solver; a diverged solver's curve ends with an x, a solver that raised is left out.
+    Returns the matplotlib Figure (Agg canvas)."""
     fig = _figure(13.0, 5.2)
     by_it, by_ms = fig.subplots(1, 2)
     its = np.arange(table.residual.shape[1])
@@ -80,7 +86,7 @@ def comparison_png(path: str | Path, table: ComparisonTable, title: str = "") ->
     fig.suptitle(title or f"{meta.get('contacts', '?')} contacts, {meta.get('marbles', '?')} "
                           f"marbles, {table.iterations} iterations")
     fig.tight_layout()
-    return _save(fig, path)
+    return fig
 
 
 def time_axis_end(table: ComparisonTable) -> float | None:
