@@ -63,9 +63,12 @@ def temp_name() -> str:
     return f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(3)}{TEMP_SUFFIX}"
 
 
-def _reason(err: OSError) -> str:
+def _reason(err: OSError, folder: Path | None = None) -> str:
+    """The cause of `err` in a few words; `folder`: where a file was being created."""
     if err.errno == errno.ENOENT:
-        return "the folder does not accept new files"
+        if folder is not None and _isdir(folder):
+            return "the folder does not accept new files"  # /proc
+        return "the folder does not exist"
     if err.errno == errno.ENAMETOOLONG:
         return "file name too long"
     return err.strerror or str(err)
@@ -236,8 +239,27 @@ def check_writable(path: str | os.PathLike) -> Path:
     try:
         probe_folder(parent)
     except OSError as err:
-        raise OutputError(f"output path {shown!r} cannot be written ({_reason(err)})") from None
+        raise OutputError(f"output path {shown!r} cannot be written ({_reason(err, parent)})"
+                          ) from None
     return p
+
+
+def check_folder(path: str | os.PathLike, what: str = "output folder") -> Path:
+    """Refuse, before any work, a folder that files will be written into later: it must be a
+    folder that takes a new file or, if it does not exist yet (it is created when written),
+    sit in one that takes a new folder. Creates nothing. `what` names it in messages."""
+    out = Path(path)
+    text = str(path)
+    if _exists(out) and not _isdir(out):
+        raise OutputError(f"{what} {text!r} is not a folder")
+    probe, directory = (out, False) if _isdir(out) else (_folder(out), True)
+    if not _isdir(probe):
+        raise OutputError(f"{what} {text!r}: folder {str(probe)!r} does not exist")
+    try:
+        probe_folder(probe, directory)
+    except OSError as err:
+        raise OutputError(f"{what} {text!r} cannot be written ({_reason(err, probe)})") from None
+    return out
 
 
 def _missing_folders(out: Path) -> list[Path]:
@@ -263,7 +285,7 @@ def prepare_out_dir(path: str | os.PathLike, names: tuple[str, ...]) -> Path:
             probe_folder(out)
         except OSError as err:
             raise OutputError(f"output folder {str(path)!r} cannot be created or written "
-                              f"({_reason(err)})") from None
+                              f"({_reason(err, _folder(out))})") from None
         for name in names:
             check_writable(out / name)
     except OutputError:
@@ -296,9 +318,10 @@ def _write_temp(target: Path, write: Writer, shown: str, folder: Path | None = N
             st = os.stat(target)
         except FileNotFoundError:
             st = None
-        fd, tmp = _create_temp(folder or _folder(target))
+        folder = folder or _folder(target)
+        fd, tmp = _create_temp(folder)
     except OSError as err:
-        raise OutputError(f"cannot write {shown}: {_reason(err)}") from None
+        raise OutputError(f"cannot write {shown}: {_reason(err, folder)}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
