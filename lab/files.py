@@ -225,7 +225,7 @@ def check_writable(path: str | os.PathLike) -> Path:
     parent = _folder(target)
     if not _isdir(parent):
         what = "is not a folder" if _exists(parent) else "does not exist"
-        raise OutputError(f"output folder {str(parent)!r} {what}")
+        raise OutputError(f"output path {shown!r}: folder {str(parent)!r} {what}")
     try:
         st = os.lstat(target)
     except FileNotFoundError:
