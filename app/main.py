@@ -26,8 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "Press F1 in the window for the keys.")
     cli.add_run_options(parser, speed=True)
     parser.add_argument("--benchmark-out", default=".", metavar="DIR",
-                        help="folder for benchmark.npy/benchmark.json (B key and on close) and "
-                             "screenshots from the P key (default: current directory)")
+                        help="folder for benchmark.npy, .json and .png (B key and on close) and "
+                             "screenshots from the P key, created when first written (default: "
+                             "current directory)")
     cli.option(parser, BENCH_ITERATIONS, "N")
     parser.add_argument("--no-benchmark", action="store_true",
                         help="do not run the solver comparison when the window closes")
