@@ -245,6 +245,11 @@ def test_a_replaced_file_keeps_its_mode_and_a_new_one_follows_the_umask(tmp_path
     assert stat.S_IMODE((tmp_path / "new.json").stat().st_mode) == 0o640  # 0666 & ~027
     files.write_json(tmp_path / "usual.json", {})
     assert stat.S_IMODE((tmp_path / "usual.json").stat().st_mode) == 0o666 & ~old
+    if os.geteuid() == 0:  # root replacing someone else's file leaves it theirs
+        os.chown(kept, 12345, 23456)
+        files.write_json(kept, {"b": 2})
+        st = kept.stat()
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (12345, 23456, 0o640)
 
 
 def test_a_symlink_is_written_through_and_stays_a_link(tmp_path):
