@@ -250,6 +250,12 @@ def check_folder(path: str | os.PathLike, what: str = "output folder") -> Path:
     sit in one that takes a new folder. Creates nothing. `what` names it in messages."""
     out = Path(path)
     text = str(path)
+    try:
+        os.lstat(out)
+    except FileNotFoundError:
+        pass
+    except OSError as err:  # a name too long, a link loop on the way, ...
+        raise OutputError(f"{what} {text!r} cannot be written ({_reason(err)})") from None
     if _exists(out) and not _isdir(out):
         raise OutputError(f"{what} {text!r} is not a folder")
     probe, directory = (out, False) if _isdir(out) else (_folder(out), True)

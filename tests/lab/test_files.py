@@ -181,6 +181,22 @@ def test_a_refused_out_dir_leaves_no_folder_it_created(tmp_path):
     assert list(tmp_path.iterdir()) == [] and not os.path.exists("/proc/marbles-out")
 
 
+def test_check_folder_refuses_a_folder_that_could_not_be_written_later(tmp_path):
+    assert files.check_folder(tmp_path) == tmp_path
+    assert files.check_folder(tmp_path / "later") == tmp_path / "later"  # made when written
+    (tmp_path / "plain").write_text("x")
+    cases = [(tmp_path / "plain", "is not a folder"),
+             (tmp_path / "a" / "b", "does not exist"),
+             (tmp_path / ("d" * 300), "too long"),
+             ("/proc/new", "does not accept new files"),
+             ("/sys/new", "cannot be written")]
+    for path, fragment in cases:
+        with pytest.raises(OutputError, match=fragment) as err:
+            files.check_folder(path, "--benchmark-out")
+        assert str(err.value).startswith(f"--benchmark-out {str(path)!r}")
+    assert [p.name for p in tmp_path.iterdir()] == ["plain"]
+
+
 # ------------------------------------------------------------------------------ the writes
 
 def test_atomic_write_replaces_whole_files_and_leaves_no_temporary(tmp_path):
