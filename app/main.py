@@ -11,7 +11,7 @@ from pathlib import Path
 
 from lab import cli
 from lab.compare import COMPARE_ITERATIONS
-from lab.files import OutputError, check_writable
+from lab.files import OutputError, check_folder, check_writable
 from solver.params import Param, ParamError
 
 BENCH_ITERATIONS = COMPARE_ITERATIONS.but(name="benchmark-iterations")
@@ -26,8 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "Press F1 in the window for the keys.")
     cli.add_run_options(parser, speed=True)
     parser.add_argument("--benchmark-out", default=".", metavar="DIR",
-                        help="folder for benchmark.npy/benchmark.json (B key and on close) and "
-                             "screenshots from the P key (default: current directory)")
+                        help="folder for benchmark.npy, .json and .png (B key and on close) and "
+                             "screenshots from the P key, created when first written (default: "
+                             "current directory)")
     cli.option(parser, BENCH_ITERATIONS, "N")
     parser.add_argument("--no-benchmark", action="store_true",
                         help="do not run the solver comparison when the window closes")
@@ -37,18 +38,6 @@ def build_parser() -> argparse.ArgumentParser:
     cli.option(parser, FRAMES, "N", default=None,
                help_text=FRAMES.help_text().replace("(default", "(default with --screenshot"))
     return parser
-
-
-def _check_out_dir(text: str) -> Path:
-    out = Path(text)
-    if out.exists() and not out.is_dir():
-        raise OutputError(f"--benchmark-out {text!r} is not a folder")
-    probe = out if out.exists() else out.parent if str(out.parent) else Path(".")
-    if not probe.is_dir():
-        raise OutputError(f"--benchmark-out {text!r}: folder {str(probe)!r} does not exist")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise OutputError(f"--benchmark-out {text!r} is not writable")
-    return out
 
 
 def options_from(args: argparse.Namespace):
@@ -64,7 +53,7 @@ def options_from(args: argparse.Namespace):
             raise OutputError(f"--screenshot {args.screenshot!r}: use a .png, .jpg or .bmp name")
         if frames is None:
             frames = FRAMES.default
-    out = _check_out_dir(args.benchmark_out)
+    out = check_folder(args.benchmark_out, "--benchmark-out")
     world = spec.build_world()  # scene parameters that only the build can check (n too big)
     return Options(spec=spec, benchmark_out=str(out), benchmark_iterations=bench_iterations,
                    benchmark_on_close=not args.no_benchmark, screenshot=args.screenshot,
@@ -89,15 +78,75 @@ def _set_up_qt():
     return app
 
 
+PROBE_SECONDS = 5.0  # an X server that has not answered by then is taken as not answering
+XCB_ERRORS = {1: "no X server answers there, or it refused the connection",
+              2: "the X server lacks a required extension", 3: "out of memory",
+              5: "not a valid display name", 6: "no such screen on that X server"}
+HEADLESS_HINT = ("on a machine without a screen run `xvfb-run -a marbles ...`, or use "
+                 "marbles-bench for headless runs")
+
+
+def _uses_xcb(environ) -> bool:
+    """Whether Qt will start its xcb (X11) platform plugin: QT_QPA_PLATFORM names it first, or
+    is unset outside a Wayland session."""
+    platform = environ.get("QT_QPA_PLATFORM", "").strip()
+    if platform:
+        return platform.split(";")[0].split(":")[0].strip() == "xcb"
+    return not (environ.get("WAYLAND_DISPLAY") and environ.get("XDG_SESSION_TYPE") == "wayland")
+
+
+def x_display_error(display: str, timeout: float = PROBE_SECONDS) -> str | None:
+    """Why X display `display` cannot be opened, or None when it answers (or when libxcb, which
+    Qt's xcb plugin needs anyway, is missing: then Qt says it). Connects with libxcb as Qt will,
+    in a thread, so that a server that never answers costs `timeout` seconds, not a hang."""
+    import ctypes
+    import ctypes.util
+    import threading
+
+    name = ctypes.util.find_library("xcb")
+    if name is None:
+        return None
+    try:
+        xcb = ctypes.CDLL(name)
+    except OSError:
+        return None
+    xcb.xcb_connect.restype = ctypes.c_void_p
+    xcb.xcb_connect.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)]
+    xcb.xcb_connection_has_error.restype = ctypes.c_int
+    xcb.xcb_connection_has_error.argtypes = [ctypes.c_void_p]
+    xcb.xcb_disconnect.argtypes = [ctypes.c_void_p]
+    result = []
+
+    def probe() -> None:
+        connection = xcb.xcb_connect(display.encode(), None)
+        result.append(xcb.xcb_connection_has_error(connection))
+        xcb.xcb_disconnect(connection)  # also safe on libxcb's static error connection
+
+    thread = threading.Thread(target=probe, name="display probe", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if not result:
+        return f"it did not answer within {timeout:g} s"
+    return None if result[0] == 0 else XCB_ERRORS.get(result[0], f"xcb error {result[0]}")
+
+
 def display_problem(environ=os.environ) -> str | None:
     """Why Qt could not open a window here, or None. Qt aborts the whole process (a core dump,
-    no exception) when its platform plugin cannot start, so this is checked first."""
-    if not sys.platform.startswith("linux") or environ.get("QT_QPA_PLATFORM"):
+    no exception) when its platform plugin cannot start, so this is checked first: no display
+    at all, or an X display (on the xcb platform) that does not answer. Other platforms
+    (offscreen, wayland, ...) are left to Qt."""
+    if not sys.platform.startswith("linux"):
         return None
-    if environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"):
+    platform = environ.get("QT_QPA_PLATFORM", "").strip()
+    display = environ.get("DISPLAY", "")
+    if not platform and not display and not environ.get("WAYLAND_DISPLAY"):
+        return f"no display: DISPLAY is not set ({HEADLESS_HINT})"
+    if not _uses_xcb(environ):
         return None
-    return ("no display: DISPLAY is not set (on a machine without a screen run "
-            "`xvfb-run -a marbles ...`, or use marbles-bench for headless runs)")
+    if not display:
+        return f"no display: DISPLAY is not set and QT_QPA_PLATFORM is xcb ({HEADLESS_HINT})"
+    why = x_display_error(display)
+    return None if why is None else f"cannot open display {display} ({why}; {HEADLESS_HINT})"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,8 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         cli.fail(str(err))
     problem = display_problem()
     if problem:
-        sys.stderr.write(f"marbles: error: {problem}\n")
-        return 1
+        cli.fail(problem)  # one line, exit code 2, before Qt could abort the process
 
     app = _set_up_qt()
     from PySide6.QtCore import QTimer

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (QDockWidget, QGridLayout, QLabel, QMainWindow, QM
 
 from lab import commands as cmd
 from lab.compare import COMPARE_ITERATIONS
+from lab.files import OutputError, atomic_write
 from lab.spec import RunSpec
 
 from . import hotkeys
@@ -41,6 +42,20 @@ HUD_PERIOD = 0.1  # s: the HUD rides on the plot timer at 10 Hz (one window repa
 # threads run at a lower priority, so a frame then takes longer: app.view.render_thread.RENDER_NICE).
 # With a GPU a frame costs a few ms and the cap stays at TICK_MS.
 VIEW_SHARE = 0.7
+IMAGE_FORMATS = {".png": "PNG", ".jpg": "JPG", ".jpeg": "JPG", ".bmp": "BMP"}
+
+
+def image_bytes(image, path: str | Path) -> bytes | None:
+    """A QImage encoded in the format `path`'s suffix names (PNG for any other), or None when
+    Qt cannot encode it."""
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    ok = image.save(buffer, IMAGE_FORMATS.get(Path(path).suffix.lower(), "PNG"))
+    buffer.close()
+    return bytes(data.data()) if ok else None
 
 
 @dataclass
@@ -361,15 +376,25 @@ class MainWindow(QMainWindow):
         return self.grab().toImage()
 
     def save_screenshot(self, path: str) -> bool:
-        ok = self.grab_image().save(str(path))
-        if ok:
-            self.screenshots.append(str(path))
-            self.status_label.setText(f"screenshot saved: {path}")
-        else:
-            sys.stderr.write(f"marbles: error: cannot write screenshot {path}\n")
-            self.status_label.setText(f"cannot write screenshot {path}")
+        """The window as an image file, written atomically like every output (lab.files: a
+        temporary name in the same folder, then a rename); the folder is created if needed."""
+        data = image_bytes(self.grab_image(), path)
+        try:
+            if data is None:
+                raise OutputError(f"cannot write {path}: the image cannot be encoded")
+            try:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise OutputError(f"cannot write {path}: {err.strerror}") from None
+            atomic_write(path, lambda f: f.write(data))
+        except OutputError as err:
+            sys.stderr.write(f"marbles: error: screenshot not saved: {err}\n")
+            self.status_label.setText(f"screenshot not saved: {err}")
             self.exit_code = 1
-        return ok
+            return False
+        self.screenshots.append(str(path))
+        self.status_label.setText(f"screenshot saved: {path}")
+        return True
 
     def _screenshot_key(self) -> None:
         name = time.strftime("marbles-%Y%m%d-%H%M%S.png")

@@ -265,7 +265,7 @@ class SimWorker(QObject):
 
     def _benchmark(self, job: Benchmark) -> None:
         """Every registered solver on the last step's frozen problem (from zero impulses);
-        writes benchmark.npy/.json and emits benchmarkDone; stepping waits meanwhile."""
+        writes benchmark.npy/.json/.png and emits benchmarkDone; stepping waits meanwhile."""
         reason = job.reason
         source = f"marbles ({'B key' if reason == 'key' else 'on close'})"
 

@@ -18,8 +18,8 @@ from solver.warmup import warmup
 from solver.world import DT
 
 from . import catalog, cli
-from .compare import (COMPARE_ITERATIONS, METRIC, REPEATS, SETTLE, ScenePlan, compare_scene,
-                      parse_solver_list, write_benchmark)
+from .compare import (BENCHMARK_FILES, COMPARE_ITERATIONS, METRIC, REPEATS, SETTLE, ScenePlan,
+                      compare_scene, parse_solver_list, write_benchmark)
 from .files import OutputError, check_writable, prepare_out_dir, write_json
 from .progress import Progress
 from .run import OK as PHYSICS_OK
@@ -28,7 +28,6 @@ from .snapshot import load_lcp, read_state, save_lcp, save_state
 from .spec import SCENE, SOLVER, RunSpec, route_compare_assignments
 
 STEPS = Param("steps", 500, int, "steps to run", lo=1, hi=10**9)
-BENCHMARK_FILES = ("benchmark.npy", "benchmark.json", "benchmark.png")
 PHYSICS_FAILED = 3  # exit code of a run whose marbles became non-finite, exploded or escaped
 
 
@@ -86,7 +85,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     spec = cli.spec_from_args(args)
     steps = int(STEPS.parse(args.steps))
     for path in (args.json, args.save_state, args.save_lcp):
-        if path:
+        if path is not None:  # an empty name is refused, not silently skipped
             check_writable(path)
     if args.state:
         snap = read_state(args.state)
@@ -112,11 +111,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             "n_marbles": world.n, "steps": steps, "dt": world.dt, **report,
             "warnings": warnings,
             "compile_seconds": compile_seconds, "wall_seconds": time.perf_counter() - wall}
-    if args.save_state:
+    if args.save_state is not None:
         save_state(args.save_state, world, sim.impulses(), scene)
-    if args.save_lcp:
+    if args.save_lcp is not None:
         save_lcp(args.save_lcp, sim.problem, sim.lam, world)
-    if args.json:
+    if args.json is not None:
         full["wall_seconds"] = time.perf_counter() - wall
         write_json(args.json, full)
     print(_summary(_label(origin), spec, world, steps, full))
@@ -143,17 +142,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
                      None if args.dt is None else float(DT.parse(args.dt)),
                      int(REPEATS.parse(args.repeats)), state=args.state)
     out = prepare_out_dir(args.out, BENCHMARK_FILES)
-    from .figures import comparison_png  # matplotlib only when there is something to draw
-
     table, meta = compare_scene(plan, snap.world if snap else None, quiet=args.quiet,
                                 impulses=snap.impulses if snap else None)
     meta["wall_seconds"] = time.perf_counter() - wall
     label = _label(meta)
     title = (f"{label}: step {meta['step']}, {table.meta['contacts']} contacts, "
              f"{'warm' if args.warm_start else 'cold'} start")
-    # The plot first and the JSON last: a reader that sees benchmark.json sees a complete set.
-    comparison_png(out / "benchmark.png", table, title)
-    write_benchmark(out, table, meta)
+    # One unit: a reader that sees benchmark.json sees the npy and png of the same comparison.
+    write_benchmark(out, table, meta, title)
     best = min(range(len(table.solvers)), key=lambda k: (not np.isfinite(table.residual[k, -1]),
                                                          table.residual[k, -1]))
     print(f"{label} step {meta['step']}: {table.meta['contacts']} contacts, "
@@ -166,7 +162,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_solve(args: argparse.Namespace) -> int:
     settings = registry.settings(args.solver, args.iterations, True,
                                  parse_assignments(args.assignments))
-    if args.json:
+    if args.json is not None:
         check_writable(args.json)
     problem, extras = load_lcp(args.lcp)
     if args.start == "stored" and extras["lam"] is None:
@@ -184,7 +180,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
                  f"residual {result.residual:.6e} m/s"
                  + ("" if stored is None else f" (stored lam: {stored:.6e} m/s)"))
     print("\n".join(lines))
-    if args.json:
+    if args.json is not None:
         write_json(args.json, {
             "lcp": str(args.lcp), "solver": args.solver, "contacts": problem.m,
             "marbles": problem.n, "start": args.start,
@@ -289,8 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
+        # No command is an error: the help goes to stderr (`--help` alone prints it to stdout).
+        parser.print_help(sys.stderr)
+        cli.fail("a command is required (list, run, compare, solve or report)")
     try:
         return args.func(args)
     except (ParamError, OutputError, ValueError) as err:

@@ -30,7 +30,7 @@ from solver.step import WARM_START, Simulation, StepReport, carry_over
 from solver.warmup import warmup
 from solver.world import World
 
-from .files import atomic_write, write_json
+from .files import json_bytes, write_group
 from .progress import Progress
 
 NO_STOP = {"abs_tol": 0.0, "rel_tol": 0.0}
@@ -205,15 +205,32 @@ def benchmark_info(table: ComparisonTable, meta: dict | None = None) -> dict:
             "per_solver": final}
 
 
-def write_benchmark(out_dir: str | Path, table: ComparisonTable, meta: dict | None = None
-                    ) -> list[Path]:
-    """Write DIR/benchmark.npy and DIR/benchmark.json atomically; returns the paths."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    npy = atomic_write(out / "benchmark.npy", lambda f: np.save(f, table.structured(),
-                                                                 allow_pickle=False))
-    jsn = write_json(out / "benchmark.json", benchmark_info(table, meta))
-    return [npy, jsn]
+BENCHMARK_FILES = ("benchmark.npy", "benchmark.json", "benchmark.png")
+
+
+def benchmark_title(table: ComparisonTable, meta: dict | None = None) -> str:
+    """The figure's default title: 'scene: step K, m contacts' when `meta` names them."""
+    meta = meta or {}
+    if "scene" in meta and "step" in meta:
+        return f"{meta['scene']}: step {meta['step']}, {table.meta.get('contacts', '?')} contacts"
+    return ""
+
+
+def write_benchmark(out_dir: str | Path, table: ComparisonTable, meta: dict | None = None,
+                    title: str | None = None) -> list[Path]:
+    """Write DIR/benchmark.npy, DIR/benchmark.json and DIR/benchmark.png (the comparison figure,
+    titled `title` or benchmark_title) as one unit (files.write_group): benchmark.json is the
+    set's index, so a reader that finds it finds the other two from the same comparison. A
+    folder that does not exist is created. Returns the paths in BENCHMARK_FILES order."""
+    from .figures import comparison_figure  # matplotlib only when there is something to draw
+
+    info = json_bytes(benchmark_info(table, meta))
+    fig = comparison_figure(table, benchmark_title(table, meta) if title is None else title)
+    parts = [("benchmark.npy", lambda f: np.save(f, table.structured(), allow_pickle=False)),
+             ("benchmark.png", lambda f: fig.savefig(f, format="png")),
+             ("benchmark.json", lambda f: f.write(info))]
+    write_group(out_dir, parts)
+    return [Path(out_dir) / name for name in BENCHMARK_FILES]
 
 
 @dataclass

@@ -2,7 +2,9 @@
 
 The figures are built on a bare `matplotlib.figure.Figure` with the Agg canvas, never through
 pyplot, so nothing selects a GUI backend or touches global state, and `marbles-bench` stays free
-of Qt. Files are written atomically like every other output.
+of Qt. Files are written atomically like every other output. This module does not import
+lab.compare (which draws with it when it writes a benchmark): a table is read through its
+fields `solvers`, `residual`, `seconds`, `status`, `meta` and `iterations` only.
 """
 from __future__ import annotations
 
@@ -12,7 +14,6 @@ import numpy as np
 
 from solver.metrics import DIVERGENCE, STATUSES
 
-from .compare import ComparisonTable
 from .files import atomic_write
 
 # Residuals at or below this are drawn on it: a log axis cannot show an exact zero.
@@ -45,9 +46,16 @@ def solver_style(k: int) -> dict:
     return {"color": colour, "linestyle": ("-", "--", ":", "-.")[(k // 10) % 4]}
 
 
-def comparison_png(path: str | Path, table: ComparisonTable, title: str = "") -> Path:
+def comparison_png(path: str | Path, table: "lab.compare.ComparisonTable",
+                   title: str = "") -> Path:
+    """comparison_figure written to `path` (PNG, atomically)."""
+    return _save(comparison_figure(table, title), path)
+
+
+def comparison_figure(table: "lab.compare.ComparisonTable", title: str = ""):
     """Two panels, residual (m/s, log) against iterations and against milliseconds, one colour
-    per solver; a diverged solver's curve ends with an x, a solver that raised is left out."""
+    per solver; a diverged solver's curve ends with an x, a solver that raised is left out.
+    Returns the matplotlib Figure (Agg canvas)."""
     fig = _figure(13.0, 5.2)
     by_it, by_ms = fig.subplots(1, 2)
     its = np.arange(table.residual.shape[1])
@@ -80,10 +88,10 @@ def comparison_png(path: str | Path, table: ComparisonTable, title: str = "") ->
     fig.suptitle(title or f"{meta.get('contacts', '?')} contacts, {meta.get('marbles', '?')} "
                           f"marbles, {table.iterations} iterations")
     fig.tight_layout()
-    return _save(fig, path)
+    return fig
 
 
-def time_axis_end(table: ComparisonTable) -> float | None:
+def time_axis_end(table: "lab.compare.ComparisonTable") -> float | None:
     """Seconds where the time panel should end, or None to show everything: 15% after the
     latest moment any solver first came within 2x of its best residual. One slow solver that
     keeps iterating at its floor (seconds of flat line) would otherwise squeeze every other curve

@@ -111,7 +111,7 @@ def box(p: dict) -> World:
                  _colours(n, rng))
 
 
-SEED = Param("seed", 1, int, "random seed for placement and colours", lo=0)
+SEED = Param("seed", 1, int, "random seed for placement and colours", lo=0, hi=10**9)
 # Every scene takes it (scenes/__init__.py adds it): frictionless marbles in a frictionless bowl
 # have no other way to lose the pile's rigid rocking about the bowl's centre (docs/settling.md).
 DAMPING = Param("damping", 0.0, float, "linear drag c: velocities decay as e^(-c t) (0: none, "
@@ -129,9 +129,11 @@ MATERIAL = (DAMPING, MU, MU_WALL, MU_ROLL, MU_SPIN)
 
 SPECS = (
     ("bowl", "350 marbles poured into a glass sphere of radius 1 m", bowl,
-     (Param("n", 350, int, "number of marbles", lo=1), SEED)),
+     (Param("n", 350, int, "number of marbles (the build says how many fit)", lo=1,
+            hi=1_000_000), SEED)),
     ("disk", "50 marbles in a vertical disk of radius 1 m (planar, x-z)", disk,
-     (Param("n", 50, int, "number of marbles", lo=1), SEED)),
+     (Param("n", 50, int, "number of marbles (the build says how many fit)", lo=1,
+            hi=1_000_000), SEED)),
     ("column", "marbles stacked in a tube on a floor", column,
      (Param("n", 7, int, "number of marbles", lo=1, hi=1000),)),
     ("mass-ratio", "2 stacked marbles, the top one heavier", mass_ratio,

@@ -11,6 +11,11 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 
+# No integer parameter goes beyond this, declared bound or not: every integer up to it is exact
+# in a float (the text is read as one, so "1e6" works) and far inside the int64 of the kernels.
+INT_LIMIT = 2 ** 53
+
+
 class ParamError(ValueError):
     """A bad parameter name or value; the message is one line meant for the user."""
 
@@ -86,7 +91,7 @@ class Param:
         try:
             if self.kind is int:
                 number = float(text)
-                if not number.is_integer():
+                if not number.is_integer() or abs(number) > INT_LIMIT:
                     raise ValueError
                 parsed: float = int(number)
             else:

@@ -191,14 +191,14 @@ def objective_change(body_a, body_b, normal, inv_mass, bias, v, lam, x, d, dv):
 
 
 PARAMS = (
-    Param("k_gs", 5, int, "PGS sweeps per iteration (the paper: 5)", lo=1),
-    Param("k_sm", 3, int, "reduced solves per subspace phase, at most", lo=1),
+    Param("k_gs", 5, int, "PGS sweeps per iteration (the paper: 5)", lo=1, hi=1000),
+    Param("k_sm", 3, int, "reduced solves per subspace phase, at most", lo=1, hi=100),
     Param("eps", 1e-14, float, "regularisation ε of A_SS, relative to mean(A_cc)", lo=0.0),
     Param("dense_max", 300, int, "largest |S| solved by dense Cholesky; above: matrix-free CG",
-          lo=0),
+          lo=0, hi=20_000),
     Param("cg_tol", 1e-12, float, "relative residual of the matrix-free reduced CG", lo=0.0,
           lo_open=True),
-    Param("cg_max", 200, int, "CG steps per reduced solve, at most", lo=1),
+    Param("cg_max", 200, int, "CG steps per reduced solve, at most", lo=1, hi=100_000),
 )
 
 

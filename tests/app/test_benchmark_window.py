@@ -18,6 +18,7 @@ from app.window import MainWindow
 from tests.app.conftest import window_options
 from solver.methods import registry
 from lab.compare import NO_STOP
+from lab.files import TEMP_PATTERN
 
 ROOT = Path(__file__).resolve().parents[2]
 META_KEYS = {"scene", "step", "time", "contacts", "metric", "settings"}
@@ -87,7 +88,8 @@ def test_b_key_writes_a_valid_benchmark_and_shows_the_curves(qtbot, make_window,
     qtbot.keyClick(window, Qt.Key.Key_Space)
     steps = window.latest.steps
     qtbot.waitUntil(lambda: window.latest.steps > steps + 3, timeout=10000)
-    assert not list(tmp_path.glob(".benchmark*"))  # no temporary file left behind
+    assert not list(tmp_path.glob(".mb-*"))  # no temporary file left behind
+    assert (tmp_path / "benchmark.png").read_bytes().startswith(b"\x89PNG")  # the same set
 
 
 def test_close_writes_the_benchmark_then_joins_the_worker(qtbot, make_window, tmp_path):
@@ -132,7 +134,7 @@ def _kill_while_writing(folder: Path) -> bool:
     try:
         while proc.poll() is None and time.monotonic() < deadline:
             names = os.listdir(folder)
-            if any(n.startswith(".benchmark.npy.") for n in names):
+            if any(TEMP_PATTERN.match(n) for n in names):
                 os.kill(proc.pid, signal.SIGKILL)
                 seen = True
                 break
@@ -155,8 +157,9 @@ def test_killed_mid_write_leaves_complete_files_or_none(tmp_path):
             table = np.load(npy, allow_pickle=False)
             assert table["residual"].shape == (len(registry.METHODS), 40001)
         jsn = folder / "benchmark.json"
-        if jsn.exists():
-            json.loads(jsn.read_text())
+        if jsn.exists():  # the set's index: the other two are there, from the same comparison
+            info = json.loads(jsn.read_text())
+            assert info["iterations"] == 40000 and (folder / "benchmark.png").exists()
         if mid_write:
             break
     assert mid_write, "the temporary file was never seen: the kill never hit the write"

@@ -3,8 +3,10 @@ data, errors are messages, closing joins the worker; and the `marbles` command l
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -351,6 +353,33 @@ def test_scripted_screenshot(tmp_path):
     assert not (tmp_path / "benchmark.npy").exists()
 
 
+def test_screenshots_are_written_atomically(qtbot, make_window, tmp_path, capsys,
+                                            monkeypatch):
+    window = make_window(scene="column")
+    kept = tmp_path / "kept.png"
+    kept.write_bytes(b"old")
+    kept.chmod(0o600)
+    assert window.save_screenshot(str(kept))  # replaced whole, its mode kept (lab.files)
+    assert not QImage(str(kept)).isNull() and (kept.stat().st_mode & 0o777) == 0o600
+    assert window.save_screenshot(str(tmp_path / "new" / "shot.jpg"))  # folder made as needed
+    assert QImage(str(tmp_path / "new" / "shot.jpg")).format() != QImage.Format.Format_Invalid
+    capsys.readouterr()
+    before = kept.read_bytes()
+    real_fsync = os.fsync
+
+    def disk_full(fd):
+        if os.path.basename(os.readlink(f"/proc/self/fd/{fd}")).startswith(".mb-"):
+            raise OSError(28, os.strerror(28))
+        return real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", disk_full)
+    assert not window.save_screenshot(str(kept))
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(kept) in err and "No space left on device" in err
+    assert kept.read_bytes() == before and window.exit_code == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.png", "new"]
+
+
 @pytest.mark.parametrize("args, words", [
     (["--scene", "nope"], "unknown scene 'nope'"),
     (["--solver", "nope"], "unknown solver 'nope'"),
@@ -375,10 +404,68 @@ def test_bad_input_is_one_line_and_exit_2(args, words, capsys, monkeypatch):
     assert not opened  # refused before any window was made
 
 
-def test_no_display_is_one_line_not_a_core_dump():
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    proc = subprocess.run([sys.executable, "-m", "app.main", "--frames", "5", "--no-benchmark"],
+def _marbles_with(env_changes: dict, unset=()) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in unset}
+    env.update(env_changes)
+    return subprocess.run([sys.executable, "-m", "app.main", "--frames", "5", "--no-benchmark"],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
-    assert proc.returncode == 1
+
+
+def test_no_display_is_one_line_not_a_core_dump():
+    proc = _marbles_with({}, unset=("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))
+    assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "DISPLAY" in proc.stderr and "xvfb-run" in proc.stderr
+
+
+def _free_display() -> str:
+    return next(f":{k}" for k in range(93, 200) if not os.path.exists(f"/tmp/.X11-unix/X{k}"))
+
+
+def test_a_display_that_does_not_answer_is_one_line_and_exit_2():
+    # Without the probe Qt's xcb plugin aborts: exit code 134 (SIGABRT), five lines.
+    display = _free_display()
+    start = time.monotonic()
+    proc = _marbles_with({"DISPLAY": display, "QT_QPA_PLATFORM": "xcb"})
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(f"marbles: error: cannot open display {display} ")
+    assert "xvfb-run" in proc.stderr and time.monotonic() - start < 60
+    # Unset, Qt picks xcb as well (outside a Wayland session).
+    proc = _marbles_with({"DISPLAY": display}, unset=("QT_QPA_PLATFORM", "XDG_SESSION_TYPE"))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+
+
+def test_the_probe_asks_only_the_xcb_platform_and_its_own_display():
+    from app.main import display_problem
+
+    dead = _free_display()
+    assert display_problem({"DISPLAY": os.environ["DISPLAY"], "QT_QPA_PLATFORM": "xcb"}) is None
+    assert "cannot open display" in display_problem({"DISPLAY": dead})
+    assert "cannot open display" in display_problem({"DISPLAY": dead,
+                                                     "QT_QPA_PLATFORM": "xcb;offscreen"})
+    for platform in ("offscreen", "minimal", "wayland"):  # no X display needed, or not ours
+        assert display_problem({"DISPLAY": dead, "QT_QPA_PLATFORM": platform}) is None
+    assert display_problem({"QT_QPA_PLATFORM": "offscreen"}) is None
+    assert "DISPLAY is not set" in display_problem({"QT_QPA_PLATFORM": "xcb"})
+
+
+def test_a_silent_x_server_costs_the_timeout_not_a_hang():
+    # A TCP "X server" that accepts the connection and never sends the setup reply.
+    from app.main import x_display_error
+
+    server = socket.socket()
+    for number in range(150, 400):
+        try:
+            server.bind(("127.0.0.1", 6000 + number))
+            break
+        except OSError:
+            continue
+    else:
+        pytest.skip("no free X11 TCP port")
+    server.listen(1)
+    try:
+        start = time.monotonic()
+        why = x_display_error(f"127.0.0.1:{number}", timeout=1.0)
+        assert why == "it did not answer within 1 s" and time.monotonic() - start < 5
+    finally:
+        server.close()

@@ -260,7 +260,8 @@ def test_the_benchmark_runs_in_the_thread_and_reports_its_files(qtbot, run, tmp_
     qtbot.waitUntil(lambda: bool(done or failed), timeout=120000)
     assert not failed and done[0].reason == "key"
     assert sorted(p.rsplit("/", 1)[1] for p in done[0].paths) == ["benchmark.json",
-                                                                  "benchmark.npy"]
+                                                                  "benchmark.npy",
+                                                                  "benchmark.png"]
     (tmp_path / "a-file").write_text("")
     sim.send(Benchmark("key", iterations=5, out=str(tmp_path / "a-file" / "x")))
     qtbot.waitUntil(lambda: bool(failed), timeout=60000)

@@ -164,6 +164,20 @@ def test_list_gives_each_parameter_its_default_unit_range_and_help(capsys):
     assert fields["warm_start=0"].startswith("float in [0, 1] fraction of last step's")
 
 
+def test_no_command_is_an_error_with_the_help_on_stderr(capsys):
+    with pytest.raises(SystemExit) as stop:
+        bench.main([])
+    out, err = capsys.readouterr()
+    assert stop.value.code == 2 and out == ""
+    assert err.startswith("usage: marbles-bench") and "compare" in err
+    assert err.splitlines()[-1] == ("marbles-bench: error: a command is required (list, run, "
+                                    "compare, solve or report)")
+    with pytest.raises(SystemExit) as stop:
+        bench.main(["--help"])
+    out, err = capsys.readouterr()
+    assert stop.value.code == 0 and out.startswith("usage: marbles-bench") and err == ""
+
+
 def test_bench_does_not_import_qt():
     code = ("import sys; from lab import bench; bench.main(['list']); "
             "sys.exit(any(m.split('.')[0] in ('PySide6', 'pyqtgraph', 'OpenGL') "

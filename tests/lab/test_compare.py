@@ -12,6 +12,7 @@ from solver.methods import registry
 from solver.methods.driver import Method, run
 from solver.params import ParamError
 from solver.problem import ContactProblem
+from tests.lab.helpers import PNG
 
 PGS20 = registry.settings("pgs", 20, False)
 
@@ -58,7 +59,7 @@ def test_the_problem_is_not_changed_by_the_comparison(disk_frozen):
 
 def test_benchmark_files_load_without_pickle(tmp_path, disk_frozen):
     table = cmp.compare(disk_frozen.problem, 10, repeats=1)
-    npy, jsn = cmp.write_benchmark(tmp_path / "out", table, {"scene": "disk", "step": 40})
+    npy, jsn, png = cmp.write_benchmark(tmp_path / "out", table, {"scene": "disk", "step": 40})
     data = np.load(npy, allow_pickle=False)
     assert data.dtype.names == ("solver", "residual", "seconds")
     assert list(data["solver"]) == list(registry.METHODS)
@@ -69,14 +70,16 @@ def test_benchmark_files_load_without_pickle(tmp_path, disk_frozen):
         "contacts"]
     assert set(info["per_solver"]) == set(registry.METHODS)
     assert info["final_residual"]["pgs"] == pytest.approx(table.residual[table.row("pgs"), -1])
+    assert png.read_bytes().startswith(PNG)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["benchmark.json",
-                                                                     "benchmark.npy"]
+                                                                     "benchmark.npy",
+                                                                     "benchmark.png"]
 
 
 def test_benchmark_json_has_the_documented_status_map(tmp_path, disk_frozen):
     table = cmp.compare(disk_frozen.problem, 5, ["pgs", "psor"], repeats=1)
     assert table.meta["status"] == {"pgs": table.status[0], "psor": table.status[1]}
-    _, jsn = cmp.write_benchmark(tmp_path, table)
+    _, jsn, _ = cmp.write_benchmark(tmp_path, table)
     assert json.loads(jsn.read_text())["status"] == {"pgs": "max_iterations",
                                                      "psor": "max_iterations"}
 

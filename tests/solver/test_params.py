@@ -22,7 +22,9 @@ def test_text_and_values_parse_to_the_declared_type(param, text, value):
 
 @pytest.mark.parametrize("param, text", [
     (OMEGA, "0"), (OMEGA, "2"), (OMEGA, "nan"), (OMEGA, "inf"), (OMEGA, "x"), (N, "2.5"),
-    (N, "0"), (N, "1e400"), (R, "blocky"), (FLAG, "maybe"), (DT, "-1")])
+    (N, "0"), (N, "1e400"), (R, "blocky"), (FLAG, "maybe"), (DT, "-1"),
+    # Beyond 2**53 even without a declared bound: no OverflowError in an int64 kernel later.
+    (N, "1e308"), (N, "1e17"), (N, str(2 ** 53 + 2))])
 def test_bad_values_are_refused_in_one_line_naming_value_and_range(param, text):
     with pytest.raises(ParamError) as err:
         param.parse(text)

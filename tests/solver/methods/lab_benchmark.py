@@ -45,7 +45,7 @@ VARIANTS = {
     "prox-jacobi r=global": ("prox-jacobi", {"r": "global"}),
     "prox-jacobi merit=step": ("prox-jacobi", {"merit": "step"}),
     "pgs-sm k_gs=20": ("pgs-sm", {"k_gs": 20}),
-    "pgs-sm dense": ("pgs-sm", {"dense_max": 100000}),
+    "pgs-sm dense": ("pgs-sm", {"dense_max": 20000}),
 }
 VERSUS = [("pgs", {}), ("pgs-sm", {}), ("pgs-sm", {"k_sm": 1}), ("pgs-sm", {"k_gs": 20})]
 BUDGET = {"pgs-sm": 2000}  # iterations; others 20000

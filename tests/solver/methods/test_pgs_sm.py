@@ -6,7 +6,7 @@ from solver import metrics
 from tests.solver.methods.reference import enumerate_lcp, solve
 
 def test_pgs_sm_paths_agree_and_count_their_work(bowl500):
-    dense = solve("pgs-sm", bowl500, 400, abs_tol=1e-10, dense_max=100000)
+    dense = solve("pgs-sm", bowl500, 400, abs_tol=1e-10, dense_max=20000)
     sparse = solve("pgs-sm", bowl500, 400, abs_tol=1e-10, dense_max=0)
     for result in (dense, sparse):
         i = result.info
