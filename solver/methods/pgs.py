@@ -9,17 +9,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..friction import frictional_sweeps, relaxed_steps
+from ..friction import FRICTION_LAWS, frictional_sweeps, relaxed_steps
 from ..params import Param
 from ..problem import (ROW_KERNEL, ContactProblem, apply_row, contact_row, impulse_velocity,
                        row_error)
 from .driver import Method, SolveSettings, run
 
 # The exact Coulomb disk is the default: its projection is closed-form, and the box lets a
-# marble sliding diagonally feel √2 μ (friction that depends on the direction of slip).
-FRICTION = Param("friction", "cone", str, "friction law of the tangent pair: the Coulomb disk "
-                 "‖λ_t‖ <= μ λ_n (cone) or each tangent in ±μ λ_n (box, as many engines)",
-                 choices=("cone", "box"))
+# marble sliding diagonally feel √2 μ (friction that depends on the direction of slip). ccp
+# is Anitescu's convex relaxation: it finds a pile's static forces wherever statics allows
+# them, where Coulomb's law has sliding solutions too (docs/friction.md).
+FRICTION = Param("friction", "cone", str, "friction law: the Coulomb disk ‖λ_t‖ <= μ λ_n after "
+                 "the normal (cone), each tangent in ±μ λ_n (box, as many engines), or the "
+                 "three rows projected onto the cone at once (ccp, Anitescu's relaxation)",
+                 choices=tuple(FRICTION_LAWS))
 
 
 @njit(**ROW_KERNEL)
@@ -66,13 +69,13 @@ def solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings, omega: 
     V = problem.velocity(lam)
     step = relaxed_steps(problem, omega)
     bias = problem.bias
-    box = settings.params.get("friction", "cone") == "box"
+    law = FRICTION_LAWS[settings.params.get("friction", "cone")]
     p = problem
 
     def sweep(count: int) -> None:
         frictional_sweeps(p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b, bias,
                           p.inv_mass, p.inv_inertia, step, p.mu, p.mu_roll, p.mu_spin, p.rows,
-                          box, naive, V, lam, count)
+                          law, naive, V, lam, count)
 
     def sync() -> None:
         V[:] = problem.velocity(lam)
