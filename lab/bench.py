@@ -28,6 +28,8 @@ from .snapshot import load_lcp, read_state, save_lcp, save_state
 from .spec import SCENE, SOLVER, RunSpec, route_compare_assignments
 
 STEPS = Param("steps", 500, int, "steps to run", lo=1, hi=10**9)
+FRICTIONAL_METRIC = ("max over contacts of FCLIB's natural-map error ‖λ - P_K(λ - ũ)‖₂, "
+                     "ũ = u + μ‖u_t‖ e_n (De Saxcé), m/s")
 PHYSICS_FAILED = 3  # exit code of a run whose marbles became non-finite, exploded or escaped
 
 
@@ -165,9 +167,12 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.json is not None:
         check_writable(args.json)
     problem, extras = load_lcp(args.lcp)
+    frictional = getattr(problem, "frictional", False)
+    registry.check_friction(args.solver, frictional)
     if args.start == "stored" and extras["lam"] is None:
         raise ParamError(f"--start stored: {args.lcp} has no usable lam")
-    lam0 = extras["lam"].copy() if args.start == "stored" else np.zeros(problem.m)
+    size = problem.size if frictional else problem.m
+    lam0 = extras["lam"].copy() if args.start == "stored" else np.zeros(size)
     compile_seconds = warmup([args.solver])
     result = registry.get(args.solver).solve(problem, lam0.copy(), settings)
     stored = None if extras["lam"] is None else float(problem.residual(extras["lam"]))
@@ -185,7 +190,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
             "lcp": str(args.lcp), "solver": args.solver, "contacts": problem.m,
             "marbles": problem.n, "start": args.start,
             "settings": {"iterations": settings.iterations, **settings.params},
-            "metric": METRIC, "trace": result.trace.tolist(),
+            "metric": FRICTIONAL_METRIC if frictional else METRIC,
+            **({"rows": problem.rows, "fclib_error": problem.fclib_error(result.lam)}
+               if frictional else {}),
+            "trace": result.trace.tolist(),
             "seconds": result.seconds.tolist(), "iterations": result.iterations,
             "status": result.status, "residual": result.residual,
             "stored_lam_residual": stored, "info": result.info,

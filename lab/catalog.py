@@ -4,6 +4,7 @@ step with the code)."""
 from __future__ import annotations
 
 import scenes
+from scenes.seed import MATERIAL
 from solver.methods import registry
 from solver.methods.driver import COMMON_PARAMS, ITERATIONS
 from solver.params import Param
@@ -31,7 +32,8 @@ def list_text() -> str:
         out += [f"      {p.describe()}" for p in scene.params]
     out.append("Solvers (--solver NAME):")
     for method in registry.METHODS.values():
-        out.append(f"  {method.name:<12} {method.label}: {method.description}")
+        handles = "friction: yes" if method.friction else "friction: no, frictionless only"
+        out.append(f"  {method.name:<12} {method.label}: {method.description} ({handles})")
         out += [f"      {p.describe()}" for p in method.params]
     out.append("Parameters every solver takes:")
     out += [f"      {p.describe()}" for p in COMMON_PARAMS]
@@ -42,18 +44,25 @@ def list_text() -> str:
     return "\n".join(out)
 
 
+def _own(params: tuple[Param, ...]) -> tuple[Param, ...]:
+    """A scene's parameters without the material ones it takes at their common default."""
+    common = {p.name: p.default for p in MATERIAL}
+    return tuple(p for p in params if common.get(p.name, object()) != p.default)
+
+
 def scenes_markdown() -> str:
     rows = ["| scene | what | parameters (default) |", "|---|---|---|"]
-    rows += [f"| `{s.name}` | {s.description} | {_short(s.params)} |"
+    rows += [f"| `{s.name}` | {s.description} | {_short(_own(s.params))} |"
              for s in scenes.SCENES.values()]
+    rows.append(f"| every scene | material | {_short(MATERIAL)}, unless listed above |")
     return "\n".join(rows) + "\n"
 
 
 def solvers_markdown() -> str:
-    rows = ["| solver | what | parameters (default) |", "|---|---|---|"]
-    rows += [f"| `{m.name}` | {m.label}: {m.description} | {_short(m.params)} |"
-             for m in registry.METHODS.values()]
-    rows.append(f"| every solver | stopping tests | {_short(COMMON_PARAMS)} |")
+    rows = ["| solver | what | friction | parameters (default) |", "|---|---|---|---|"]
+    rows += [f"| `{m.name}` | {m.label}: {m.description} | {'yes' if m.friction else 'no'} | "
+             f"{_short(m.params)} |" for m in registry.METHODS.values()]
+    rows.append(f"| every solver | stopping tests | | {_short(COMMON_PARAMS)} |")
     return "\n".join(rows) + "\n"
 
 

@@ -22,6 +22,7 @@ import numpy as np
 import scenes
 from scenes import seed
 from solver.params import ParamError, resolve
+from solver.friction import ROWS_ROLLING, ROWS_SLIDING, FrictionalProblem
 from solver.problem import ContactProblem
 from solver.step import impulses_error
 from solver.world import DT, World, container_geometry
@@ -31,6 +32,7 @@ from .npz import Archive, ArchiveError
 
 DENSE_LIMIT = 5000  # contacts; above it the LCP snapshot carries only the COO triplets
 GEOMETRY = ("pairs", "normal", "gap", "v_pred", "dt")
+FRICTIONAL_GEOMETRY = ("radius", "w_pred", "mu_roll", "mu_spin")
 STATE = "state snapshot"
 LCP = "LCP snapshot"
 STATE_KEYS = ("x", "v", "radius", "mass", "container", "gravity", "dt", "time")
@@ -267,13 +269,32 @@ def load_state(path: str | os.PathLike) -> World:
 
 def save_lcp(path: str | os.PathLike, problem: ContactProblem, lam: np.ndarray,
              world: World) -> Path:
-    """The LCP of one step in FCLIB's names: W = A, q = b, plus the geometry it came from."""
+    """The LCP of one step in FCLIB's names: W = A, q = b, plus the geometry it came from.
+    With friction (a FrictionalProblem) the problem has `rows` rows per contact (normal, t1,
+    t2, then rolling t1, t2 and spinning with rolling resistance), and the file adds mu,
+    mu_roll, mu_spin (m,), the tangents t1, t2 (m, 3), radius (n,), w_pred (n, 3) and rows."""
+    if getattr(problem, "frictional", False):
+        return _save_frictional_lcp(path, problem, lam, world)
     rows, cols, vals = problem.coo()
     arrays = dict(q=problem.rhs, W_row=rows, W_col=cols, W_val=vals, lam=np.asarray(lam),
                   pairs=np.stack([problem.body_a, problem.body_b], axis=1), normal=problem.normal,
                   gap=problem.gap, dt=np.float64(problem.dt), mass=world.mass, x=world.x,
                   v_pred=problem.v_pred, inv_mass=problem.inv_mass)
     if problem.m <= DENSE_LIMIT:
+        arrays["W"] = problem.dense()
+    return write_npz(path, **arrays)
+
+
+def _save_frictional_lcp(path, problem: FrictionalProblem, lam: np.ndarray, world: World) -> Path:
+    rows, cols, vals = problem.coo()
+    arrays = dict(q=problem.rhs, W_row=rows, W_col=cols, W_val=vals, lam=np.asarray(lam),
+                  pairs=np.stack([problem.body_a, problem.body_b], axis=1), normal=problem.normal,
+                  t1=problem.t1, t2=problem.t2, gap=problem.gap, dt=np.float64(problem.dt),
+                  mass=world.mass, inv_mass=problem.inv_mass, radius=problem.radius, x=world.x,
+                  v_pred=problem.V_pred[:, :3], w_pred=problem.V_pred[:, 3:], mu=problem.mu,
+                  mu_roll=problem.mu_roll, mu_spin=problem.mu_spin,
+                  rows=np.int64(problem.rows))
+    if problem.size <= DENSE_LIMIT:
         arrays["W"] = problem.dense()
     return write_npz(path, **arrays)
 
@@ -295,22 +316,61 @@ def load_lcp(path: str | os.PathLike) -> tuple[ContactProblem, dict]:
         if dt <= 0.0:
             raise z.error(f"dt={dt} must be positive")
         inv_mass = _lcp_inverse_mass(z)
-        problem = ContactProblem(np.ascontiguousarray(pairs[:, 0]),
-                                 np.ascontiguousarray(pairs[:, 1]), normal, gap, inv_mass,
-                                 v_pred, dt)
-        q = _real(z, "q", ("m",), finite=False) if "q" in z else None
+        if "mu" in z:
+            problem = _frictional_problem(z, pairs, normal, gap, inv_mass, v_pred, dt)
+        else:
+            problem = ContactProblem(np.ascontiguousarray(pairs[:, 0]),
+                                     np.ascontiguousarray(pairs[:, 1]), normal, gap, inv_mass,
+                                     v_pred, dt)
+        size = getattr(problem, "size", problem.m)
+        q = _real(z, "q", (size,), finite=False) if "q" in z else None
         lam = z.array("lam", (None,)) if "lam" in z else None
     _check_q(z, problem, q)
     lam = None if lam is None else np.array(lam, dtype=np.float64)
-    if lam is not None and (lam.shape != (problem.m,) or not np.all(np.isfinite(lam))):
+    if lam is not None and (lam.shape != (size,) or not np.all(np.isfinite(lam))):
         lam = None  # impulses that do not fit are dropped; --start stored then says so
     return problem, {"lam": lam, "q": q}
 
 
+def _frictional_problem(z: Archive, pairs, normal, gap, inv_mass, v_pred, dt) -> FrictionalProblem:
+    """The frictional problem of a snapshot with `mu`: its extra members checked, the tangents
+    the ones this program would choose (the solvers rebuild A from the geometry)."""
+    missing = [k for k in FRICTIONAL_GEOMETRY if k not in z]
+    if missing:
+        raise z.error(f"has mu but misses {', '.join(missing)}")
+    radius = _real(z, "radius", ("n",))
+    if np.any(radius <= 0):
+        raise z.error(f"radius must be > 0 m, got {_first_bad(radius, radius <= 0)}")
+    w_pred = _real(z, "w_pred", ("n", 3))
+    coefficients = {}
+    for name in ("mu", "mu_roll", "mu_spin"):
+        values = _real(z, name, ("m",))
+        if np.any(values < 0):
+            raise z.error(f"{name} must be >= 0, got {_first_bad(values, values < 0)}")
+        coefficients[name] = values
+    rows = int(_real(z, "rows", ())) if "rows" in z else ROWS_SLIDING
+    if rows not in (ROWS_SLIDING, ROWS_ROLLING):
+        raise z.error(f"rows={rows} must be {ROWS_SLIDING} or {ROWS_ROLLING}")
+    if rows == ROWS_SLIDING and (coefficients["mu_roll"].any() or coefficients["mu_spin"].any()):
+        raise z.error("mu_roll or mu_spin > 0 needs rows=6 (rolling and spinning rows)")
+    lengths = np.linalg.norm(normal, axis=1)
+    if np.any(np.abs(lengths - 1.0) > 1e-9):
+        raise z.error("normal must hold unit vectors")
+    problem = FrictionalProblem(np.ascontiguousarray(pairs[:, 0]),
+                                np.ascontiguousarray(pairs[:, 1]), normal, gap, radius,
+                                inv_mass, np.ascontiguousarray(np.hstack([v_pred, w_pred])), dt,
+                                coefficients["mu"], coefficients["mu_roll"],
+                                coefficients["mu_spin"], rows)
+    for name in ("t1", "t2"):
+        if name in z:
+            stored = _real(z, name, ("m", 3))
+            if not np.allclose(stored, getattr(problem, name), rtol=0.0, atol=1e-12):
+                raise z.error(f"{name} differs from the tangents this program chooses for "
+                              "those normals; W would not be the problem the solvers solve")
+    return problem
+
+
 def _check_lcp_members(z: Archive) -> None:
-    if "mu" in z:
-        raise z.error("it has friction (mu, 3 rows per contact); the solvers here are "
-                      "frictionless")
     missing = [k for k in GEOMETRY if k not in z]
     if "inv_mass" not in z and "mass" not in z:
         missing.append("mass")

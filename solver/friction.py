@@ -369,6 +369,14 @@ class FrictionalProblem:
             return np.inf, False
         return self.residual(lam), True
 
+    def coo(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A as COO triplets (row, col, value), rows in λ's order."""
+        return frictional_coo(self)
+
+    def dense(self) -> np.ndarray:
+        """Dense A, (m rows, m rows). For tests and small exports."""
+        return frictional_dense(self)
+
     def fclib_error(self, lam: np.ndarray) -> float:
         """FCLIB's normalised error ‖λ - P_K(λ - ũ)‖₂ / (1 + ‖q‖₂) over the normal and tangent
         rows of every contact (Acary et al.), unitless as FCLIB reports it."""
@@ -569,3 +577,64 @@ def relaxed_steps(problem: FrictionalProblem, omega: float) -> np.ndarray:
     out = np.zeros(problem.size)
     np.divide(omega, problem.diag, out=out, where=problem.diag != 0.0)
     return out
+
+
+def jacobian_rows(problem: FrictionalProblem) -> tuple[np.ndarray, np.ndarray]:
+    """J as two (m * rows, 6) blocks, the row's entries for marble b and for marble a (zero
+    for a wall): linear (3) then angular (3), in the row order of λ."""
+    m, rows = problem.m, problem.rows
+    n_, t1, t2 = problem.normal, problem.t1, problem.t2
+    Jb = np.zeros((m, rows, 6))
+    Ja = np.zeros((m, rows, 6))
+    g = (t2, -t1)  # g_k = n x t_k
+    Jb[:, 0, :3], Ja[:, 0, :3] = n_, -n_
+    for k, t in enumerate((t1, t2)):
+        Jb[:, k + 1, :3], Ja[:, k + 1, :3] = t, -t
+        Jb[:, k + 1, 3:] = -problem.arm_b[:, None] * g[k]
+        Ja[:, k + 1, 3:] = -problem.arm_a[:, None] * g[k]
+    if rows == ROWS_ROLLING:
+        for k, axis in enumerate((t1, t2, n_)):
+            Jb[:, k + 3, 3:], Ja[:, k + 3, 3:] = axis, -axis
+    Ja[problem.body_a < 0] = 0.0
+    return Jb.reshape(m * rows, 6), Ja.reshape(m * rows, 6)
+
+
+def frictional_coo(problem: FrictionalProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A = J M^-1 J^T as COO triplets (row, col, value), built marble by marble from the rows
+    that touch it, so its size is the number of nonzeros, not (m rows)^2."""
+    Jb, Ja = jacobian_rows(problem)
+    rows = problem.rows
+    body = np.concatenate([np.repeat(problem.body_b, rows), np.repeat(problem.body_a, rows)])
+    entries = np.concatenate([Jb, Ja])
+    index = np.concatenate([np.arange(problem.size), np.arange(problem.size)])
+    keep = body >= 0
+    body, entries, index = body[keep], entries[keep], index[keep]
+    order = np.argsort(body, kind="stable")
+    body, entries, index = body[order], entries[order], index[order]
+    weight = np.concatenate([np.repeat(problem.inv_mass[:, None], 3, axis=1),
+                             np.repeat(problem.inv_inertia[:, None], 3, axis=1)], axis=1)
+    out_r, out_c, out_v = [], [], []
+    for group in np.split(np.arange(body.size), np.flatnonzero(np.diff(body)) + 1):
+        if group.size == 0:
+            continue
+        J = entries[group]
+        block = (J * weight[body[group[0]]]) @ J.T
+        out_r.append(np.repeat(index[group], group.size))
+        out_c.append(np.tile(index[group], group.size))
+        out_v.append(block.ravel())
+    if not out_r:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    r, c, v = np.concatenate(out_r), np.concatenate(out_c), np.concatenate(out_v)
+    flat = r * problem.size + c
+    uniq, inverse = np.unique(flat, return_inverse=True)
+    summed = np.zeros(uniq.size)
+    np.add.at(summed, inverse, v)
+    return uniq // problem.size, uniq % problem.size, summed
+
+
+def frictional_dense(problem: FrictionalProblem) -> np.ndarray:
+    """Dense A, (m rows, m rows). For tests and small exports."""
+    A = np.zeros((problem.size, problem.size))
+    r, c, v = frictional_coo(problem)
+    A[r, c] = v
+    return A

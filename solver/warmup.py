@@ -31,6 +31,14 @@ def warmup(methods: Iterable[str] | None = None,
         sim = Simulation(_tiny_world(), registry.settings(name, 2), warm_start=1.0)
         sim.step(trace=True)
         sim.step(trace=False)
+        if registry.get(name).friction:
+            # With friction, sliding and rolling: the frictional kernels of both row counts.
+            for roll in (0.0, 0.01):
+                world = _tiny_world()
+                world.mu, world.mu_wall, world.mu_roll = 0.5, 0.5, roll
+                sim = Simulation(world, registry.settings(name, 2), warm_start=1.0)
+                sim.step(trace=True)
+                sim.step(trace=False)
         if progress is not None:
             progress(k + 1, len(names), name)
     return time.perf_counter() - start
