@@ -223,6 +223,30 @@ def frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, 
 
 
 @njit(cache=True, nogil=True)
+def scanned_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                                inv_inertia, rhs, diag, mu, mu_roll, mu_spin, rows, lam, dV, e):
+    """(r, finite, scale) for the start of a solve: finite says whether rhs and diag are all
+    finite; scale = max |rhs|; r = frictional_residual(λ), where λ = 0 (a cold start) needs no
+    product with A (then e = b)."""
+    scale = 0.0
+    for j in range(rhs.shape[0]):
+        if not (np.isfinite(rhs[j]) and np.isfinite(diag[j])):
+            return np.inf, False, np.inf
+        scale = max(scale, abs(rhs[j]))
+    for j in range(lam.shape[0]):
+        if lam[j] != 0.0:
+            return frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                                       inv_inertia, rhs, mu, mu_roll, mu_spin, rows, lam, dV,
+                                       e), True, scale
+    worst = 0.0
+    for c in range(body_a.shape[0]):
+        r = contact_error(lam, rhs, c * rows, mu[c], mu_roll[c], mu_spin[c], rows)
+        if r > worst:
+            worst = r
+    return worst, True, scale
+
+
+@njit(cache=True, nogil=True)
 def _assemble_frictional(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, inv_mass,
                          inv_inertia, V_pred, h, rows, diag, rhs):
     """diag (m * rows) <- A's diagonal; rhs (m * rows) <- b = J V* + (gap/h on the normal)."""
@@ -357,12 +381,13 @@ class FrictionalProblem:
                                    self._e)
 
     def scanned_residual(self, lam: np.ndarray) -> tuple[float, bool, float]:
-        """(residual(λ), whether rhs and diag are finite, max |rhs| of the normal rows)."""
-        finite = bool(np.all(np.isfinite(self.rhs)) and np.all(np.isfinite(self.diag)))
-        if not finite:
-            return np.inf, False, np.inf
-        scale = float(np.max(np.abs(self.rhs), initial=0.0))
-        return self.residual(lam), True, scale
+        """(residual(λ), whether rhs and diag are finite, max |rhs|) in one kernel call; the
+        residual is inf, and not computed, when they are not finite."""
+        return scanned_frictional_residual(*self._args(), self.inv_mass, self.inv_inertia,
+                                           self.rhs, self.diag, self.mu, self.mu_roll,
+                                           self.mu_spin, self.rows,
+                                           np.ascontiguousarray(lam, dtype=np.float64),
+                                           self._dV, self._e)
 
     def checked_residual(self, lam: np.ndarray) -> tuple[float, bool]:
         if not np.all(np.isfinite(lam)):
@@ -400,183 +425,6 @@ def contact_errors_norm(lam: np.ndarray, e: np.ndarray, mu: np.ndarray) -> float
     proj[side, 0] = a
     proj[side, 1:] = z[side, 1:] * (mu[side] * a / zt[side])[:, None]
     return float(np.linalg.norm(lam - proj))
-
-
-@njit(inline="always", cache=True, nogil=True)
-def _push(V, inv_mass, inv_inertia, i, sign, p0, p1, p2, q0, q1, q2):
-    """Marble i gets linear impulse sign * p and angular impulse q (already signed)."""
-    w = sign * inv_mass[i]
-    V[i, 0] += w * p0
-    V[i, 1] += w * p1
-    V[i, 2] += w * p2
-    s = inv_inertia[i]
-    V[i, 3] += s * q0
-    V[i, 4] += s * q1
-    V[i, 5] += s * q2
-
-
-# Friction laws of the sweeps (pgs's `friction` parameter).
-CONE, BOX, CCP = 0, 1, 2
-FRICTION_LAWS = {"cone": CONE, "box": BOX, "ccp": CCP}
-
-
-@njit(inline="always", cache=True, nogil=True)
-def _relative(V, a, b, ra, rb):
-    """(Δv, s): v_b - v_a and r_b ω_b + r_a ω_a, the lever terms of the tangent rows."""
-    dv0 = V[b, 0]
-    dv1 = V[b, 1]
-    dv2 = V[b, 2]
-    s0 = rb * V[b, 3]
-    s1 = rb * V[b, 4]
-    s2 = rb * V[b, 5]
-    if a >= 0:
-        dv0 -= V[a, 0]
-        dv1 -= V[a, 1]
-        dv2 -= V[a, 2]
-        s0 += ra * V[a, 3]
-        s1 += ra * V[a, 4]
-        s2 += ra * V[a, 5]
-    return dv0, dv1, dv2, s0, s1, s2
-
-
-@njit(inline="always", cache=True, nogil=True)
-def _apply_contact(V, inv_mass, inv_inertia, a, b, ra, rb, c, normal, t1, t2, dn, d1, d2):
-    """Impulse changes (dn, d1, d2) of contact c applied to both marbles: linear
-    dn n + d1 t1 + d2 t2, angular -r (d1 t2 - d2 t1) on each (a's with its own lever)."""
-    p0 = dn * normal[c, 0] + d1 * t1[c, 0] + d2 * t2[c, 0]
-    p1 = dn * normal[c, 1] + d1 * t1[c, 1] + d2 * t2[c, 1]
-    p2 = dn * normal[c, 2] + d1 * t1[c, 2] + d2 * t2[c, 2]
-    g0 = d1 * t2[c, 0] - d2 * t1[c, 0]
-    g1 = d1 * t2[c, 1] - d2 * t1[c, 1]
-    g2 = d1 * t2[c, 2] - d2 * t1[c, 2]
-    _push(V, inv_mass, inv_inertia, b, 1.0, p0, p1, p2, -rb * g0, -rb * g1, -rb * g2)
-    if a >= 0:
-        _push(V, inv_mass, inv_inertia, a, -1.0, p0, p1, p2, -ra * g0, -ra * g1, -ra * g2)
-
-
-@njit(inline="always", cache=True, nogil=True)
-def _tangent_velocity(c, t1, t2, dv0, dv1, dv2, s0, s1, s2):
-    """(u_t1, u_t2) of contact c: t_k·Δv - g_k·s with g1 = t2, g2 = -t1."""
-    u1 = (t1[c, 0] * dv0 + t1[c, 1] * dv1 + t1[c, 2] * dv2
-          - (t2[c, 0] * s0 + t2[c, 1] * s1 + t2[c, 2] * s2))
-    u2 = (t2[c, 0] * dv0 + t2[c, 1] * dv1 + t2[c, 2] * dv2
-          + (t1[c, 0] * s0 + t1[c, 1] * s1 + t1[c, 2] * s2))
-    return u1, u2
-
-
-@njit(inline="always", cache=True, nogil=True)
-def _rolling_rows(c, k, a, b, normal, t1, t2, inv_mass, inv_inertia, step, mu_roll, mu_spin,
-                  V, lam):
-    """Contact c's rolling pair (onto the disk μ_roll λ_n) and spinning row (into ±μ_spin λ_n),
-    one step each from the current relative angular velocity."""
-    w0 = V[b, 3]
-    w1 = V[b, 4]
-    w2 = V[b, 5]
-    if a >= 0:
-        w0 -= V[a, 3]
-        w1 -= V[a, 4]
-        w2 -= V[a, 5]
-    ln = lam[k]
-    o1 = lam[k + 3]
-    o2 = lam[k + 4]
-    os = lam[k + 5]
-    r1, r2 = project_disk(o1 - step[k + 3] * (t1[c, 0] * w0 + t1[c, 1] * w1 + t1[c, 2] * w2),
-                          o2 - step[k + 4] * (t2[c, 0] * w0 + t2[c, 1] * w1 + t2[c, 2] * w2),
-                          mu_roll[c] * ln)
-    bound = mu_spin[c] * ln
-    rs = os - step[k + 5] * (normal[c, 0] * w0 + normal[c, 1] * w1 + normal[c, 2] * w2)
-    rs = min(max(rs, -bound), bound)
-    lam[k + 3] = r1
-    lam[k + 4] = r2
-    lam[k + 5] = rs
-    d1 = r1 - o1
-    d2 = r2 - o2
-    ds = rs - os
-    q0 = d1 * t1[c, 0] + d2 * t2[c, 0] + ds * normal[c, 0]
-    q1 = d1 * t1[c, 1] + d2 * t2[c, 1] + ds * normal[c, 1]
-    q2 = d1 * t1[c, 2] + d2 * t2[c, 2] + ds * normal[c, 2]
-    _push(V, inv_mass, inv_inertia, b, 1.0, 0.0, 0.0, 0.0, q0, q1, q2)
-    if a >= 0:
-        _push(V, inv_mass, inv_inertia, a, -1.0, 0.0, 0.0, 0.0, -q0, -q1, -q2)
-
-
-@njit(inline="always", cache=True, nogil=True)
-def sweep_contact(c, body_a, body_b, normal, t1, t2, arm_a, arm_b, bias, inv_mass, inv_inertia,
-                  step, mu, mu_roll, mu_spin, rows, law, naive, V, lam):
-    """Update contact c in place. cone and box (Coulomb, Box2D/Bullet style): the normal as PGS
-    (λ_n <- max(0, λ_n - s e_n), or naive: λ_n += max(0, -s e_n)), then the tangent pair by one
-    step on its 2x2 block (diagonal) projected onto the disk of radius μ λ_n, or with each
-    tangent clamped to ±μ λ_n (box). ccp (Anitescu's cone complementarity, as Chrono): the
-    three rows at once, z = λ - (ω / A_tt) u, projected onto the cone ‖λ_t‖ <= μ λ_n. Then the
-    rolling rows. step (m * rows): ω / A_jj, 0 for an inert row."""
-    a = body_a[c]
-    b = body_b[c]
-    k = c * rows
-    if step[k] == 0.0:
-        return
-    ra = arm_a[c]
-    rb = arm_b[c]
-    dv0, dv1, dv2, s0, s1, s2 = _relative(V, a, b, ra, rb)
-    e = normal[c, 0] * dv0 + normal[c, 1] * dv1 + normal[c, 2] * dv2 + bias[c]
-    old = lam[k]
-    o1 = lam[k + 1]
-    o2 = lam[k + 2]
-    if law == CCP:
-        u1, u2 = _tangent_velocity(c, t1, t2, dv0, dv1, dv2, s0, s1, s2)
-        eta = step[k + 1]  # ω / A_tt <= ω / A_nn: a descent step for the whole block
-        new, l1, l2 = project_cone(old - eta * e, o1 - eta * u1, o2 - eta * u2, mu[c])
-        lam[k] = new
-        lam[k + 1] = l1
-        lam[k + 2] = l2
-        _apply_contact(V, inv_mass, inv_inertia, a, b, ra, rb, c, normal, t1, t2, new - old,
-                       l1 - o1, l2 - o2)
-    else:
-        if naive:
-            new = old - step[k] * e if e < 0.0 else old
-        else:
-            new = old - step[k] * e
-            if new < 0.0:
-                new = 0.0
-        lam[k] = new
-        if new != old:
-            _apply_contact(V, inv_mass, inv_inertia, a, b, ra, rb, c, normal, t1, t2,
-                           new - old, 0.0, 0.0)
-            dv0, dv1, dv2, s0, s1, s2 = _relative(V, a, b, ra, rb)
-        u1, u2 = _tangent_velocity(c, t1, t2, dv0, dv1, dv2, s0, s1, s2)
-        l1 = o1 - step[k + 1] * u1
-        l2 = o2 - step[k + 2] * u2
-        bound = mu[c] * new
-        if law == BOX:
-            l1 = min(max(l1, -bound), bound)
-            l2 = min(max(l2, -bound), bound)
-        else:
-            l1, l2 = project_disk(l1, l2, bound)
-        lam[k + 1] = l1
-        lam[k + 2] = l2
-        if l1 != o1 or l2 != o2:
-            _apply_contact(V, inv_mass, inv_inertia, a, b, ra, rb, c, normal, t1, t2, 0.0,
-                           l1 - o1, l2 - o2)
-    if rows == 6:
-        _rolling_rows(c, k, a, b, normal, t1, t2, inv_mass, inv_inertia, step, mu_roll,
-                      mu_spin, V, lam)
-
-
-@njit(cache=True, nogil=True)
-def frictional_sweeps(body_a, body_b, normal, t1, t2, arm_a, arm_b, bias, inv_mass, inv_inertia,
-                      step, mu, mu_roll, mu_spin, rows, law, naive, V, lam, count):
-    """`count` Gauss-Seidel sweeps of `sweep_contact` over every contact, in place; V (n, 6) is
-    kept equal to V* + M^-1 J^T λ."""
-    for _ in range(count):
-        for c in range(body_a.shape[0]):
-            sweep_contact(c, body_a, body_b, normal, t1, t2, arm_a, arm_b, bias, inv_mass,
-                          inv_inertia, step, mu, mu_roll, mu_spin, rows, law, naive, V, lam)
-
-
-def relaxed_steps(problem: FrictionalProblem, omega: float) -> np.ndarray:
-    """ω / A_jj per row (kg, or 1/(kg m^2) units inverted for rolling rows), 0 for inert rows."""
-    out = np.zeros(problem.size)
-    np.divide(omega, problem.diag, out=out, where=problem.diag != 0.0)
-    return out
 
 
 def jacobian_rows(problem: FrictionalProblem) -> tuple[np.ndarray, np.ndarray]:
@@ -638,3 +486,10 @@ def frictional_dense(problem: FrictionalProblem) -> np.ndarray:
     r, c, v = frictional_coo(problem)
     A[r, c] = v
     return A
+
+
+def relaxed_steps(problem: FrictionalProblem, omega: float) -> np.ndarray:
+    """ω / A_jj per row (m * rows), 0 for inert rows (A_jj = 0)."""
+    out = np.zeros(problem.size)
+    np.divide(omega, problem.diag, out=out, where=problem.diag != 0.0)
+    return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..friction import FRICTION_LAWS, frictional_sweeps, relaxed_steps
+from .sweeps import FRICTION_LAWS, frictional_sweeps, pack
 from ..params import Param
 from ..problem import (ROW_KERNEL, ContactProblem, apply_row, contact_row, impulse_velocity,
                        row_error)
@@ -67,15 +67,13 @@ def solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings, omega: 
     rolling rows; every row's step ω / A_jj."""
     lam = np.array(lam0, dtype=np.float64)
     V = problem.velocity(lam)
-    step = relaxed_steps(problem, omega)
-    bias = problem.bias
+    packed = pack(problem, omega)
     law = FRICTION_LAWS[settings.params.get("friction", "cone")]
     p = problem
 
     def sweep(count: int) -> None:
-        frictional_sweeps(p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b, bias,
-                          p.inv_mass, p.inv_inertia, step, p.mu, p.mu_roll, p.mu_spin, p.rows,
-                          law, naive, V, lam, count)
+        frictional_sweeps(p.body_a, p.body_b, packed, p.inv_mass, p.inv_inertia, p.rows, law,
+                          naive, V, lam, count)
 
     def sync() -> None:
         V[:] = problem.velocity(lam)

@@ -1,0 +1,167 @@
+"""The frictional Gauss-Seidel contact update that naive, pgs and psor share (Box2D and Bullet
+style, or Anitescu's cone complementarity), over contacts packed one row of floats each.
+
+A contact's packed row (PACKED floats): normal, t1, t2 (9), the lever arms r_a, r_b, μ, the
+normal bias gap/h, the row steps ω/A_nn, ω/A_tt, ω/A_rr (0 for an inert contact), μ_roll and
+μ_spin. One contact's update reads its row and the two marbles' (n, 6) velocities once: a
+normal impulse moves both marbles along n only, which leaves the tangent velocities as they
+were, so the tangents can be stepped from the same load as the normal.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..friction import ROWS_ROLLING, FrictionalProblem, project_cone, project_disk
+from ..problem import ROW_KERNEL
+
+PACKED = 18
+# Friction laws of the sweeps (pgs's `friction` parameter).
+CONE, BOX, CCP = 0, 1, 2
+FRICTION_LAWS = {"cone": CONE, "box": BOX, "ccp": CCP}
+
+
+@njit(cache=True, nogil=True)
+def _pack(normal, t1, t2, arm_a, arm_b, mu, gap, dt, diag, rows, mu_roll, mu_spin, omega, out):
+    for c in range(normal.shape[0]):
+        for j in range(3):
+            out[c, j] = normal[c, j]
+            out[c, 3 + j] = t1[c, j]
+            out[c, 6 + j] = t2[c, j]
+        out[c, 9] = arm_a[c]
+        out[c, 10] = arm_b[c]
+        out[c, 11] = mu[c]
+        out[c, 12] = gap[c] / dt
+        for j, row in enumerate((0, 1, 3)):
+            d = diag[c * rows + row] if row < rows else 0.0
+            out[c, 13 + j] = omega / d if d != 0.0 else 0.0
+        out[c, 16] = mu_roll[c]
+        out[c, 17] = mu_spin[c]
+
+
+def pack(problem: FrictionalProblem, omega: float) -> np.ndarray:
+    """(m, PACKED) float64: each contact's frame, levers, coefficients, bias and the row steps
+    ω / A_jj (0 where A_jj = 0: both ends fixed)."""
+    p = problem
+    out = np.empty((p.m, PACKED))
+    _pack(p.normal, p.t1, p.t2, p.arm_a, p.arm_b, p.mu, p.gap, float(p.dt), p.diag, p.rows,
+          p.mu_roll, p.mu_spin, float(omega), out)
+    return out
+
+
+@njit(inline="always", cache=True, nogil=True)
+def _push(V, w, s, i, p0, p1, p2, q0, q1, q2):
+    """Marble i: v += w p, ω += s q (w, s: its inverse mass and inertia, signs included)."""
+    V[i, 0] += w * p0
+    V[i, 1] += w * p1
+    V[i, 2] += w * p2
+    V[i, 3] += s * q0
+    V[i, 4] += s * q1
+    V[i, 5] += s * q2
+
+
+# long: one contact's rows written out with the marbles' velocities loaded once and the
+# impulse applied once; as helpers that pass the arrays around it was 3x slower.
+@njit(inline="always", cache=True, nogil=True)
+def sweep_contact(c, body_a, body_b, P, inv_mass, inv_inertia, rows, law, naive, V, lam):
+    """Update contact c in place. cone and box (Coulomb): the normal as PGS (λ_n <- max(0,
+    λ_n - s_n e_n), or naive: λ_n += max(0, -s_n e_n)), then the tangent pair by one step on its
+    2x2 block (diagonal) onto the disk of radius μ λ_n (box: each tangent in ±μ λ_n). ccp:
+    the three rows at once, λ <- P_K(λ - s_t u), projected onto the cone. Rolling rows, if any,
+    after them, from the updated velocities."""
+    a = body_a[c]
+    b = body_b[c]
+    s_n = P[c, 13]
+    if s_n == 0.0:
+        return
+    n0, n1, n2 = P[c, 0], P[c, 1], P[c, 2]
+    a0, a1, a2 = P[c, 3], P[c, 4], P[c, 5]
+    b0, b1, b2 = P[c, 6], P[c, 7], P[c, 8]
+    ra, rb = P[c, 9], P[c, 10]
+    dv0, dv1, dv2 = V[b, 0], V[b, 1], V[b, 2]
+    s0, s1, s2 = rb * V[b, 3], rb * V[b, 4], rb * V[b, 5]
+    if a >= 0:
+        dv0 -= V[a, 0]
+        dv1 -= V[a, 1]
+        dv2 -= V[a, 2]
+        s0 += ra * V[a, 3]
+        s1 += ra * V[a, 4]
+        s2 += ra * V[a, 5]
+    e = n0 * dv0 + n1 * dv1 + n2 * dv2 + P[c, 12]
+    u1 = a0 * dv0 + a1 * dv1 + a2 * dv2 - (b0 * s0 + b1 * s1 + b2 * s2)
+    u2 = b0 * dv0 + b1 * dv1 + b2 * dv2 + (a0 * s0 + a1 * s1 + a2 * s2)
+    k = c * rows
+    old, o1, o2 = lam[k], lam[k + 1], lam[k + 2]
+    s_t = P[c, 14]
+    mu = P[c, 11]
+    if law == CCP:
+        new, l1, l2 = project_cone(old - s_t * e, o1 - s_t * u1, o2 - s_t * u2, mu)
+    else:
+        if naive:
+            new = old - s_n * e if e < 0.0 else old
+        else:
+            new = max(old - s_n * e, 0.0)
+        l1 = o1 - s_t * u1
+        l2 = o2 - s_t * u2
+        bound = mu * new
+        if law == BOX:
+            l1 = min(max(l1, -bound), bound)
+            l2 = min(max(l2, -bound), bound)
+        else:
+            l1, l2 = project_disk(l1, l2, bound)
+    lam[k] = new
+    lam[k + 1] = l1
+    lam[k + 2] = l2
+    dn, d1, d2 = new - old, l1 - o1, l2 - o2
+    p0 = dn * n0 + d1 * a0 + d2 * b0
+    p1 = dn * n1 + d1 * a1 + d2 * b1
+    p2 = dn * n2 + d1 * a2 + d2 * b2
+    g0 = d1 * b0 - d2 * a0  # d1 g1 + d2 g2 with g1 = t2, g2 = -t1
+    g1 = d1 * b1 - d2 * a1
+    g2 = d1 * b2 - d2 * a2
+    wb, ib = inv_mass[b], inv_inertia[b]
+    _push(V, wb, ib, b, p0, p1, p2, -rb * g0, -rb * g1, -rb * g2)
+    if a >= 0:
+        wa, ia = inv_mass[a], inv_inertia[a]
+        _push(V, -wa, ia, a, p0, p1, p2, -ra * g0, -ra * g1, -ra * g2)
+    if rows == ROWS_ROLLING:
+        _rolling_rows(c, k, a, b, P, inv_inertia, V, lam)
+
+
+@njit(inline="always", cache=True, nogil=True)
+def _rolling_rows(c, k, a, b, P, inv_inertia, V, lam):
+    """Contact c's rolling pair (onto the disk μ_roll λ_n) and spinning row (into ±μ_spin λ_n),
+    one step each from the relative angular velocity."""
+    w0, w1, w2 = V[b, 3], V[b, 4], V[b, 5]
+    if a >= 0:
+        w0 -= V[a, 3]
+        w1 -= V[a, 4]
+        w2 -= V[a, 5]
+    s_r = P[c, 15]
+    ln = lam[k]
+    o1, o2, os = lam[k + 3], lam[k + 4], lam[k + 5]
+    r1, r2 = project_disk(o1 - s_r * (P[c, 3] * w0 + P[c, 4] * w1 + P[c, 5] * w2),
+                          o2 - s_r * (P[c, 6] * w0 + P[c, 7] * w1 + P[c, 8] * w2),
+                          P[c, 16] * ln)
+    bound = P[c, 17] * ln
+    rs = min(max(os - s_r * (P[c, 0] * w0 + P[c, 1] * w1 + P[c, 2] * w2), -bound), bound)
+    lam[k + 3] = r1
+    lam[k + 4] = r2
+    lam[k + 5] = rs
+    d1, d2, ds = r1 - o1, r2 - o2, rs - os
+    q0 = d1 * P[c, 3] + d2 * P[c, 6] + ds * P[c, 0]
+    q1 = d1 * P[c, 4] + d2 * P[c, 7] + ds * P[c, 1]
+    q2 = d1 * P[c, 5] + d2 * P[c, 8] + ds * P[c, 2]
+    _push(V, 0.0, inv_inertia[b], b, 0.0, 0.0, 0.0, q0, q1, q2)
+    if a >= 0:
+        _push(V, 0.0, inv_inertia[a], a, 0.0, 0.0, 0.0, -q0, -q1, -q2)
+
+
+@njit(**ROW_KERNEL)
+def frictional_sweeps(body_a, body_b, P, inv_mass, inv_inertia, rows, law, naive, V, lam,
+                      count):
+    """`count` Gauss-Seidel sweeps of `sweep_contact` over every contact, in place; V (n, 6) is
+    kept equal to V* + M^-1 J^T λ."""
+    for _ in range(count):
+        for c in range(body_a.shape[0]):
+            sweep_contact(c, body_a, body_b, P, inv_mass, inv_inertia, rows, law, naive, V, lam)
