@@ -41,6 +41,24 @@ def _column() -> tuple[dict, dict]:
             return {k: s[k] for k in s.files}, {k: c[k] for k in c.files}
 
 
+@lru_cache(maxsize=1)
+def _frictional_column() -> dict:
+    world = scenes.build("column", {"mu": 0.5, "mu_roll": 0.001})
+    world.v[:, 0] = 0.05  # sliding against the tube and each other: tangent rows matter
+    sim = Simulation(world, registry.settings("pgs", 20), warm_start=1.0)
+    for _ in range(2):
+        sim.step()
+    with tempfile.TemporaryDirectory() as tmp:
+        lcp = snapshot.save_lcp(pathlib.Path(tmp) / "lcp.npz", sim.problem, sim.lam, sim.world)
+        with np.load(lcp, allow_pickle=False) as c:
+            return {k: c[k] for k in c.files}
+
+
+def frictional_lcp_arrays() -> dict:
+    """The members of a valid frictional LCP snapshot (rows = 6) of a sliding column."""
+    return {k: np.array(v) for k, v in _frictional_column().items()}
+
+
 def state_arrays() -> dict:
     """The members of a valid state snapshot of the settled column (7 marbles, 7 contacts,
     with impulses and the scene): a fresh dict of copies."""
@@ -153,7 +171,8 @@ def _edited(kind: str, edit: Callable[[dict], dict], raw=None):
     """A snapshot of `kind` whose arrays `edit` changed; raw(d) -> {name: npy bytes} adds or
     replaces members with hand-made ones."""
     def build(d):
-        arrays = edit(state_arrays() if kind != "lcp" else lcp_arrays())
+        arrays = edit({"lcp": lcp_arrays, "friction": frictional_lcp_arrays}.get(
+            kind, state_arrays)())
         return write_arrays(d / "f.npz", arrays, raw(d) if raw else None)
     return build
 
@@ -460,7 +479,7 @@ def lcp_cases() -> list[Case]:
     """LCP snapshots for `solve --lcp`."""
     cases = [
         ("W and q only", lambda a: {"W": a["W"], "q": a["q"]}),
-        ("friction (mu)", _set(mu=np.full(7, 0.5))),
+        ("mu without the frictional geometry", _set(mu=np.full(7, 0.5))),
         *[(f"missing {k}", _drop(k)) for k in ("pairs", "normal", "gap", "v_pred", "dt")],
         ("missing mass and inv_mass", _drop("mass", "inv_mass")),
         ("pairs float", _with("pairs", lambda a: a.astype(float))),
@@ -502,6 +521,28 @@ def lcp_cases() -> list[Case]:
     return out
 
 
+def frictional_lcp_cases() -> list[Case]:
+    """Frictional LCP snapshots (rows = 6, with mu, tangents, radius, w_pred) for `solve`."""
+    cases = [
+        ("mu negative", _with("mu", lambda a: -a)),
+        ("mu nan", _with("mu", lambda a: _poison(a, NAN))),
+        ("mu one short", _with("mu", lambda a: a[:-1])),
+        ("mu_roll negative", _with("mu_roll", lambda a: -a - 1)),
+        ("rows 4", _set(rows=np.int64(4))),
+        ("rows 3 with rolling resistance", _set(rows=np.int64(3))),
+        ("radius 0", _with("radius", lambda a: _poison(a, 0.0))),
+        ("w_pred nan", _with("w_pred", lambda a: _poison(a, NAN))),
+        ("w_pred (n, 2)", _with("w_pred", lambda a: a[:, :2])),
+        ("missing radius", _drop("radius")),
+        ("missing w_pred", _drop("w_pred")),
+        ("tangents swapped", lambda a: {**a, "t1": a["t2"], "t2": a["t1"]}),
+        ("normal not unit", _with("normal", lambda a: 2 * a)),
+        ("q of the frictionless size", _with("q", lambda a: a[: a.size // 6])),
+    ]
+    return [Case(f"friction lcp: {name}", "lcp", _edited("friction", edit))
+            for name, edit in cases]
+
+
 def _self_pair(a: np.ndarray) -> np.ndarray:
     a = np.array(a)
     a[-1, 0] = a[-1, 1]
@@ -516,4 +557,5 @@ def corpus() -> list[Case]:
              + impulse_cases())
     again = [Case(c.name.replace("state:", "compare:", 1), "compare", c.build)
              for c in state[::7]]
-    return state + again + file_cases("lcp") + header_cases("lcp", "normal", (7, 3)) + lcp_cases()
+    return (state + again + file_cases("lcp") + header_cases("lcp", "normal", (7, 3))
+            + lcp_cases() + frictional_lcp_cases())

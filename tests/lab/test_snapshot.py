@@ -13,6 +13,7 @@ from lab import snapshot
 from lab.compare import settle
 from lab.snapshot import load_lcp
 from solver.methods import registry
+from solver.step import Simulation
 
 
 def _column_arrays():
@@ -41,7 +42,7 @@ def test_a_complete_snapshot_rebuilds_the_same_problem(tmp_path):
     (lambda a: {**a, "gap": np.full_like(a["gap"], np.nan)}, "gap must be finite, got nan"),
     (lambda a: {**a, "q": a["q"] + 1.0}, "q does not match"),
     (lambda a: {**a, "dt": np.float64(0.0)}, "dt=0"),
-    (lambda a: {**a, "mu": np.full(a["q"].size, 0.5)}, "friction"),
+    (lambda a: {**a, "mu": np.full(a["q"].size, 0.5)}, "has mu but misses radius, w_pred"),
 ])
 def test_unusable_snapshots_are_refused_with_one_line(tmp_path, edit, fragment):
     _, arrays = _column_arrays()
@@ -175,3 +176,23 @@ def test_state_files_that_are_not_archives_are_refused(tmp_path, name, content):
         path.write_bytes(content)
     with pytest.raises(ValueError, match=name):
         snapshot.load_state(path)
+
+
+def test_a_frictional_problem_round_trips_with_its_matrix(tmp_path):
+    world = scenes.build("column", {"mu": 0.5, "mu_roll": 0.001})
+    world.v[::2, 0] = 1.0  # every other marble sliding: the tangent rows carry impulses
+    sim = Simulation(world, registry.settings("pgs", 20), warm_start=1.0)
+    sim.step()
+    problem = sim.problem
+    snapshot.save_lcp(tmp_path / "f.npz", problem, sim.lam, world)
+    back, extras = snapshot.load_lcp(tmp_path / "f.npz")
+    assert back.frictional and back.rows == 6 and back.m == problem.m
+    np.testing.assert_array_equal(back.rhs, problem.rhs)
+    assert back.residual(sim.lam) == problem.residual(sim.lam)
+    np.testing.assert_array_equal(extras["lam"], sim.lam)
+    with np.load(tmp_path / "f.npz", allow_pickle=False) as z:
+        W, q, lam = z["W"], z["q"], z["lam"]
+    assert W.shape == (6 * problem.m,) * 2
+    # W is the operator the solvers apply: e = W λ + q, row by row in FCLIB's order.
+    np.testing.assert_allclose(W @ lam + q, problem.error(lam), atol=1e-12)
+    assert np.abs(lam[1::6]).max() > 0.0 and np.abs(lam[3::6]).max() > 0.0  # t1, rolling
