@@ -195,4 +195,4 @@ def test_a_frictional_problem_round_trips_with_its_matrix(tmp_path):
     assert W.shape == (6 * problem.m,) * 2
     # W is the operator the solvers apply: e = W λ + q, row by row in FCLIB's order.
     np.testing.assert_allclose(W @ lam + q, problem.error(lam), atol=1e-12)
-    assert np.abs(lam[1::6]).max() > 0.0 and np.abs(lam[3::6]).max() > 0.0  # t1, rolling
+    assert np.abs(lam[1::6]).max() > 0.0 and np.abs(lam[4::6]).max() > 0.0  # t1, rolling t2
