@@ -247,9 +247,17 @@ def scanned_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, in
 
 
 @njit(cache=True, nogil=True)
-def _assemble_frictional(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, inv_mass,
+def _assemble_frictional(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
                          inv_inertia, V_pred, h, rows, diag, rhs):
-    """diag (m * rows) <- A's diagonal; rhs (m * rows) <- b = J V* + (gap/h on the normal)."""
+    """Everything derived, in one pass: t1, t2 (m, 3) the tangent frames; arm_a, arm_b (m,)
+    the lever arms (0 for a wall); inv_inertia (n,) 1/(2/5 m r^2); diag (m * rows) A's
+    diagonal; rhs (m * rows) b = J V* + (gap/h on the normal)."""
+    tangent_frames(normal, t1, t2)
+    for i in range(radius.shape[0]):
+        inv_inertia[i] = inv_mass[i] / (INERTIA_FACTOR * radius[i] * radius[i])
+    for c in range(body_a.shape[0]):
+        arm_b[c] = radius[body_b[c]]
+        arm_a[c] = radius[body_a[c]] if body_a[c] >= 0 else 0.0
     frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, V_pred, rows, rhs)
     for c in range(body_a.shape[0]):
         a = body_a[c]
@@ -312,17 +320,17 @@ class FrictionalProblem:
         m = self.gap.shape[0]
         self.t1 = np.empty((m, 3))
         self.t2 = np.empty((m, 3))
-        tangent_frames(self.normal, self.t1, self.t2)
-        self.arm_b = self.radius[self.body_b]
-        self.arm_a = np.where(self.body_a >= 0, self.radius[np.maximum(self.body_a, 0)], 0.0)
-        self.inv_inertia = self.inv_mass / (INERTIA_FACTOR * self.radius ** 2)
+        self.arm_a = np.empty(m)
+        self.arm_b = np.empty(m)
+        self.inv_inertia = np.empty_like(self.inv_mass)
         self.diag = np.empty(m * self.rows)
         self.rhs = np.empty(m * self.rows)
         self._dV = np.empty_like(self.V_pred)
         self._e = np.empty(m * self.rows)
         _assemble_frictional(self.body_a, self.body_b, self.normal, self.t1, self.t2,
-                             self.arm_a, self.arm_b, self.gap, self.inv_mass, self.inv_inertia,
-                             self.V_pred, float(self.dt), self.rows, self.diag, self.rhs)
+                             self.arm_a, self.arm_b, self.gap, self.radius, self.inv_mass,
+                             self.inv_inertia, self.V_pred, float(self.dt), self.rows,
+                             self.diag, self.rhs)
 
     @property
     def m(self) -> int:
