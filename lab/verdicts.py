@@ -358,7 +358,7 @@ def claim_adaptive(exits: ExitStats | None) -> Verdict:
     ev = (f"adaptive better in {len(wins)}, worse in {len(losses)}, equal in "
           f"{len(compared) - len(wins) - len(losses)} of {len(compared)} comparable (solver, r) "
           "pairs (fewer divergences, then fewer non-converged solves, then lower median final "
-          "residual): " + "; ".join(details) + (f". {idle_text}" if idle_text else ""))
+          "residual): " + "; ".join(details) + (f"; {idle_text}" if idle_text else ""))
     return Verdict(claim, graded(len(wins), len(compared)), ev, numbers)
 
 
