@@ -196,7 +196,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
             "trace": result.trace.tolist(),
             "seconds": result.seconds.tolist(), "iterations": result.iterations,
             "status": result.status, "residual": result.residual,
-            "stored_lam_residual": stored, "info": result.info,
+            "lam": result.lam.tolist(), "stored_lam_residual": stored, "info": result.info,
             "compile_seconds": compile_seconds})
     return 0
 

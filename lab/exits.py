@@ -19,6 +19,7 @@ from solver.warmup import warmup
 
 EXIT_SCENE, EXIT_STEPS, EXIT_ITERATIONS = "bowl", 300, 200
 EXIT_ABS_TOL, EXIT_REL_TOL = 1e-6, 1e-4  # m/s; ‖Δλ‖∞/‖λ‖∞
+REJECTED = "rejected"  # the info entry of an adaptive solver: iterates rolled back (r shrunk)
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,13 @@ class ExitStats:
 
     def total(self, labels, statuses) -> int:
         return sum(self.counts[label].get(s, 0) for label in labels for s in statuses)
+
+    def rejections(self, label: str) -> float | None:
+        """Mean rejected iterates per solve of a variant (info `rejected`): 0 means the
+        adaptation of r never fired, so the variant ran exactly as with a fixed r. None when the
+        solver does not report it."""
+        value = self.info.get(label, {}).get(REJECTED)
+        return None if value is None else float(value)
 
 
 def exit_statuses(scene: str, steps: int, iterations: int, variants: list[Variant],

@@ -26,6 +26,13 @@ from ..problem import ContactProblem
 
 ITERATIONS = Param("iterations", 20, int, "solver iterations per step", lo=1, hi=10_000_000)
 
+# Rounding of one row of A λ + b relative to the size of its terms, |(Aλ)_c| + |b_c| + A_cc λ_c
+# (the last for sums that cancel, as between two marbles of a resting column): a few ε for the
+# handful of products and sums per row. A change of f = ½λᵀAλ + bᵀλ computed from these rows
+# along a step Δλ is rounding below GRADIENT_NOISE Σ_c |Δλ_c| × that size; the safeguards of
+# pcg/ppcg and pgs-sm compare with it.
+GRADIENT_NOISE = 4.0 * float(np.finfo(np.float64).eps)
+
 COMMON_PARAMS = (
     Param("abs_tol", 1e-12, float, "stop when the natural-map residual is below this", "m/s",
           lo=0.0),

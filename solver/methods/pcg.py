@@ -6,11 +6,15 @@ On an SPD system that never touches a bound it is exactly (preconditioned) CG.
 
 Beyond the sources, `safeguard` (default on) replaces a projected step that raises f, which the
 projection can do and which makes the plain method cycle on singular A, by a shorter one
-(backtracking on the projection arc, then a truncated line search); f never rises. The guards,
-the formula for f's change before the second product and the measurements: docs/solvers.md.
+(backtracking on the projection arc, then a truncated line search); f never rises. Both tests
+ignore rounding: a clip within the noise of λ restarts nothing, and a step whose change of f is
+within the rounding of its computation is not taken (λ solves the LCP as well as its data
+allow), so the method stays textbook CG on the resting column and at its floor after
+convergence. The guards, the formula for f's change before the second product and the
+measurements: docs/solvers.md.
 
-One iteration = 2 products with A (q = A p and the new gradient); `info` counts restarts,
-guards and safeguards. `ppcg` uses this kernel with the Jacobi preconditioner P = diag(A).
+One iteration = 2 products with A (q = A p and the new gradient; 1 for a step not taken);
+`info` counts restarts, guards, safeguards and rounding_steps (steps not taken). `ppcg` uses this kernel with the Jacobi preconditioner P = diag(A).
 """
 from __future__ import annotations
 
@@ -19,13 +23,17 @@ from numba import njit
 
 from ..params import Param
 from ..problem import ContactProblem, apply_matrix
-from .driver import Method, SolveSettings, run
+from .driver import GRADIENT_NOISE, Method, SolveSettings, run
 
 CURVATURE_GUARD = 1e-12  # pᵀAp below this times pᵀ diag(A) p counts as no curvature
+# Rounding of a contact impulse, relative to the size of λ and of the step: b = J v* + gap/h is
+# itself only good to tens of ε (the gap is a difference of positions of order 1 m, divided by
+# h; a resting column's b of 0.196 m/s carries ±3e-15), and so are the CG vectors built from it.
+CLIP_NOISE = 64.0 * np.finfo(np.float64).eps
 
 # Slots of the int64 `counts` array the kernel keeps between calls.
 PRODUCTS, RESTARTS, GUARDS, FRESH, SAFEGUARDS, SAFEGUARD_PRODUCTS, DESCENT_RESTARTS, \
-    TRUNCATED = range(8)
+    TRUNCATED, ROUNDING_STEPS = range(9)
 BACKTRACKS = 4  # halvings of the step the safeguard tries before the truncated line search
 
 
@@ -107,6 +115,33 @@ def _clipped_terms(body_a, body_b, normal, inv_mass, g, q, alpha, clipped, delta
                 u[i, 1] = 0.0
                 u[i, 2] = 0.0
     return linear, quadratic
+
+
+@njit(cache=True, nogil=True)
+def _undo_step(lam, p, alpha, clipped, clipped_old, count, out):
+    """out <- λ_old, the iterate before the projected step λ = max(0, λ_old + α p): unclipped
+    contacts moved by α p_c exactly up to rounding, a contact at 0 returns to exactly 0, and the
+    `count` clipped ones are restored from clipped_old. out may be λ itself."""
+    for c in range(lam.shape[0]):
+        back = lam[c] - alpha * p[c]
+        out[c] = back if back > 0.0 else 0.0
+    for k in range(count):
+        out[clipped[k]] = clipped_old[k]
+
+
+@njit(cache=True, nogil=True)
+def _clip_is_noise(lam, p, alpha, delta, count):
+    """True when every clipped overshoot δ is within the noise of the step's vectors,
+    CLIP_NOISE max(‖λ‖∞, α ‖p‖∞): a component that should stay at 0 lands on -1.5e-14 N s (ppcg
+    on the resting column, ‖λ‖∞ ≈ 10 N s), and clipping that changes no active set (textbook
+    CG would carry it along). Restarting there cost ppcg 4 extra iterations."""
+    size = 0.0
+    for c in range(lam.shape[0]):
+        size = max(size, abs(lam[c]), abs(alpha * p[c]))
+    worst = 0.0
+    for k in range(count):
+        worst = max(worst, delta[k])
+    return worst <= CLIP_NOISE * size
 
 
 @njit(cache=True, nogil=True)
@@ -217,12 +252,17 @@ def pcg_iterations(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, dv, g
                         alpha = step
             if alpha == np.inf:
                 alpha = 0.0  # unbounded along p (or p = 0): stay
-        # The projected step; the clipped contacts are listed for the safeguard.
+        # The projected step; the clipped contacts are listed for the safeguard. With it, also
+        # how far rounding can move the computed change of f over this step (below).
         n_clipped = 0
         flips = 0
+        noise = 0.0
         for c in range(m):
             old = lam[c]
-            new = old + alpha * p[c]
+            move = alpha * p[c]
+            new = old + move
+            if safeguard:
+                noise += abs(move) * (abs(g[c] - rhs[c]) + abs(rhs[c]) + diag[c] * old)
             if new < 0.0:
                 clipped[n_clipped] = c
                 clipped_old[n_clipped] = old
@@ -231,7 +271,10 @@ def pcg_iterations(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, dv, g
                 new = 0.0
             flips += 1 if (new > 0.0) != (old > 0.0) else 0
             lam[c] = new
-        changed = n_clipped > 0 if clip_only else flips > 0
+        if clip_only:
+            changed = n_clipped > 0 and not _clip_is_noise(lam, p, alpha, delta, n_clipped)
+        else:
+            changed = flips > 0
         # The change of f = ½λᵀAλ + bᵀλ without another product: with Δ = α p + δ, where
         # δ_c = -(λ_c + α p_c) > 0 undoes the overshoot of a clipped contact,
         # f(λ + Δ) - f(λ) = α gᵀp + ½ α² pᵀAp + δᵀ(g + α A p) + ½ δᵀAδ.
@@ -240,16 +283,29 @@ def pcg_iterations(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, dv, g
             linear, quadratic = _clipped_terms(body_a, body_b, normal, inv_mass, g, q, alpha,
                                                clipped, delta, n_clipped, u)
             df += linear + 0.5 * quadratic
-        if safeguard and df > 0.0:
+            for k in range(n_clipped):  # a clipped contact moved by -λ_old, not by α p_c
+                c = clipped[k]
+                size = abs(g[c] - rhs[c]) + abs(rhs[c]) + diag[c] * clipped_old[k]
+                noise += (clipped_old[k] - abs(alpha * p[c])) * size
+        # |df| below this is rounding (driver.GRADIENT_NOISE). It scales with the step, not with
+        # |f|: f is flat near its minimum, where real uphill steps change it by far less than
+        # ε |f| (accepting changes up to m ε |f| let the settled bowl's iterates drift back up to
+        # 1e-6 m/s after convergence).
+        noise *= GRADIENT_NOISE
+        taken = True
+        if safeguard and abs(df) <= noise:
+            # Rounding decides the sign of df: λ solves the LCP as well as its data allow (or p
+            # no longer carries a real descent). The step is not taken and the direction
+            # restarts from the residual; where that step is rounding too, λ stays.
+            counts[ROUNDING_STEPS] += 1
+            _undo_step(lam, p, alpha, clipped, clipped_old, n_clipped, lam)
+            rz_new = rz
+            taken = False
+        elif safeguard and df > 0.0:
             # The projection bent the step uphill (or p had stopped descending): back to λ_old
-            # (unclipped contacts moved by α p_c exactly up to rounding; a contact at 0 returns
-            # to exactly 0) and a shorter step that lowers f, then restart the direction.
+            # and a shorter step that lowers f, then restart the direction.
             counts[SAFEGUARDS] += 1
-            for c in range(m):
-                back = lam[c] - alpha * p[c]
-                lam_old[c] = back if back > 0.0 else 0.0
-            for k in range(n_clipped):
-                lam_old[clipped[k]] = clipped_old[k]
+            _undo_step(lam, p, alpha, clipped, clipped_old, n_clipped, lam_old)
             rz_new = _safeguard(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, lam_old,
                                 g, g_new, dv, z, p, q, alpha, pq, pdp, gp, counts)
             changed = True
@@ -257,8 +313,8 @@ def pcg_iterations(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, dv, g
             # The new gradient (second product) and preconditioned projected residual.
             rz_new = _gradient(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z)
             counts[PRODUCTS] += 1
-        if changed or not rz > 0.0:
-            counts[RESTARTS] += 1
+        if changed or not taken or not rz > 0.0:
+            counts[RESTARTS] += 1 if taken else 0
             for c in range(m):
                 p[c] = z[c]
             counts[FRESH] = 1
@@ -284,7 +340,7 @@ def solve_preconditioned(problem: ContactProblem, lam0: np.ndarray, settings: So
     clipped = np.empty(m, dtype=np.int64)
     u = np.zeros_like(problem.v_pred)
     state = np.zeros(1)
-    counts = np.zeros(8, dtype=np.int64)
+    counts = np.zeros(9, dtype=np.int64)
     args = (problem.body_a, problem.body_b, problem.normal, problem.inv_mass, problem.rhs)
 
     def sync() -> None:
@@ -303,6 +359,7 @@ def solve_preconditioned(problem: ContactProblem, lam0: np.ndarray, settings: So
         info["safeguard_products"] = int(counts[SAFEGUARD_PRODUCTS])
         info["descent_restarts"] = int(counts[DESCENT_RESTARTS])
         info["truncated"] = int(counts[TRUNCATED])
+        info["rounding_steps"] = int(counts[ROUNDING_STEPS])
         return int(counts[PRODUCTS])
 
     if m:

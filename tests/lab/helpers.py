@@ -11,6 +11,7 @@ import numpy as np
 
 from lab.compare import ComparisonTable
 from lab.exits import ExitStats, Variant
+from lab.series import Snapshot, TimeTo
 from solver import metrics
 from solver.methods import jacobi, pgs
 from solver.params import Param
@@ -43,17 +44,27 @@ def table(rows: dict, marbles=7, iterations=50):
                            {"marbles": marbles, "contacts": marbles, "rhs_norm": 0.2})
 
 
-def exit_stats(counts: dict, residual: dict | None = None):
+def snapshot(scene: str, step: int, curves: dict, marbles: int = 7, subspace=None):
+    """A Snapshot of `scene` at `step` with the residual curves `curves` (run label -> curve);
+    subspace: {'pgs': (iterations or None, seconds, products), 'pgs-sm': ...}."""
+    timed = {k: TimeTo(v[0], v[1], v[2], 3) for k, v in (subspace or {}).items()}
+    return Snapshot(scene, step, marbles, marbles, 0.2, dict(curves), timed)
+
+
+def exit_stats(counts: dict, residual: dict | None = None, rejected: dict | None = None):
     """ExitStats of 10 steps of the bowl: counts is label -> {status: solves}, a label being
-    'solver r=R' (adaptive) or 'solver r=R fixed'."""
+    'solver r=R' (adaptive) or 'solver r=R fixed'; rejected: label -> mean rejected iterates
+    per solve (the solvers' info), absent where not given."""
     variants = []
     for label in counts:
         solver, r, *fixed = label.split()
         variants.append(Variant(solver, "Jacobi" if "jacobi" in solver else "Gauss-Seidel",
                                 r[2:], not fixed, {}))
     full = {k: {s: c.get(s, 0) for s in metrics.STATUSES} for k, c in counts.items()}
+    info = {k: ({} if rejected is None or k not in rejected else {"rejected": rejected[k]})
+            for k in counts}
     return ExitStats("bowl", 10, 50, 1e-6, 1e-4, variants, full,
-                     residual or {k: 1e-3 for k in counts})
+                     residual or {k: 1e-3 for k in counts}, info)
 
 
 def prox_gs(problem, lam0, settings):

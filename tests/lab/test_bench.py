@@ -11,6 +11,7 @@ import pytest
 import scenes
 from lab import bench
 from lab import compare as cmp
+from lab.snapshot import load_lcp
 from solver.methods import registry
 from solver.params import resolve
 from tests.lab.helpers import PNG, run_cli
@@ -326,6 +327,11 @@ def test_solve_reproduces_the_residual_of_run(tmp_path, solver, extra):
     assert solved["residual"] == pytest.approx(expected["residual"], rel=1e-12, abs=1e-300)
     np.testing.assert_allclose(solved["trace"], expected["trace"], rtol=1e-12)
     assert solved["stored_lam_residual"] == pytest.approx(expected["residual"], rel=1e-12)
+    # The final impulses: the run's own (the snapshot's lam) and, solved again, the residual.
+    with np.load(lcp) as z:
+        np.testing.assert_allclose(solved["lam"], z["lam"], rtol=1e-12, atol=1e-300)
+        problem = load_lcp(lcp)[0]
+    assert problem.residual(np.array(solved["lam"])) == solved["residual"]
     # The printed trace: a header, one line per iteration, a summary.
     lines = text.strip().splitlines()
     assert len([ln for ln in lines if not ln.startswith("#")]) == 25 + 1 + 1

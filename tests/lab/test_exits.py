@@ -98,3 +98,22 @@ def test_exit_statuses_count_every_solve_of_every_variant(fake_prox):
         statuses.append(result.status)
     assert stats.residual["prox-gs r=local"] == float(np.median(finals))
     assert stats.counts["prox-gs r=local"] == {s: statuses.count(s) for s in metrics.STATUSES}
+
+
+def test_rejections_say_whether_the_adaptation_fired():
+    """The registered proximal solvers on the first 5 steps of the bowl, local r: the
+    Gauss-Seidel form never rejects an iterate (every sweep with local r lowers f), so its
+    adaptive run is the fixed-r run; the Jacobi form rejects its first, too long steps."""
+    variants = [v for v in exits.proximal_variants() if v.r == "local"]
+    stats = exits.exit_statuses("bowl", 5, 40, variants)
+    assert stats.rejections("prox-gs r=local") == 0.0
+    assert stats.rejections("prox-gs r=local fixed") == 0.0
+    assert stats.rejections("prox-jacobi r=local") > 0.0
+    assert stats.rejections("prox-jacobi r=local fixed") == 0.0
+    assert stats.counts["prox-gs r=local"] == stats.counts["prox-gs r=local fixed"]
+
+
+def test_rejections_are_unknown_for_a_solver_that_does_not_report_them(fake_prox):
+    variants = [v for v in exits.proximal_variants() if v.r == "local"]
+    stats = exits.exit_statuses("column", 2, 10, variants)
+    assert stats.rejections("prox-gs r=local") is None

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lab import bench, report, verdicts
-from tests.lab.helpers import curve, exit_stats, run_cli, table
+from tests.lab.helpers import curve, exit_stats, run_cli, snapshot
 
 
 def test_report_on_a_tiny_configuration(tmp_path, fake_prox, capsys):
@@ -18,7 +18,8 @@ def test_report_on_a_tiny_configuration(tmp_path, fake_prox, capsys):
                        "--exit-iterations", "15", "--repeats", "1",
                        "--solvers", ",".join(chosen)]) == 0
     err = capsys.readouterr().err
-    assert "[1/3] column" in err and "[3/3] exit statuses" in err  # progress on stderr
+    assert "[1/4] column" in err and "[3/4] snapshots" in err  # progress on stderr
+    assert "[4/4] exit statuses" in err
     text = (out / "RESULTS.md").read_text()
     for fragment in ("### column", "### mass-ratio", "| solver | status | residual after 20 it",
                      "it to 1e-06", "ms to 1e-10", "![column", "(column/benchmark.png)",
@@ -39,6 +40,11 @@ def test_report_on_a_tiny_configuration(tmp_path, fake_prox, capsys):
     # The verdicts the data allow are given; the ones needing absent solvers or scenes say so.
     given = {v["claim"]: v["verdict"] for v in results["verdicts"]}
     assert given[verdicts.claim_bowl_floor({}).claim] == verdicts.UNCHECKED
+    # The series: the column's steps with the chosen solvers' runs, in results.json.
+    column = results["series"]["column"]
+    assert [s["step"] for s in column] == list(report.SERIES_STEPS["column"])
+    assert set(column[0]["after_20"]) == {"naive", "pgs", "psor", "jacobi"}
+    assert "### Snapshots" in text
     gs = next(v for v in results["verdicts"] if v["claim"].startswith("Gauss-Seidel"))
     assert gs["verdict"] in (verdicts.REPRODUCED, verdicts.NOT_REPRODUCED)
 
@@ -48,8 +54,10 @@ def test_report_without_proximal_solvers_skips_the_chart_with_a_note(tmp_path):
     (out).mkdir()
     (out / "exit-status.png").write_bytes(b"stale")
     assert bench.main(["report", "--out", str(out), "--scenes", "column", "--iterations", "5",
-                       "--solvers", "pgs,psor", "--repeats", "1", "--quiet"]) == 0
+                       "--solvers", "pgs,psor", "--repeats", "1", "--quiet",
+                       "--series", "none"]) == 0
     text = (out / "RESULTS.md").read_text()
+    assert "Not measured (`--series none`" in text
     assert "Skipped: no proximal solver" in text and "![exit statuses]" not in text
     assert not (out / "exit-status.png").exists()  # a stale chart is not left to mislead
 
@@ -62,6 +70,7 @@ def test_report_without_proximal_solvers_skips_the_chart_with_a_note(tmp_path):
     (["--settle", "-2"], "settle=-2"),
     (["--exit-steps", "0"], "exit-steps=0"),
     (["--exit-scene", "nope"], "unknown scene 'nope'"),
+    (["--series", "some"], "--series"),
 ])
 def test_report_bad_input_is_one_line_and_exit_2(tmp_path, args, fragment):
     code, out, err = run_cli("report", "--out", str(tmp_path / "o"), *args)
@@ -69,17 +78,42 @@ def test_report_bad_input_is_one_line_and_exit_2(tmp_path, args, fragment):
     assert not (tmp_path / "o").exists()
 
 
+HEADER = {"command": "x", "date": "d", "machine": "m", "seconds": 1.0, "solvers": ["pgs", "pcg"]}
+
+
 def test_failed_claims_reach_the_markdown():
-    rows = {"pgs": curve(50, rate=0.9), "pcg": curve(50, rate=0.9, solved_at=12)}
-    tables = {"column": table(rows)}
-    found = verdicts.verdicts(tables, None)
-    meta = {"column": {"why": "test", "step": 1, "time": 0.0, "n_marbles": 7}}
-    text = report.markdown(tables, meta, None, found,
-                           {"command": "x", "date": "d", "machine": "m", "seconds": 1.0,
-                            "solvers": ["pgs", "pcg"]}, "no prox")
+    series = {"column": [snapshot("column", 1, {"pgs": curve(50, rate=0.9),
+                                                "pcg": curve(50, rate=0.9, solved_at=12)})]}
+    found = verdicts.verdicts(series, None)
+    text = report.markdown({}, {}, None, found, HEADER, "no prox", series)
     line = next(ln for ln in text.splitlines() if ln.startswith("| PCG solves the 7-marble"))
     assert "**not reproduced**" in line and "after 12 iterations" in line
     assert "no prox" in text
+    assert "0 of 9 reproduced, 0 partly, 1 not, 8 could not be checked" in text
+    assert "Not fully reproduced: PCG solves the 7-marble column in 7 iterations." in text
+
+
+def test_the_snapshot_tables_show_every_snapshot_behind_a_partial_verdict():
+    ahead = {"pgs": curve(50, rate=0.8), "pcg": curve(50, rate=0.9), "ppcg": curve(50, rate=0.9)}
+    behind = {"pgs": curve(50, rate=0.9), "pcg": curve(50, rate=0.8), "ppcg": curve(50, rate=0.8)}
+    series = {"bowl": [snapshot("bowl", s, c) for s, c in ((150, ahead), (200, behind),
+                                                           (250, ahead))],
+              "disk": [snapshot("disk", 100, behind)]}
+    found = verdicts.verdicts(series, None)
+    text = report.markdown({}, {}, None, found, HEADER, None, series)
+    pgs_first = next(v for v in found if v.claim.startswith("After 20"))
+    assert pgs_first.verdict == verdicts.PARTLY
+    assert f"| After 20 iterations PGS is ahead of CG (the article's bowl and disk) | " \
+           f"**partly reproduced** |" in text
+    assert f"| bowl | 200 | 7 | {0.9 ** 20:.2e} | {0.8 ** 20:.2e} | {0.8 ** 20:.2e} | no |" in text
+    assert f"| bowl | 250 | 7 | {0.8 ** 20:.2e} | {0.9 ** 20:.2e} | {0.9 ** 20:.2e} | yes |" in text
+    assert "| disk | 100 |" in text and "Not fully reproduced: After 20 iterations" in text
+    assert "bowl: steps 150, 200, 250 (50 iterations per run)" in text
+
+
+def test_without_a_series_the_snapshot_section_says_so():
+    text = report.markdown({}, {}, None, verdicts.verdicts({}, None), HEADER, None, {})
+    assert "### Snapshots" in text and "Not measured" in text
 
 
 @pytest.mark.slow
@@ -112,9 +146,9 @@ def test_the_recorded_command_names_only_the_options_that_differ():
     assert args.func is report.main
     assert report._command_line(args) == "marbles-bench report"
     args = parse(["report", "--out", "r2", "--scenes", "column", "--iterations", "5",
-                  "--exit-scene", "none", "--repeats", "3"])
+                  "--exit-scene", "none", "--repeats", "3", "--series", "none"])
     assert report._command_line(args) == ("marbles-bench report --out r2 --scenes column "
-                                          "--iterations 5 --exit-scene none")
+                                          "--iterations 5 --exit-scene none --series none")
 
 
 def test_help_gives_each_scene_its_budget(capsys):
@@ -125,3 +159,4 @@ def test_help_gives_each_scene_its_budget(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert ("per scene, bowl 5000, disk 2000, column 200, mass-ratio 3000" in text
             and "per scene, bowl 500, disk 300, column 1, mass-ratio 1" in text)
+    assert "bowl: steps 150, 200, 250, 300, 350, 400, 450, 500, 550, 600" in text
