@@ -1,0 +1,87 @@
+"""The frictional contact update shared by naive, pgs and psor, on single contacts whose answer
+is known in closed form: a marble on a floor, sliding, sliding diagonally, at rest, rolling."""
+import numpy as np
+import pytest
+
+from solver.friction import FrictionalProblem
+from solver.methods import registry
+from solver.methods.sweeps import BOX, CCP, CONE, frictional_sweeps, pack
+
+G, H, R = 9.81, 0.02, 0.1
+
+
+def floor_contact(v, w=(0.0, 0.0, 0.0), mu=0.5, mu_roll=0.0, inv_mass=1.0):
+    """One marble of radius R resting on a floor (normal +z), velocities after gravity
+    v* = v - g h z and ω."""
+    rows = 6 if mu_roll else 3
+    V = np.array([[v[0], v[1], v[2] - G * H, *w]])
+    return FrictionalProblem(np.array([-1]), np.array([0]), np.array([[0.0, 0.0, 1.0]]),
+                             np.array([0.0]), np.array([R]), np.array([inv_mass]), V, H,
+                             np.array([mu]), np.array([mu_roll]), np.array([0.0]), rows)
+
+
+def sweep(problem, law=CONE, naive=False, count=1, omega=1.0):
+    lam = np.zeros(problem.size)
+    V = problem.velocity(lam)
+    frictional_sweeps(problem.body_a, problem.body_b, pack(problem, omega), problem.inv_mass,
+                      problem.inv_inertia, problem.rows, law, naive, V, lam, count)
+    return lam, V
+
+
+def test_a_slow_slide_is_stopped_and_the_marble_spun_up_in_one_sweep():
+    # Slip 0.1 m/s: stopping it needs 0.1 / (7/2) N s (unit mass), inside μ λ_n = 0.5 g h.
+    p = floor_contact((0.1, 0.0, 0.0))
+    lam, V = sweep(p)
+    assert lam[0] == pytest.approx(G * H)
+    t1 = p.t1[0]
+    assert lam[1] * t1[0] == pytest.approx(-0.1 / 3.5)
+    assert V[0, 0] - R * V[0, 4] == pytest.approx(0.0, abs=1e-15)  # rolling: v = r ω
+    assert V[0, 0] == pytest.approx(5 / 7 * 0.1)
+
+
+@pytest.mark.parametrize("law, bound", [(CONE, 1.0), (BOX, np.sqrt(2.0))])
+def test_a_fast_diagonal_slide_meets_the_disk_or_the_box(law, bound):
+    p = floor_contact((3.0, 3.0, 0.0))
+    lam, V = sweep(p, law)
+    friction = np.hypot(lam[1], lam[2])
+    # Sliding: the disk gives exactly μ λ_n against the slip; the box √2 μ λ_n diagonally.
+    assert friction == pytest.approx(bound * 0.5 * lam[0])
+    assert lam[0] == pytest.approx(G * H)
+
+
+def test_ccp_projects_the_whole_impulse_and_a_sliding_contact_lifts_off():
+    p = floor_contact((3.0, 0.0, 0.0))
+    lam, V = sweep(p, CCP, count=200)
+    # Anitescu's relaxation: the contact leaves the floor at μ ‖u_t‖ (drift of the relaxation).
+    slip = np.hypot(*(p.error(lam)[1:3]))
+    assert p.error(lam)[0] == pytest.approx(0.5 * slip, rel=1e-9)
+    assert np.hypot(lam[1], lam[2]) == pytest.approx(0.5 * lam[0], rel=1e-9)
+
+
+def test_naive_only_adds_normal_impulse():
+    p = floor_contact((0.0, 0.0, 1.0))  # moving up faster than gravity pulls it back
+    lam, _ = sweep(p, naive=True)
+    assert lam[0] == 0.0
+    lam, _ = sweep(floor_contact((0.0, 0.0, -1.0)), naive=True)
+    assert lam[0] == pytest.approx(1.0 + G * H)
+
+
+def test_an_inert_contact_is_left_alone():
+    p = floor_contact((1.0, 0.0, -1.0), inv_mass=0.0)
+    lam, V = sweep(p)
+    assert not lam.any() and np.array_equal(V, p.V_pred)
+
+
+def test_rolling_resistance_brakes_the_spin_by_at_most_mu_roll_lambda_n():
+    p = floor_contact((0.0, 0.0, 0.0), w=(0.0, 50.0, 0.0), mu=0.5, mu_roll=0.01)
+    lam, _ = sweep(p)
+    rolling = np.hypot(lam[3], lam[4])
+    assert rolling == pytest.approx(0.01 * lam[0])  # a fast spin saturates the bound
+
+
+def test_the_registered_sweeps_solve_a_single_contact_to_rounding():
+    p = floor_contact((0.4, -0.2, 0.0))
+    for name in registry.friction_solvers():
+        result = registry.get(name).solve(p, np.zeros(p.size),
+                                          registry.settings(name, 200, overrides={"abs_tol": 0}))
+        assert result.residual < 1e-12, name
