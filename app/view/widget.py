@@ -35,8 +35,9 @@ class MarbleView(QWidget):
     the image. Any other repaint (a widget drawn over the view, an expose) shows the last
     image without OpenGL. ``grab_frame()`` renders now, waits, and returns the image.
 
-    Mouse: left-drag orbits, right-drag (or Shift+left-drag) pans, the wheel zooms,
-    Ctrl+left-drag on a marble drags it (``dragStarted`` / ``dragMoved`` / ``dragEnded``).
+    Mouse: left-drag orbits, right-drag (or Shift+left-drag) pans (on a tilted plane the
+    camera follows the marbles instead), the wheel zooms, Ctrl+left-drag on a marble drags it
+    (``dragStarted`` / ``dragMoved`` / ``dragEnded``).
 
     ``debug_flat``: draw only the marbles in their unshaded colour on black, without floor,
     container or shadows (the pixel test compares this against a numpy ray cast).
@@ -135,6 +136,10 @@ class MarbleView(QWidget):
         if self._frame_on_marbles and n:
             self._frame_on_marbles = False
             self.reset_camera()
+        elif n and (self._container or {}).get("kind") == "plane":
+            # Marbles on a tilted plane roll away down it for ever: the camera follows them
+            # (its angles and distance stay as the user left them).
+            self.camera.target = container_bounds(self._container, x, self._radius)[0]
         self.update()
 
     @property

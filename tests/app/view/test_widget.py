@@ -543,6 +543,28 @@ def test_switching_to_a_floor_scene_frames_its_own_marbles(make_view):
     render(view)
 
 
+def test_a_tilted_plane_is_seen_from_the_side_and_followed(make_view):
+    """An incline is framed from the side (downhill to the right), and the camera follows its
+    marble as it rolls away, keeping the user's angles and distance."""
+    view = make_view()
+    normal = np.array([0.5, 0.0, np.sqrt(0.75)])
+    view.set_container({"kind": "plane", "point": [0.0, 0.0, 0.0], "normal": normal.tolist()})
+    view.set_marbles(0.1 * normal[None], [0.1], [[1, 0, 0]])
+    right, _, _ = view.camera.basis()
+    np.testing.assert_allclose(right, [1.0, 0.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(view.camera.target, 0.1 * normal, atol=1e-12)
+    view.camera.orbit(20, 5)
+    angles = (view.camera.azimuth, view.camera.elevation, view.camera.distance)
+    down = np.array([np.sqrt(0.75), 0.0, -0.5])  # along the plane, downhill
+    far = 0.1 * normal + 3.0 * down
+    view.set_marbles(far[None], [0.1], [[1, 0, 0]])
+    np.testing.assert_allclose(view.camera.target, far, atol=1e-12)
+    assert (view.camera.azimuth, view.camera.elevation, view.camera.distance) == angles
+    rgb = render(view).astype(int)
+    reddish = (rgb[..., 0] > rgb[..., 1] + 40) & (rgb[..., 0] > rgb[..., 2] + 40)
+    assert reddish.sum() > 100   # still in view
+
+
 def test_the_same_container_again_keeps_the_camera(make_view):
     view = make_view()
     view.set_container({"kind": "sphere", "center": np.array([0.0, 0.0, 1.0]), "radius": 1.0})
