@@ -481,7 +481,8 @@ class Session:
         """Every registered solver on the current step's frozen problem, from zero impulses,
         `iterations` each; writes out/benchmark.npy, .json and .png as one unit (what
         `marbles-bench compare` writes; compare.write_benchmark). Returns (table, paths, meta).
-        ParamError when there is no problem yet or it has friction; OutputError when the files cannot be written."""
+        ParamError when there is no problem yet or it has friction; OutputError when the files
+        cannot be written."""
         sim = self.sim
         if sim.problem is None:
             raise ParamError("no contact problem yet: run at least one step")
