@@ -31,21 +31,24 @@ HOTKEYS: tuple[Hotkey, ...] = (
     Hotkey("pause", ("Space",), "pause / resume the simulation"),
     Hotkey("step", ("S",), "single step (pauses first)"),
     Hotkey("reset", ("R",), "reset the scene (also recovers from a divergence)"),
-    Hotkey("next_scene", ("N",), "next scene"),
+    Hotkey("next_scene", ("N",), "next scene (with friction on a solver without: pgs)"),
     Hotkey("prev_scene", ("Shift+N",), "previous scene"),
-    Hotkey("next_solver", ("M",), "next solver (method)"),
+    Hotkey("next_solver", ("M",), "next solver (method; with friction, those that solve it)"),
     Hotkey("prev_solver", ("Shift+M",), "previous solver (method)"),
     Hotkey("more_iterations", ("Up",), "more iterations per step (1, 2, 5, 10, 20, 50, ...)"),
     Hotkey("fewer_iterations", ("Down",), "fewer iterations per step"),
     Hotkey("omega_up", ("Right",), "relaxation up by 0.1 (ω of psor, β of jacobi, ...)"),
     Hotkey("omega_down", ("Left",), "relaxation down by 0.1"),
     Hotkey("warm_start", ("W",), "warm start: off, half, full (of last step's impulses)"),
-    Hotkey("colour", ("C",), "colour mode: by marble / by speed / by contact impulse"),
+    Hotkey("friction", ("F",), "friction off / on (μ = 0, or back to the scene's; 0.5 where "
+           "it has none); a solver without friction switches to pgs"),
+    Hotkey("colour", ("C",), "colour mode: by marble / speed / contact impulse / slip speed"),
     Hotkey("benchmark", ("B",), "compare every solver on the current frozen problem"),
     Hotkey("screenshot", ("P",), "save a screenshot (marbles-YYYYmmdd-HHMMSS.png)"),
     Hotkey("camera", ("V",), "reset the camera"),
     Hotkey("help", ("F1",), "show / hide this help"),
-    Hotkey("quit", ("Q", "Ctrl+Q"), "quit (runs the benchmark on close unless --no-benchmark)"),
+    Hotkey("quit", ("Q", "Ctrl+Q"), "quit (runs the benchmark on close unless --no-benchmark "
+           "or the scene has friction)"),
 )
 
 ACTIONS: tuple[str, ...] = tuple(h.action for h in HOTKEYS)

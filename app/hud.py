@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QLabel, QWidget
 
+from lab.session import friction_text
 from solver.methods import registry
 from solver.methods.driver import COMMON_PARAMS
 from solver.metrics import DIVERGENCE
@@ -82,7 +83,8 @@ def hud_text(frame, fps: float, steps_per_second: float) -> str:
     if status == DIVERGENCE:
         status = "DIVERGENCE"
     lines = [
-        f"scene {s.scene}   {len(frame.radius)} marbles   {frame.contacts} contacts",
+        f"scene {s.scene}   {len(frame.radius)} marbles   {frame.contacts} contacts   "
+        f"{friction_text(s.friction)}",
         f"solver {s.solver} ({label}) {params}".rstrip(),
         f"iterations {s.iterations}   warm start {warm_text(s.warm_start)}   "
         f"colour by {s.colour_mode}",

@@ -12,9 +12,21 @@ from pathlib import Path
 from lab import cli
 from lab.compare import COMPARE_ITERATIONS
 from lab.files import OutputError, check_folder, check_writable
+from lab.session import FRICTION_ON
+from lab.spec import SCENE
+from solver.methods import registry
 from solver.params import Param, ParamError
 
 BENCH_ITERATIONS = COMPARE_ITERATIONS.but(name="benchmark-iterations")
+# Without --scene the window opens on the bowl with friction: the marbles pour in, roll and come
+# to rest (warm start half of last step's impulses: the largest stable share, lab.session). The
+# article's frictionless bowl is `--scene bowl`, or the friction key. A solver that cannot solve
+# friction gets that frictionless bowl. --set values win over these.
+WINDOW_FRICTION = {"mu": FRICTION_ON, "mu_wall": FRICTION_ON, "warm_start": 0.5}
+SCENE_HELP = (f"the scene, one of {'|'.join(SCENE.choices)} (default: the {SCENE.default} with "
+              f"friction, {', '.join(f'{k}={v:g}' for k, v in WINDOW_FRICTION.items())}, where "
+              f"the solver solves friction; --scene {SCENE.default} is the article's "
+              "frictionless one)")
 FRAMES = Param("frames", 120, int, "scripted run: draw N frames with the simulation running, "
                "then close (with --screenshot, save the window first)", lo=1, hi=10**9)
 
@@ -24,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="marbles",
         description="Real-time marble stacking with live solver convergence plots. "
                     "Press F1 in the window for the keys.")
-    cli.add_run_options(parser, speed=True)
+    cli.add_run_options(parser, speed=True, scene_default=None, scene_help=SCENE_HELP)
     parser.add_argument("--benchmark-out", default=".", metavar="DIR",
                         help="folder for benchmark.npy, .json and .png (B key and on close) and "
                              "screenshots from the P key, created when first written (default: "
@@ -40,11 +52,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def window_defaults(args: argparse.Namespace) -> argparse.Namespace:
+    """`args` with the window's default scene when --scene is not given: the bowl, with the
+    friction of WINDOW_FRICTION under the --set values if the solver solves friction."""
+    if args.scene is not None:
+        return args
+    friction = [] if not registry.get(args.solver).friction else [
+        f"{name}={value:g}" for name, value in WINDOW_FRICTION.items()]
+    return argparse.Namespace(**{**vars(args), "scene": SCENE.default,
+                                 "assignments": friction + list(args.assignments)})
+
+
 def options_from(args: argparse.Namespace):
     """Validate everything and build the world; raises ParamError/OutputError (one line)."""
     from .window import Options
 
-    spec = cli.spec_from_args(args)
+    spec = cli.spec_from_args(window_defaults(args))
     bench_iterations = int(BENCH_ITERATIONS.parse(args.benchmark_iterations))
     frames = None if args.frames is None else int(FRAMES.parse(args.frames))
     if args.screenshot:

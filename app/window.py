@@ -203,7 +203,7 @@ class MainWindow(QMainWindow):
                  "more_iterations": cmd.CycleIterations(1),
                  "fewer_iterations": cmd.CycleIterations(-1), "omega_up": cmd.Relax(0.1),
                  "omega_down": cmd.Relax(-0.1), "warm_start": cmd.CycleWarmStart(),
-                 "colour": cmd.SetColourMode()}
+                 "colour": cmd.SetColourMode(), "friction": cmd.ToggleFriction()}
         handlers = {action: (lambda c=c: send(c)) for action, c in sends.items()}
         handlers.update({"benchmark": self.run_benchmark, "screenshot": self._screenshot_key,
                          "camera": self.view.reset_camera, "help": self._toggle_help,
@@ -286,7 +286,7 @@ class MainWindow(QMainWindow):
         if self._awaiting_render or time.perf_counter() < self._view_ready_at:
             return
         self._drawn_seq = frame.seq
-        self.view.set_marbles(frame.x, frame.radius, frame.colour)
+        self.view.set_marbles(frame.x, frame.radius, frame.colour, frame.orientation)
         self.view.update()
         self._awaiting_render = self.view.marbles_version
 
@@ -462,7 +462,10 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self._finish_close)
             return
         self._closing = True
-        has_problem = self.latest is not None and self.latest.steps > 0
+        # The comparison takes frictionless problems only (Session.benchmark): with friction
+        # there is nothing to run on close.
+        has_problem = (self.latest is not None and self.latest.steps > 0
+                       and not any(self.latest.state.friction))
         if self._close_benchmark == "todo" and has_problem and not self._gl_failed:
             event.ignore()
             self._close_benchmark = "running"

@@ -61,7 +61,8 @@ _NO_RECORDS = StepLog().take()
 @dataclass(frozen=True)
 class Frame:
     """One immutable picture of the simulation. x: (n, 3) float32 m; radius: (n,) float32 m;
-    colour: (n, 3) float32 RGB in [0, 1]; timings: seconds per phase of the last step;
+    colour: (n, 3) float32 RGB in [0, 1]; orientation: (n, 4) float32 unit quaternions
+    (w, x, y, z) body -> world, or None (unrotated); timings: seconds per phase of the last step;
     trace: (k + 1,) residual (m/s) per iteration of the last traced step, or None;
     residual: final natural-map residual (m/s) of the last step; records: every step made
     since the previous frame, oldest first (lab.session.StepLog); stepped: records is not
@@ -87,6 +88,7 @@ class Frame:
     compile_seconds: float = 0.0
     wall: float = 0.0  # time.perf_counter() in the worker when the frame was made, s
     records: np.recarray = field(default_factory=lambda: _NO_RECORDS)
+    orientation: np.ndarray | None = None
 
 
 @dataclass
@@ -260,7 +262,7 @@ class SimWorker(QObject):
             residual=float(result.residual) if result is not None else math.nan,
             trace=None if s.trace is None else _frozen(s.trace, np.float64),
             trace_step=s.trace_step, state=s.state(), compile_seconds=s.compile_seconds,
-            wall=time.perf_counter(), records=records)
+            wall=time.perf_counter(), records=records, orientation=_frozen(w.orientation))
         self.frameReady.emit(frame)
 
     def _benchmark(self, job: Benchmark) -> None:

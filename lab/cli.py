@@ -49,9 +49,11 @@ def option(parser: argparse.ArgumentParser, param: Param, metavar: str, flag: st
                         help=help_text or param.help_text())
 
 
-def add_run_options(parser: argparse.ArgumentParser, speed: bool = False) -> None:
-    """--scene, --solver, --iterations, --dt and --set (and --speed for the window)."""
-    option(parser, SCENE, "S")
+def add_run_options(parser: argparse.ArgumentParser, speed: bool = False,
+                    scene_default: object = "declared", scene_help: str | None = None) -> None:
+    """--scene, --solver, --iterations, --dt and --set (and --speed for the window);
+    scene_default and scene_help as `option` takes them (the window has a default of its own)."""
+    option(parser, SCENE, "S", default=scene_default, help_text=scene_help)
     option(parser, SOLVER, "M")
     option(parser, ITERATIONS, "N")
     option(parser, DT, "H", default=None)

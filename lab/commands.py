@@ -88,6 +88,12 @@ class SetColourMode:
 
 
 @dataclass(frozen=True)
+class ToggleFriction:
+    """Friction off on the current world (every μ 0), or back to the values it had (the
+    scene's own, or μ = 0.5 for a scene without friction)."""
+
+
+@dataclass(frozen=True)
 class SetSpeed:
     """speed: multiple of real time, 0 = as fast as possible."""
 

@@ -2,7 +2,8 @@
 between two steps. It holds everything the desktop program shows or controls that is not
 drawing: pacing in real time or flat out, divergence (pause and say so), the per-iteration trace
 of a few steps per second, the numbers of every step (`StepLog`), the colour of every marble,
-the mouse spring, compiling kernels with progress, and the solver comparison of the current step.
+the mouse spring, friction switched off and on, compiling kernels with progress, and the solver
+comparison of the current step.
 The window's worker is a thread adapter around it; scripts and tests use it directly.
 """
 from __future__ import annotations
@@ -24,10 +25,11 @@ from solver.warmup import warmup
 from solver.world import World
 
 from . import commands as cmd
+# COLOUR_MODES, IMPULSE_SCALE, heat and contact_slip are re-exported: the Session's colours.
+from .colours import COLOUR_MODES, IMPULSE_SCALE, contact_slip, heat, marble_colours
 from .compare import ComparisonTable, compare, write_benchmark
 from .spec import SIM_PARAMS, SPEED, RunSpec, route_assignments
 
-COLOUR_MODES = ("marble", "speed", "impulse")
 ITERATION_LADDER = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 # What the relaxation keys move, in order of preference: the relaxation factor of the
 # over-relaxed methods and the damping of the Jacobi forms.
@@ -43,8 +45,14 @@ SPRING_TIME = 0.08  # s
 DAMPING_TIME = 0.03  # s
 DRAG_MAX_SPEED = 4.0  # m/s, so a fast mouse cannot fire a marble through the pile
 MAX_CATCH_UP = 10  # steps one call may do to keep real time (200 ms at 50 Hz)
-SPEED_SCALE = 2.0  # m/s shown as the hottest colour
-IMPULSE_SCALE = 6.0  # contact impulse per step, in units of the marble's weight times dt
+# The friction key on a scene without friction of its own gives it this μ, marbles and walls
+# (the issue's bowl with friction).
+FRICTION_ON = 0.5
+# What a scene with friction runs on when the solver chosen cannot solve friction: the
+# friction key and the scene keys switch to it (and say so) rather than refuse, since the
+# solver was chosen for a frictionless scene; choosing a solver (SetSolver) refuses instead.
+FRICTION_FALLBACK = "pgs"
+FRICTION_NAMES = scenes.FRICTION_NAMES  # mu, mu_wall, mu_roll, mu_spin
 
 # The numbers of one step that the plots show: simulated time after it (s), final natural-map
 # residual (m/s), then seconds per phase ("collide", ..., "total").
@@ -99,14 +107,24 @@ class SessionState:
     speed: float
     generation: int
     message: str = ""
+    friction: tuple = (0.0, 0.0, 0.0, 0.0)  # the world's mu, mu_wall, mu_roll (m), mu_spin (m)
 
 
-def heat(values: np.ndarray) -> np.ndarray:
-    """Map values in [0, 1] to RGB (n, 3) float32: dark blue -> teal -> yellow -> red."""
-    stops = np.array([0.0, 0.35, 0.7, 1.0])
-    rgb = np.array([[0.15, 0.2, 0.6], [0.1, 0.65, 0.6], [0.95, 0.85, 0.2], [0.9, 0.2, 0.1]])
-    t = np.clip(np.nan_to_num(values, nan=1.0, posinf=1.0), 0.0, 1.0)
-    return np.stack([np.interp(t, stops, rgb[:, k]) for k in range(3)], axis=1).astype(np.float32)
+def friction_text(friction) -> str:
+    """'μ 0.5', 'μ 0.5 (walls 0.3)', with '  μ_roll 0.01 m' and '  μ_spin ... m' when not 0,
+    of a (mu, mu_wall, mu_roll, mu_spin) tuple."""
+    mu, mu_wall, mu_roll, mu_spin = friction
+    text = f"μ {mu:g}" + ("" if mu_wall == mu else f" (walls {mu_wall:g})")
+    if mu_roll > 0.0:
+        text += f"  μ_roll {mu_roll:g} m"
+    if mu_spin > 0.0:
+        text += f"  μ_spin {mu_spin:g} m"
+    return text
+
+
+def world_friction(world: World) -> tuple[float, float, float, float]:
+    """(mu, mu_wall, mu_roll, mu_spin) of `world`, plain floats."""
+    return (float(world.mu), float(world.mu_wall), float(world.mu_roll), float(world.mu_spin))
 
 
 class Session:
@@ -132,6 +150,8 @@ class Session:
         # Each scene and solver keeps the parameters it was last given.
         self._scene_params = {spec.scene: spec.scene_params}
         self._solver_params = {spec.solver: spec.solver_params}
+        # Per scene, the friction the friction key turned off, to turn back on.
+        self._friction_off: dict[str, tuple[float, float, float, float]] = {}
         self._compiled: set[str] = set()
         self._last_trace_wall = -math.inf
         self._drag: tuple[int, np.ndarray] | None = None
@@ -244,24 +264,11 @@ class Session:
         s = self.spec
         return SessionState(s.scene, s.solver, dict(s.solver_params), s.iterations,
                             s.warm_start, self.paused, self.colour_mode, self.diverged, s.speed,
-                            self.generation, self.message)
+                            self.generation, self.message, world_friction(self.world))
 
     def colours(self) -> np.ndarray:
-        """(n, 3) float32 RGB of every marble in the colour mode: its own colour, its speed,
-        or the contact impulse on it in units of its weight per step."""
-        w = self.world
-        if self.colour_mode == "speed":
-            return heat(np.linalg.norm(w.v, axis=1) / SPEED_SCALE)
-        if self.colour_mode == "impulse":
-            p, lam = self.sim.problem, self.sim.lam
-            total = np.zeros(w.n)
-            if p is not None and p.m and lam.size == p.m:
-                for ends in (p.body_a, p.body_b):
-                    hit = ends >= 0
-                    np.add.at(total, ends[hit], lam[hit])
-            weight = np.abs(w.gravity[2]) * w.dt * w.mass
-            return heat(total / (IMPULSE_SCALE * weight))
-        return w.colour
+        """(n, 3) float32 RGB of every marble in the colour mode (lab.colours)."""
+        return marble_colours(self.colour_mode, self.world, self.sim.problem, self.sim.lam)
 
     # ------------------------------------------------------------------------- commands
     def apply(self, command) -> None:
@@ -291,23 +298,75 @@ class Session:
         self._new_world(world)
 
     def _set_scene(self, c: cmd.SetScene) -> None:
+        """A scene with friction while the solver cannot solve it: FRICTION_FALLBACK, said."""
         scene = scenes.get(c.name)
-        params = self._scene_params.setdefault(c.name, resolve(scene.params, {}, c.name))
-        self.spec = self.spec.changed(scene=c.name, scene_params=params)
-        self._new_world(self.spec.build_world())
+        params = self._scene_params.get(c.name) or resolve(scene.params, {}, c.name)
+        spec = self.spec.changed(scene=c.name, scene_params=params)
+        switch = scenes.has_friction(params) and not registry.get(spec.solver).friction
+        if switch:
+            self.ensure_compiled(FRICTION_FALLBACK)
+            spec = spec.changed(solve=self._settings_of(FRICTION_FALLBACK))
+        world = spec.build_world()  # may refuse: then nothing changes
+        if switch:
+            self.message = (f"{self.spec.solver} solves frictionless contacts only: "
+                            f"switched to {FRICTION_FALLBACK} for {c.name}")
+            self._solver_params[FRICTION_FALLBACK] = spec.solver_params
+        self._scene_params[c.name] = params
+        self.spec = spec
+        self._new_world(world)
 
     def _cycle_scene(self, c: cmd.CycleScene) -> None:
         self._set_scene(cmd.SetScene(_cycled(list(scenes.SCENES), self.spec.scene, c.delta)))
 
     def _set_solver(self, c: cmd.SetSolver) -> None:
-        registry.get(c.name)
+        """Refused (one line) when the solver cannot solve the world's friction."""
+        registry.check_friction(c.name, self.world.frictional)
         self.ensure_compiled(c.name)
-        params = self._solver_params.get(c.name, {})
-        self._use(registry.settings(c.name, self.spec.iterations, False, params))
+        self._use(self._settings_of(c.name))
+
+    def _settings_of(self, name: str):
+        """Solver `name` with the parameters it was last given and the current iterations."""
+        return registry.settings(name, self.spec.iterations, False,
+                                 self._solver_params.get(name, {}))
 
     def _cycle_solver(self, c: cmd.CycleSolver) -> None:
-        self._set_solver(cmd.SetSolver(_cycled(list(registry.METHODS), self.spec.solver,
-                                               c.delta)))
+        """The next solver that can solve the world (with friction: the friction solvers)."""
+        frictional = self.world.frictional
+        names = [name for name, method in registry.METHODS.items()
+                 if method.friction or not frictional]
+        self._set_solver(cmd.SetSolver(_cycled(names, self.spec.solver, c.delta)))
+
+    def _toggle_friction(self, c: cmd.ToggleFriction) -> None:
+        """Friction off (every μ 0, kept for this scene) or back on: the values kept, else the
+        scene's own defaults, else μ = FRICTION_ON. On the current world, from the next step:
+        a pile that friction held collapses. Turning it on with a solver that cannot solve
+        friction switches to FRICTION_FALLBACK and says so."""
+        w, scene = self.world, self.spec.scene
+        if w.frictional:
+            self._friction_off[scene] = world_friction(w)
+            self._set_friction((0.0, 0.0, 0.0, 0.0))
+            self.message = "friction off: μ = 0 (the friction key turns it back on)"
+            return
+        friction = self._friction_off.get(scene) or _default_friction(scene)
+        switched = ""
+        if not registry.get(self.spec.solver).friction:
+            switched = (f"; {self.spec.solver} solves frictionless contacts only: switched to "
+                        f"{FRICTION_FALLBACK}")
+            self._set_solver(cmd.SetSolver(FRICTION_FALLBACK))
+        self._set_friction(friction)
+        self.message = f"friction on: {friction_text(friction)}{switched}"
+
+    def _set_friction(self, friction: tuple[float, float, float, float]) -> None:
+        """The world's mu, mu_wall, mu_roll, mu_spin, and the scene parameters that give them
+        (a reset keeps them; a scene without mu_wall has mu everywhere)."""
+        w = self.world
+        w.mu, w.mu_wall, w.mu_roll, w.mu_spin = friction
+        params = dict(self.spec.scene_params)
+        for name, value in zip(FRICTION_NAMES, friction):
+            if name in params:
+                params[name] = value
+        self._scene_params[self.spec.scene] = params
+        self.spec = self.spec.changed(scene_params=params)
 
     def _set_iterations(self, c: cmd.SetIterations) -> None:
         self._use(registry.settings(self.spec.solver, c.iterations, False,
@@ -334,6 +393,7 @@ class Session:
         else:
             params = resolve(scenes.get(s.scene).params, {**s.scene_params, **scene_over},
                              f"scene {s.scene}")
+            registry.check_friction(s.solver, scenes.has_friction(params))
             world = s.changed(scene_params=params).build_world()  # may refuse: no change
             self._scene_params[s.scene] = params
             self.spec = s.changed(scene_params=params)
@@ -391,7 +451,7 @@ class Session:
                  cmd.SetParameter: _set_parameter, cmd.Relax: _relax,
                  cmd.CycleWarmStart: _cycle_warm_start, cmd.SetColourMode: _set_colour_mode,
                  cmd.SetSpeed: _set_speed, cmd.DragStart: _drag_start, cmd.DragMove: _drag_move,
-                 cmd.DragEnd: _drag_end}
+                 cmd.DragEnd: _drag_end, cmd.ToggleFriction: _toggle_friction}
 
     def _use(self, settings) -> None:
         """Solver settings from the next step on (already validated)."""
@@ -421,10 +481,15 @@ class Session:
         """Every registered solver on the current step's frozen problem, from zero impulses,
         `iterations` each; writes out/benchmark.npy, .json and .png as one unit (what
         `marbles-bench compare` writes; compare.write_benchmark). Returns (table, paths, meta).
-        ParamError when there is no problem yet; OutputError when the files cannot be written."""
+        ParamError when there is no problem yet or it has friction; OutputError when the files
+        cannot be written."""
         sim = self.sim
         if sim.problem is None:
             raise ParamError("no contact problem yet: run at least one step")
+        if getattr(sim.problem, "frictional", False):
+            # lab.compare runs every solver on the frictionless LCP (m impulses).
+            raise ParamError("the solver comparison takes frictionless contact problems only: "
+                             "switch friction off first")
         names = list(registry.METHODS)
         self.ensure_compiled(*names)
         table = compare(sim.problem, iterations, names, progress=progress)
@@ -437,10 +502,18 @@ class Session:
         return table, write_benchmark(out, table, meta), meta
 
 
+def _default_friction(scene: str) -> tuple[float, float, float, float]:
+    """The friction of `scene`'s default parameters, or μ = FRICTION_ON if it has none."""
+    params = resolve(scenes.get(scene).params, {}, f"scene {scene}")
+    if not scenes.has_friction(params):
+        return (FRICTION_ON, FRICTION_ON, 0.0, 0.0)
+    return scenes.friction_of(params)
+
+
 def _cycled(names: list[str], current: str, delta: int) -> str:
     k = names.index(current) if current in names else 0
     return names[(k + int(delta)) % len(names)]
 
 
 __all__ = ["Session", "SessionState", "StepLog", "RECORD_FIELDS", "COLOUR_MODES",
-           "ITERATION_LADDER", "heat"]
+           "ITERATION_LADDER", "heat", "IMPULSE_SCALE", "friction_text", "contact_slip"]

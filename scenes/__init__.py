@@ -29,10 +29,7 @@ class Scene:
         """The world of already resolved parameters, material included."""
         world = self.build_world(params)
         world.damping = params["damping"]
-        world.mu = params["mu"]
-        world.mu_wall = params.get("mu_wall", params["mu"])
-        world.mu_roll = params["mu_roll"]
-        world.mu_spin = params["mu_spin"]
+        world.mu, world.mu_wall, world.mu_roll, world.mu_spin = friction_of(params)
         return world
 
     @property
@@ -42,6 +39,13 @@ class Scene:
 
 
 FRICTION_NAMES = ("mu", "mu_wall", "mu_roll", "mu_spin")
+
+
+def friction_of(params: dict) -> tuple[float, float, float, float]:
+    """(mu, mu_wall, mu_roll, mu_spin) of resolved scene parameters: a scene without mu_wall
+    has mu at every contact."""
+    return (params["mu"], params.get("mu_wall", params["mu"]), params["mu_roll"],
+            params["mu_spin"])
 
 
 def has_friction(params: dict) -> bool:

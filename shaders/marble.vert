@@ -14,6 +14,7 @@ layout(location = 0) in vec2 a_corner;   // octagon corner around the unit circl
 layout(location = 1) in vec3 i_centre;   // m
 layout(location = 2) in float i_radius;  // m
 layout(location = 3) in vec3 i_colour;   // RGB 0..1
+layout(location = 4) in vec4 i_orientation;  // unit quaternion body -> world, (x, y, z, w)
 
 uniform mat4 u_viewproj;    // world -> clip
 uniform vec3 u_eye;         // perspective eye, m
@@ -27,12 +28,14 @@ out vec3 v_pos;             // point on the polygon, world m
 flat out vec3 v_centre;
 flat out float v_radius;
 flat out vec3 v_colour;
+flat out vec4 v_orientation;
 
 void main()
 {
     v_centre = i_centre;
     v_radius = i_radius;
     v_colour = i_colour;
+    v_orientation = i_orientation;
     vec3 axis;
     float h;
     if (u_ortho) {

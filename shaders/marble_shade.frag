@@ -6,7 +6,7 @@
 #include "lighting.glsl"
 
 uniform sampler2D u_normal;     // unit normal n/2 + 1/2, world
-uniform sampler2D u_albedo;     // marble colour RGB 0..1
+uniform sampler2D u_albedo;     // colour RGB 0..1; alpha 1 on the swirl, 0 on clear glass
 uniform sampler2D u_depth;      // window depth of the front marble; 1 = no marble
 uniform mat4 u_inv_viewproj;    // clip -> world
 uniform vec2 u_viewport;        // pixels
@@ -28,7 +28,9 @@ void main()
     vec3 p = w.xyz / w.w;
     vec3 n = normalize(2.0 * texelFetch(u_normal, pixel, 0).xyz - 1.0);
     vec3 view = normalize(u_eye - p);
-    vec3 albedo = to_linear(texelFetch(u_albedo, pixel, 0).rgb);
+    vec4 surface = texelFetch(u_albedo, pixel, 0);
+    vec3 albedo = to_linear(surface.rgb);
+    float glass = 1.0 - surface.a;
     float lit = key_visibility(p, n);
     float ndl = max(dot(n, u_light_dir), 0.0);
     vec3 half_vec = normalize(u_light_dir + view);
@@ -39,9 +41,10 @@ void main()
     float ao = mix(0.45, 1.0, height) * (0.6 + 0.4 * (0.5 + 0.5 * n.z));
     vec3 colour = albedo * (hemisphere_ambient(n) * ao + KEY_COLOUR * ndl * lit)
                 + vec3(0.55) * spec * lit;
-    // A faint rim of sky light makes dark marbles separate from the background.
+    // A rim of sky light makes dark marbles separate from the background; clear glass
+    // reflects more of the sky at grazing angles (Fresnel).
     float rim = 1.0 - max(dot(n, view), 0.0);
     rim = rim * rim * rim;
-    colour += 0.12 * rim * SKY_COLOUR * ao;
+    colour += (0.12 + 0.3 * glass) * rim * SKY_COLOUR * ao;
     frag_colour = vec4(to_display(colour), 1.0);
 }

@@ -14,6 +14,8 @@ in vec3 v_normal;
 
 uniform vec4 u_colour;          // RGB 0..1 (display), alpha
 uniform float u_checker;        // m, checker period; 0 = plain
+uniform vec3 u_checker_u;       // unit vectors along the floor's plane: the checker's axes
+uniform vec3 u_checker_v;       //   (world x and y for a level floor)
 uniform vec3 u_fade_centre;     // m; the floor fades to the background around this point
 uniform float u_fade_radius;    // m; 0 = no fade
 
@@ -42,7 +44,8 @@ void main()
 #else
     vec3 albedo = to_linear(u_colour.rgb);
     if (u_checker > 0.0) {
-        vec2 cell = floor(v_world.xy / u_checker);
+        vec2 cell = floor(vec2(dot(v_world, u_checker_u), dot(v_world, u_checker_v))
+                          / u_checker);
         float odd = mod(cell.x + cell.y, 2.0);
         albedo *= mix(1.0, 0.82, odd);
     }
@@ -51,7 +54,8 @@ void main()
                 + 0.08 * KEY_COLOUR * pow(max(dot(n, half_vec), 0.0), 30.0) * lit;
     float alpha = u_colour.a;
     if (u_fade_radius > 0.0) {
-        float r = length(v_world.xy - u_fade_centre.xy);
+        vec3 off = v_world - u_fade_centre;
+        float r = length(vec2(dot(off, u_checker_u), dot(off, u_checker_v)));
         alpha *= 1.0 - smoothstep(0.55 * u_fade_radius, u_fade_radius, r);
     }
     frag_colour = vec4(to_display(colour), alpha);

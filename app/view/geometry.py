@@ -147,9 +147,54 @@ def model(translate=(0.0, 0.0, 0.0), scale=(1.0, 1.0, 1.0)) -> np.ndarray:
     return m
 
 
+def plane_basis(normal) -> np.ndarray:
+    """Rows e1, e2, n (3, 3): an orthonormal right-handed frame of the plane with normal
+    `normal` (3,), any length. e1 is world x projected into the plane (world y when the plane
+    stands across x), so the checker of an incline runs along its slope; the floor's basis is
+    the identity."""
+    n = np.asarray(normal, dtype=np.float64)
+    n = n / np.linalg.norm(n)
+    seed = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    e1 = seed - (seed @ n) * n
+    e1 /= np.linalg.norm(e1)
+    return np.array([e1, np.cross(n, e1), n])
+
+
+def plane_model(point, normal, centre, radius: float) -> np.ndarray:
+    """Model matrix (4, 4) placing the unit disk (z = 0, normal +z) on the plane through
+    `point` (3,) m with `normal` (3,): centred on `centre` (3,) m projected onto the plane,
+    scaled to `radius` m."""
+    basis = plane_basis(normal)
+    n = basis[2]
+    c = np.asarray(centre, dtype=np.float64)
+    m = np.eye(4)
+    m[:3, :3] = radius * basis.T
+    m[:3, 3] = c - ((c - np.asarray(point, dtype=np.float64)) @ n) * n
+    return m
+
+
+def slope_azimuth(normal) -> float | None:
+    """Camera azimuth (degrees, as Camera.azimuth) that sees the plane of `normal` (3,) from
+    the side, along its level line, with the downhill direction to the right; None for a
+    level plane."""
+    n = np.asarray(normal, dtype=np.float64)
+    # Horizontal and in the plane. With the eye towards it, the camera's right (forward x up
+    # = -level x z) is n's horizontal part: downhill.
+    level = np.cross(n, [0.0, 0.0, 1.0])
+    if np.linalg.norm(level) < 1e-9 * np.linalg.norm(n):
+        return None
+    return math.degrees(math.atan2(level[1], level[0]))
+
+
+# A tilted plane is framed around its marbles, at least this far (m) around them: one marble
+# on an incline is 0.1 m, and the slope it rolls down must show.
+PLANE_VIEW_RADIUS = 0.5
+
+
 def container_bounds(container: dict | None, x: np.ndarray, radius: np.ndarray):
     """Bounding sphere (centre (3,), radius) in metres of what the view should frame: the
-    container if it is bounded, else (a floor) the marbles, else a 1 m sphere at the origin."""
+    container if it is bounded, else (a floor, a tilted plane) the marbles, else a 1 m sphere
+    at the origin."""
     kind = (container or {}).get("kind")
     if kind == "sphere":
         return np.asarray(container["center"], dtype=np.float64), float(container["radius"])
@@ -167,7 +212,11 @@ def container_bounds(container: dict | None, x: np.ndarray, radius: np.ndarray):
         hi = (x + radius[:, None]).max(axis=0)
         if kind == "floor":
             lo[2] = min(lo[2], float(container.get("height", 0.0)))
+        if kind == "plane":
+            return 0.5 * (lo + hi), max(0.5 * float(np.linalg.norm(hi - lo)), PLANE_VIEW_RADIUS)
         return 0.5 * (lo + hi), max(0.5 * float(np.linalg.norm(hi - lo)), 1e-3)
+    if kind == "plane":
+        return np.asarray(container["point"], dtype=np.float64), PLANE_VIEW_RADIUS
     z = float((container or {}).get("height", 0.0))
     return np.array([0.0, 0.0, z + 0.5]), 1.0
 

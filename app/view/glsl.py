@@ -207,9 +207,10 @@ class Mesh:
 
 class Impostors:
     """The marbles' VAO for marble.vert: the corners of the impostor polygon per vertex, and
-    per instance (marble) its centre xyz (m), radius (m) and colour rgb, float32 interleaved."""
+    per instance (marble) its centre xyz (m), radius (m), colour rgb and orientation (unit
+    quaternion body -> world, as x, y, z, w), float32 interleaved."""
 
-    FLOATS = 7  # per instance
+    FLOATS = 11  # per instance
     STRIDE = 4 * FLOATS  # bytes
 
     def __init__(self) -> None:
@@ -225,7 +226,7 @@ class Impostors:
         self.capacity = 0  # instances the buffer holds
         self.count = 0  # instances uploaded
         GL.glBindBuffer(GL.GL_ARRAY_BUFFER, self._instance_vbo)
-        for loc, size, off in ((1, 3, 0), (2, 1, 12), (3, 3, 16)):
+        for loc, size, off in ((1, 3, 0), (2, 1, 12), (3, 3, 16), (4, 4, 28)):
             GL.glEnableVertexAttribArray(loc)
             GL.glVertexAttribPointer(loc, size, GL.GL_FLOAT, GL.GL_FALSE, self.STRIDE,
                                      ctypes.c_void_p(off))
@@ -233,13 +234,20 @@ class Impostors:
         self._polygon_vertices = int(corners.size // 2)
         GL.glBindVertexArray(0)
 
-    def upload(self, x: np.ndarray, radius: np.ndarray, colour: np.ndarray) -> None:
-        """New marbles: x (n, 3) m, radius (n,) m, colour (n, 3) RGB 0..1."""
+    def upload(self, x: np.ndarray, radius: np.ndarray, colour: np.ndarray,
+               orientation: np.ndarray | None = None) -> None:
+        """New marbles: x (n, 3) m, radius (n,) m, colour (n, 3) RGB 0..1, orientation (n, 4)
+        unit quaternions (w, x, y, z) body -> world (None: all unrotated)."""
         n = x.shape[0]
         data = np.empty((n, self.FLOATS), dtype=np.float32)
         data[:, 0:3] = x
         data[:, 3] = radius
         data[:, 4:7] = colour
+        if orientation is None:
+            data[:, 7:11] = (0.0, 0.0, 0.0, 1.0)
+        else:
+            data[:, 7:10] = orientation[:, 1:4]  # GLSL reads (x, y, z, w): q.xyz, q.w
+            data[:, 10] = orientation[:, 0]
         GL.glBindBuffer(GL.GL_ARRAY_BUFFER, self._instance_vbo)
         if n > self.capacity:
             # Grow geometrically and keep the buffer: scene switches reuse it, frames of the

@@ -5,7 +5,7 @@ marble.frag intersects the view ray with the sphere and writes the hit's normal,
 depth into a G-buffer, which one full-screen pass shades. A directional key light casts shadows
 through a shadow map made by the same impostors seen orthographically from the light. The
 container is drawn after the marbles as glass (the bowl, the tube, the box walls) or as a rim
-(the planar disk), over a checker floor, so marbles inside stay visible.
+(the planar disk), over a checker floor (tilted for a plane), so marbles inside stay visible.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from PySide6.QtGui import QOffscreenSurface, QOpenGLContext, QSurfaceFormat
 
 from .geometry import (box_walls_mesh, checker_period, circle_segments, container_bounds,
                        cylinder_mesh, disk_mesh, floor_height, light_matrices, lines, model,
-                       screen_rect, sphere_mesh, torus_mesh)
+                       plane_basis, plane_model, screen_rect, sphere_mesh, torus_mesh)
 from .glsl import (GBuffer, GLFailure, Impostors, Mesh, Target, Uniforms, blend_over,
                    check_version, no_context_message, program, shadow_map, surface_format)
 from .render_thread import share_priority
@@ -62,6 +62,7 @@ class Scene:
     x: np.ndarray
     radius: np.ndarray
     colour: np.ndarray
+    orientation: np.ndarray  # (n, 4) unit quaternions (w, x, y, z), body -> world
     marbles_version: int
     container: dict | None
     container_version: int
@@ -325,6 +326,10 @@ class Renderer(QObject):
                 model((cx, cy, z0 + h), (r, r, 1.0)), _RIM_COLOUR)
         elif kind == "floor":
             add("floor", None, None, _FLOOR_COLOUR, fade=None)
+        elif kind == "plane":  # a tilted floor: a disk around the marbles, on the plane
+            add("floor", None, None, _FLOOR_COLOUR, fade=None,
+                plane=(np.asarray(c["point"], dtype=np.float64),
+                       np.asarray(c["normal"], dtype=np.float64)))
         # Every floor is a unit disk mesh, scaled and placed at draw time.
         for item in items:
             if item["pass_"] == "floor":
@@ -368,7 +373,7 @@ class Renderer(QObject):
             self._container_version = scene.container_version
             self._shadow_dirty = True
         if scene.marbles_version != self._marbles_version:
-            self._impostors.upload(scene.x, scene.radius, scene.colour)
+            self._impostors.upload(scene.x, scene.radius, scene.colour, scene.orientation)
             self._marbles_version = scene.marbles_version
             self._shadow_dirty = True
 
@@ -462,15 +467,25 @@ class Renderer(QObject):
         GL.glDisable(GL.GL_BLEND)
 
     def _draw_floor(self, sp: int, item: dict, frame: _Frame) -> None:
+        """The checker floor: level at the floor's height, or (item "plane": point, normal) on
+        a tilted plane, its checker squares laid along the plane."""
         fade = item["fade"]
-        if fade is None:  # a bare floor: around the marbles
+        if fade is None:  # a bare floor or plane: around the marbles
             fc = np.array([frame.centre[0], frame.centre[1], frame.floor_z])
             fr = 3.0 * frame.bound
         else:
             fc, fr = fade
-        self._set(sp, "u_model", model((fc[0], fc[1], frame.floor_z), fr))
+        plane = item.get("plane")
+        if plane is None:
+            matrix, basis = model((fc[0], fc[1], frame.floor_z), fr), np.eye(3)
+        else:
+            matrix, basis = plane_model(*plane, frame.centre, fr), plane_basis(plane[1])
+            fc = matrix[:3, 3]
+        self._set(sp, "u_model", matrix)
         self._set(sp, "u_colour", item["colour"])
         self._set(sp, "u_checker", float(checker_period(frame.bound)))
+        self._set(sp, "u_checker_u", basis[0])
+        self._set(sp, "u_checker_v", basis[1])
         self._set(sp, "u_fade_centre", np.asarray(fc, dtype=np.float64))
         self._set(sp, "u_fade_radius", float(fr))
         item["mesh"].draw()

@@ -19,7 +19,7 @@ from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QWidget
 
 from .camera import Camera
-from .geometry import container_bounds
+from .geometry import container_bounds, slope_azimuth
 from .picking import pick_sphere, ray_plane
 from .render_thread import Link
 from .renderer import Renderer, Result, Scene
@@ -35,8 +35,9 @@ class MarbleView(QWidget):
     the image. Any other repaint (a widget drawn over the view, an expose) shows the last
     image without OpenGL. ``grab_frame()`` renders now, waits, and returns the image.
 
-    Mouse: left-drag orbits, right-drag (or Shift+left-drag) pans, the wheel zooms,
-    Ctrl+left-drag on a marble drags it (``dragStarted`` / ``dragMoved`` / ``dragEnded``).
+    Mouse: left-drag orbits, right-drag (or Shift+left-drag) pans (on a tilted plane the
+    camera follows the marbles instead), the wheel zooms, Ctrl+left-drag on a marble drags it
+    (``dragStarted`` / ``dragMoved`` / ``dragEnded``).
 
     ``debug_flat``: draw only the marbles in their unshaded colour on black, without floor,
     container or shadows (the pixel test compares this against a numpy ray cast).
@@ -68,6 +69,7 @@ class MarbleView(QWidget):
         self._x = np.zeros((0, 3))
         self._radius = np.zeros(0)
         self._colour = np.zeros((0, 3), dtype=np.float32)
+        self._orientation = np.zeros((0, 4))
         self._marbles_version = 0
         self._container: dict | None = None
         self._container_version = 0
@@ -105,30 +107,39 @@ class MarbleView(QWidget):
 
     # --- public API -------------------------------------------------------------------------
     def set_container(self, container: dict | None) -> None:
-        """Container dict as in solver/world.py (kinds sphere/floor/box/tube, optional
+        """Container dict as in solver/world.py (kinds sphere/floor/plane/box/tube, optional
         "planar"); None draws none. A different container re-frames the camera."""
         changed = _container_key(container) != _container_key(self._container)
         self._container = None if container is None else dict(container)
         if changed:
             self._container_version += 1
             self.reset_camera()
-            # A floor does not bound the scene: frame the marbles of the new scene when they
-            # arrive (those held now may still be the previous scene's).
-            self._frame_on_marbles = (self._container or {}).get("kind") == "floor"
+            # A floor or plane does not bound the scene: frame the marbles of the new scene
+            # when they arrive (those held now may still be the previous scene's).
+            self._frame_on_marbles = (self._container or {}).get("kind") in ("floor", "plane")
         self.update()
 
-    def set_marbles(self, x, radius, colour) -> None:
-        """Newest frame: x (n, 3) float64 m, radius (n,) m, colour (n, 3) RGB 0..1. Keeps
-        references (the caller must not mutate them afterwards) and schedules a new image."""
+    def set_marbles(self, x, radius, colour, orientation=None) -> None:
+        """Newest frame: x (n, 3) float64 m, radius (n,) m, colour (n, 3) RGB 0..1,
+        orientation (n, 4) unit quaternions (w, x, y, z) body -> world, which turn each
+        marble's swirl (None: unrotated). Keeps references (the caller must not mutate them
+        afterwards) and schedules a new image."""
         x = np.asarray(x, dtype=np.float64).reshape(-1, 3)
         n = x.shape[0]
         self._x = x
         self._radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (n,))
         self._colour = np.asarray(colour, dtype=np.float32).reshape(n, 3)
+        if orientation is None:
+            orientation = np.broadcast_to(np.array([1.0, 0.0, 0.0, 0.0]), (n, 4))
+        self._orientation = np.asarray(orientation).reshape(n, 4)
         self._marbles_version += 1
         if self._frame_on_marbles and n:
             self._frame_on_marbles = False
             self.reset_camera()
+        elif n and (self._container or {}).get("kind") == "plane":
+            # Marbles on a tilted plane roll away down it for ever: the camera follows them
+            # (its angles and distance stay as the user left them).
+            self.camera.target = container_bounds(self._container, x, self._radius)[0]
         self.update()
 
     @property
@@ -137,11 +148,16 @@ class MarbleView(QWidget):
         return self._marbles_version
 
     def reset_camera(self) -> None:
-        """Frame the container (or, on a bare floor, the marbles); planar scenes face the
-        x–z plane."""
-        centre, r = container_bounds(self._container, self._x, self._radius)
+        """Frame the container (or, on a bare floor or plane, the marbles); planar scenes face
+        the x–z plane, a tilted plane is seen along its level line."""
+        container = self._container or {}
+        centre, r = container_bounds(container, self._x, self._radius)
         self.camera.aspect = self.width() / max(self.height(), 1)
-        self.camera.frame(centre, r, planar=bool((self._container or {}).get("planar")))
+        self.camera.frame(centre, r, planar=bool(container.get("planar")))
+        if container.get("kind") == "plane":
+            azimuth = slope_azimuth(container["normal"])
+            if azimuth is not None:  # from the side, so the slope shows, downhill to the right
+                self.camera.azimuth = azimuth
         self.update()
 
     def pick(self, px: float, py: float) -> tuple[int, np.ndarray | None]:
@@ -229,7 +245,8 @@ class MarbleView(QWidget):
         return Scene(seq=self._seq, size=(w, h),
                       viewproj=cam.projection_matrix() @ cam.view_matrix(), eye=cam.eye(),
                       up=up, forward=forward, x=self._x, radius=self._radius,
-                      colour=self._colour, marbles_version=self._marbles_version,
+                      colour=self._colour, orientation=self._orientation,
+                      marbles_version=self._marbles_version,
                       container=self._container, container_version=self._container_version,
                       drag_line=drag_line, debug_flat=self.debug_flat, shadows=self.shadows,
                       exact_quads=self.exact_quads)

@@ -11,7 +11,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 REQUIRED = {"pause", "step", "reset", "next_scene", "prev_scene", "next_solver", "prev_solver",
             "more_iterations", "fewer_iterations", "omega_up", "omega_down", "warm_start",
-            "colour", "benchmark", "screenshot", "camera", "help", "quit"}
+            "colour", "friction", "benchmark", "screenshot", "camera", "help", "quit"}
 
 
 def test_table_has_every_required_action_once():
@@ -27,6 +27,7 @@ def test_table_has_every_required_action_once():
     ("M", {"shift": True}, "prev_solver"),
     ("Up", {"shift": True}, "more_iterations"),   # Shift is ignored on non-letters
     ("F1", {}, "help"),
+    ("F", {}, "friction"),
     ("B", {}, "benchmark"),
     ("Q", {"ctrl": True}, "quit"),
     ("Q", {}, "quit"),

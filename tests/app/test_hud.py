@@ -49,3 +49,14 @@ def test_rate_meter_counts_events_per_second_over_its_window():
         meter.add(now=10.0 + 0.1 * k)
     assert meter.rate(now=11.0) == pytest.approx(10.0)
     assert meter.rate(now=13.0) == 0.0
+
+
+@pytest.mark.parametrize("friction, shown", [
+    ((0.0, 0.0, 0.0, 0.0), "μ 0"),
+    ((0.5, 0.5, 0.0, 0.0), "μ 0.5"),
+    ((0.5, 0.5, 0.01, 0.0), "μ 0.5  μ_roll 0.01 m"),
+    ((0.3, 0.6, 0.0, 0.0), "μ 0.3 (walls 0.6)"),
+])
+def test_the_hud_shows_the_friction_on_the_scene_line(friction, shown):
+    first = hud_text(frame(friction=friction), 0.0, 0.0).splitlines()[0]
+    assert first.endswith("12 contacts   " + shown)

@@ -2,6 +2,7 @@
 data, errors are messages, closing joins the worker; and the `marbles` command line."""
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -167,6 +168,9 @@ def test_every_hotkey_changes_the_workers_state(qtbot, make_window, tmp_path):
     press("omega_down", lambda f: f.state.solver_params["omega"] == pytest.approx(1.5))
     press("warm_start", lambda f: f.state.warm_start == 0.5)
     press("colour", lambda f: f.state.colour_mode == "speed")
+    press("friction", lambda f: f.state.friction == (0.5, 0.5, 0.0, 0.0))
+    qtbot.waitUntil(lambda: window.hud.text().splitlines()[0].endswith("μ 0.5"))
+    press("friction", lambda f: f.state.friction == (0.0, 0.0, 0.0, 0.0))
 
     window.view.camera.azimuth += 40.0
     moved = window.view.camera.azimuth
@@ -322,6 +326,42 @@ def test_gl_failure_is_a_message_not_a_traceback(qtbot, make_window, capfd):
     err = capfd.readouterr().err
     assert "could not create an OpenGL 3.3 core context (test)" in err
     assert "Traceback" not in err
+
+
+def test_the_window_opens_on_the_bowl_with_friction_and_the_bench_on_the_articles(tmp_path):
+    """`marbles` alone: the bowl with friction and half warm start (it comes to rest);
+    `--scene bowl`, a solver without friction, and `marbles-bench` keep the article's
+    frictionless bowl; --set values win over the window's friction."""
+    from app.main import build_parser, options_from
+    from lab import bench
+
+    def spec(*argv):
+        return options_from(build_parser().parse_args(["--benchmark-out", str(tmp_path),
+                                                       *argv])).spec
+
+    s = spec()
+    assert s.scene == "bowl" and s.solver == "pgs" and s.warm_start == 0.5
+    assert (s.scene_params["mu"], s.scene_params["mu_wall"]) == (0.5, 0.5)
+    for argv in (["--scene", "bowl"], ["--solver", "pcg"]):
+        s = spec(*argv)
+        assert s.scene == "bowl" and s.warm_start == 0.0
+        assert not scenes.has_friction(s.scene_params)
+    s = spec("--set", "mu=0.2", "--set", "warm_start=1")
+    assert (s.scene_params["mu"], s.scene_params["mu_wall"], s.warm_start) == (0.2, 0.5, 1.0)
+    report = tmp_path / "run.json"
+    bench.main(["run", "--steps", "1", "--quiet", "--json", str(report)])
+    run = json.loads(report.read_text())
+    assert run["scene"] == "bowl" and run["settings"]["warm_start"] == 0.0
+    assert not scenes.has_friction(run["scene_params"])
+
+
+def test_closing_on_a_frictional_scene_runs_no_benchmark(qtbot, make_window, tmp_path, capfd):
+    """The solver comparison takes frictionless problems only: closing skips it quietly."""
+    window = make_window(scene="incline", benchmark_on_close=True)
+    window.close()
+    qtbot.waitUntil(lambda: window._shut_down, timeout=20000)
+    assert window.exit_code == 0 and not (tmp_path / "benchmark.npy").exists()
+    assert "benchmark" not in capfd.readouterr().err
 
 
 def _run_marbles(*args, env=None, timeout=120):

@@ -93,6 +93,20 @@ def test_frames_are_immutable_copies_of_the_world(qtbot, run):
     assert f.x.dtype == np.float32 and f.x.shape == (7, 3) and f.colour.shape == (7, 3)
 
 
+def test_frames_carry_the_orientations_and_the_friction(qtbot, run):
+    """A marble rolling down the incline turns: the frame holds its orientation (what the
+    view turns the swirl by) and the friction the HUD shows."""
+    sim, got = run(scene="incline", speed=0.0)
+    f = wait_for(qtbot, got, lambda f: f.steps > 20)
+    sim.send(cmd.Pause(True))
+    f = wait_for(qtbot, got, lambda f: f.state.paused)
+    world = sim.worker.session.world
+    assert f.orientation.shape == (1, 4) and not f.orientation.flags.writeable
+    np.testing.assert_allclose(f.orientation, world.orientation.astype(np.float32))
+    assert abs(f.orientation[0, 0]) < 0.999  # turned away from the identity
+    assert f.state.friction == (0.3, 0.3, 0.0, 0.0)
+
+
 def test_commands_apply_between_steps_and_answer_with_a_frame(qtbot, run):
     sim, got = run(scene="column", solver="psor")
     sim.send(cmd.SetIterations(7))

@@ -9,10 +9,11 @@ import pytest
 
 import scenes
 from lab import commands as cmd
-from lab.session import (COLOUR_MODES, IMPULSE_SCALE, ITERATION_LADDER, MAX_CATCH_UP, Session,
-                         StepLog, heat)
+from lab.session import (COLOUR_MODES, FRICTION_FALLBACK, FRICTION_ON, IMPULSE_SCALE,
+                         ITERATION_LADDER, MAX_CATCH_UP, Session, StepLog, friction_text, heat)
 from lab.spec import RunSpec
 from solver.methods import registry
+from solver.params import ParamError
 from solver.step import PHASES
 
 
@@ -162,6 +163,9 @@ def test_colour_modes_and_the_impulse_colouring():
     for mode in COLOUR_MODES[1:]:
         s.apply(cmd.SetColourMode())
         assert s.colour_mode == mode
+    s.apply(cmd.SetColourMode())
+    assert s.colour_mode == COLOUR_MODES[0]
+    s.apply(cmd.SetColourMode("impulse"))
     # Impulse: the impulses of every contact a marble takes part in, in units of its weight per
     # step; for the resting column that is the weight above plus below it, a known answer.
     p, lam, w = s.sim.problem, s.sim.lam, s.world
@@ -234,3 +238,102 @@ def test_heat_maps_the_unit_interval_and_clamps_the_rest():
     assert rgb.shape == (5, 3) and rgb.dtype == np.float32
     assert np.all(rgb[3] == rgb[2]) and np.all(rgb[4] == rgb[2])
     np.testing.assert_allclose(rgb[0], [0.15, 0.2, 0.6], rtol=1e-6)
+
+
+def test_the_friction_key_turns_every_mu_off_and_restores_them():
+    """Off: μ, μ_wall, μ_roll and μ_spin 0 on the running world (no reset) and in the spec, so
+    a reset keeps it off; on again: exactly the values it had."""
+    s = session(scene="bowl", n=20, mu=0.4, mu_wall=0.3, mu_roll=0.02, mu_spin=0.01)
+    for _ in range(3):
+        s.step()
+    had = (0.4, 0.3, 0.02, 0.01)
+    assert s.state().friction == had
+    generation, steps = s.generation, s.sim.steps
+    s.apply(cmd.ToggleFriction())
+    assert s.state().friction == (0.0, 0.0, 0.0, 0.0) and not s.world.frictional
+    assert "friction off" in s.message
+    assert s.generation == generation and s.sim.steps == steps  # the same world goes on
+    s.step()
+    assert s.sim.problem is not None and not getattr(s.sim.problem, "frictional", False)
+    s.apply(cmd.Reset())
+    assert not s.world.frictional and s.spec.scene_params["mu_roll"] == 0.0
+    s.apply(cmd.ToggleFriction())
+    assert s.state().friction == had and "μ 0.4 (walls 0.3)  μ_roll 0.02 m" in s.message
+    assert [s.spec.scene_params[k] for k in ("mu", "mu_wall", "mu_roll", "mu_spin")] == list(had)
+    s.step()
+    assert s.sim.problem.frictional and s.sim.problem.rows == 6
+
+
+def test_the_friction_key_on_a_scene_without_friction_gives_mu_one_half():
+    s = session(scene="column")
+    s.apply(cmd.ToggleFriction())
+    assert s.state().friction == (FRICTION_ON, FRICTION_ON, 0.0, 0.0)
+    s.apply(cmd.ToggleFriction())
+    s.apply(cmd.ToggleFriction())  # on again: what it had, not the scene's zeros
+    assert s.state().friction == (FRICTION_ON, FRICTION_ON, 0.0, 0.0)
+    # A scene with one μ for every contact (no mu_wall) keeps it so.
+    s.apply(cmd.SetScene("incline"))
+    s.apply(cmd.ToggleFriction())
+    assert "mu_wall" not in s.spec.scene_params and s.state().friction == (0.0,) * 4
+    s.apply(cmd.ToggleFriction())
+    assert s.state().friction == (0.3, 0.3, 0.0, 0.0)  # the incline's own μ
+
+
+def test_friction_on_a_solver_without_it_switches_to_pgs_and_says_so():
+    s = session(scene="column", solver="pcg")
+    s.apply(cmd.ToggleFriction())
+    assert s.spec.solver == FRICTION_FALLBACK == "pgs" and s.sim.method.name == "pgs"
+    assert s.world.frictional and "pcg solves frictionless contacts only" in s.message
+    s.step()
+    assert s.sim.problem.frictional
+
+
+def test_solvers_without_friction_are_skipped_and_refused_on_a_frictional_scene():
+    s = session(scene="heap", n=20)
+    able = registry.friction_solvers()
+    assert "pgs" in able and len(able) < len(registry.METHODS)
+    seen = []
+    for _ in able:
+        s.apply(cmd.CycleSolver(1))
+        seen.append(s.spec.solver)
+    start = able.index("pgs")
+    assert seen == (able[start + 1:] + able[:start + 1])  # in registry order, back to pgs
+    s.apply(cmd.CycleSolver(-1))
+    assert s.spec.solver == able[start - 1]
+    s.apply(cmd.SetSolver("pcg"))
+    assert s.spec.solver == able[start - 1]
+    assert s.message.startswith("solver pcg solves frictionless contacts only")
+    assert "\n" not in s.message
+    s.apply(cmd.SetParameter("mu", 0.0))  # frictionless now: every solver again
+    s.apply(cmd.SetParameter("mu_roll", 0.0))
+    s.apply(cmd.SetSolver("pcg"))
+    assert s.spec.solver == "pcg" and s.message == ""
+    s.apply(cmd.SetParameter("mu", 0.2))  # refused, as on the command line
+    assert "solver pcg solves frictionless contacts only" in s.message
+    assert not s.world.frictional and s.spec.scene_params["mu"] == 0.0
+
+
+def test_a_frictional_scene_on_a_solver_without_friction_switches_to_pgs():
+    s = session(scene="column", solver="pcg")
+    s.apply(cmd.SetScene("bowl"))  # frictionless: pcg stays
+    assert s.spec.solver == "pcg" and s.message == ""
+    s.apply(cmd.SetScene("incline"))
+    assert s.spec.scene == "incline" and s.spec.solver == "pgs" and s.sim.method.name == "pgs"
+    assert s.message == "pcg solves frictionless contacts only: switched to pgs for incline"
+    s.step()
+    assert s.sim.problem.frictional
+
+
+def test_the_comparison_refuses_a_frictional_problem(tmp_path):
+    s = session(scene="incline")
+    s.step()
+    with pytest.raises(ParamError, match="frictionless contact problems only"):
+        s.benchmark(5, tmp_path, "test")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_state_and_the_text_of_the_friction():
+    assert friction_text((0.5, 0.5, 0.0, 0.0)) == "μ 0.5"
+    assert friction_text((0.0, 0.0, 0.0, 0.0)) == "μ 0"
+    assert friction_text((0.5, 0.2, 0.01, 0.0)) == "μ 0.5 (walls 0.2)  μ_roll 0.01 m"
+    assert friction_text((0.5, 0.5, 0.0, 0.003)) == "μ 0.5  μ_spin 0.003 m"

@@ -3,9 +3,10 @@ import numpy as np
 import pytest
 
 from app.view.camera import Camera
-from app.view.geometry import (box_walls_mesh, checker_period, container_bounds, cylinder_mesh,
-                               disk_mesh, floor_height, impostor_polygon, outward, screen_rect,
-                               sphere_mesh, torus_mesh)
+from app.view.geometry import (PLANE_VIEW_RADIUS, box_walls_mesh, checker_period,
+                               container_bounds, cylinder_mesh, disk_mesh, floor_height,
+                               impostor_polygon, outward, plane_basis, plane_model, screen_rect,
+                               slope_azimuth, sphere_mesh, torus_mesh)
 from app.view.picking import ray_spheres
 
 
@@ -70,3 +71,53 @@ def test_framing_and_floor_per_container_kind():
     assert floor_height(None, x, radius) == pytest.approx(0.4)
     assert checker_period(1.0) == pytest.approx(0.1)
     assert checker_period(0.025) == pytest.approx(0.002)
+
+
+@pytest.mark.parametrize("normal", [[0, 0, 1], [0.5, 0, 0.866], [0.95, 0.1, 0.2], [0, -1, 0.3]])
+def test_a_plane_disk_lies_on_the_plane_around_the_marbles(normal):
+    """plane_basis is orthonormal and right-handed with the unit normal last (the identity for
+    a level floor); plane_model puts the unit disk on the plane, centred on the foot of the
+    given centre, scaled to the radius, its normal along the plane's."""
+    basis = plane_basis(normal)
+    np.testing.assert_allclose(basis @ basis.T, np.eye(3), atol=1e-12)
+    assert np.linalg.det(basis) == pytest.approx(1.0)
+    n = np.asarray(normal, dtype=float) / np.linalg.norm(normal)
+    np.testing.assert_allclose(basis[2], n, atol=1e-12)
+    point, centre = np.array([0.3, -0.2, 0.1]), np.array([1.0, 2.0, 3.0])
+    m = plane_model(point, normal, centre, 2.5)
+    rim = (m @ np.array([[np.cos(a), np.sin(a), 0.0, 1.0] for a in np.linspace(0, 6, 7)]).T).T
+    assert np.allclose((rim[:, :3] - point) @ n, 0.0)                  # on the plane
+    foot = m[:3, 3]
+    assert (foot - point) @ n == pytest.approx(0.0, abs=1e-12)
+    np.testing.assert_allclose(np.cross(centre - foot, n), 0.0, atol=1e-12)  # below the centre
+    np.testing.assert_allclose(np.linalg.norm(rim[:, :3] - foot, axis=1), 2.5)
+    disk_normal = m[:3, :3] @ [0.0, 0.0, 1.0]
+    np.testing.assert_allclose(disk_normal / np.linalg.norm(disk_normal), n, atol=1e-12)
+    if normal == [0, 0, 1]:
+        np.testing.assert_allclose(basis, np.eye(3))
+
+
+def test_a_slope_is_seen_from_the_side_downhill_to_the_right():
+    for normal in ([0.5, 0.0, 0.866], [-0.3, 0.4, 0.8], [0.0, -0.7, 0.7]):
+        cam = Camera(target=(0, 0, 0), distance=2.0, azimuth=slope_azimuth(normal),
+                     elevation=20.0)
+        right, _, forward = cam.basis()
+        downhill = np.array([normal[0], normal[1], 0.0])
+        downhill /= np.linalg.norm(downhill)
+        np.testing.assert_allclose(right, downhill, atol=1e-12)
+        assert abs(forward @ normal) < 0.95   # not looking down the normal
+    assert slope_azimuth([0.0, 0.0, 2.0]) is None
+
+
+def test_a_plane_frames_its_marbles_at_least_its_view_radius():
+    plane = {"kind": "plane", "point": [0.0, 0.0, 0.0], "normal": [0.5, 0.0, 0.866]}
+    one = np.array([[0.05, 0.0, 0.087]])
+    centre, r = container_bounds(plane, one, np.array([0.1]))
+    np.testing.assert_allclose(centre, one[0])
+    assert r == PLANE_VIEW_RADIUS
+    spread = np.array([[0.0, 0.0, 0.1], [4.0, 0.0, -2.0]])
+    centre, r = container_bounds(plane, spread, np.array([0.1, 0.1]))
+    assert r > 2.0 and centre[0] == pytest.approx(2.0)
+    centre, r = container_bounds(plane, np.zeros((0, 3)), np.zeros(0))
+    np.testing.assert_allclose(centre, [0, 0, 0])
+    assert r == PLANE_VIEW_RADIUS

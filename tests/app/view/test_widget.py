@@ -1,6 +1,9 @@
-"""MarbleView under Xvfb + Mesa llvmpipe: the impostors against a numpy ray cast, picking, mouse
-gestures, container drawing, changing marble counts and OpenGL failures reported, not raised."""
+"""MarbleView under Xvfb + Mesa llvmpipe: the impostors and their swirls against a numpy ray
+cast, picking, mouse gestures, container drawing, changing marble counts and OpenGL failures
+reported, not raised."""
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -67,18 +70,85 @@ def framebuffer_alpha(view: MarbleView) -> np.ndarray:
     return view.pixels[..., 3]
 
 
-def classify(rgb: np.ndarray, palette: np.ndarray) -> np.ndarray:
-    """Label per pixel: index of the palette colour, −1 for black, −2 for anything else."""
-    colours = np.vstack([palette * 255.0, [[0, 0, 0]]])
+def classify_swirl(rgb: np.ndarray, palette: np.ndarray) -> np.ndarray:
+    """Label per pixel of a flat rendering: 2 i + 1 where marble i shows its swirl (palette
+    colour i), 2 i on its clear glass (half that colour), −1 for black, −2 for anything else."""
+    colours = np.vstack([np.stack([0.5 * palette, palette], axis=1).reshape(-1, 3) * 255.0,
+                         [[0, 0, 0]]])
     dist = np.abs(rgb[:, :, None, :].astype(float) - colours[None, None]).sum(-1)
     label = np.argmin(dist, axis=-1)
-    label = np.where(label == len(palette), -1, label)
+    label = np.where(label == len(colours) - 1, -1, label)
     return np.where(dist.min(-1) > 24, -2, label)
+
+
+def classify(rgb: np.ndarray, palette: np.ndarray) -> np.ndarray:
+    """Label per pixel: index of the marble (swirl or glass), −1 for black, −2 for anything
+    else."""
+    label = classify_swirl(rgb, palette)
+    return np.where(label >= 0, label // 2, label)
 
 
 def reference(cam: Camera, x, radius, w=W, h=H) -> np.ndarray:
     idx, _ = ray_spheres(cam.eye(), cam.pixel_rays(w, h).reshape(-1, 3), x, radius)
     return idx.reshape(h, w)
+
+
+def shader_constant(name: str) -> float:
+    """A `const float|int NAME = value;` of shaders/marble.frag: the swirl's shape."""
+    found = re.search(rf"const (?:float|int) {name} = ([-+0-9.eE]+);",
+                      shaders.source("marble.frag"))
+    return float(found.group(1))
+
+
+def rotation_matrices(q: np.ndarray) -> np.ndarray:
+    """(n, 3, 3) body -> world rotations of unit quaternions q (n, 4) (w, x, y, z)."""
+    w, x, y, z = q.T
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)], -2)
+
+
+def meets_a_vane(o: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """(k,) bool: whether the body-frame ray o + s d, s > 0 (o (k, 3) on the unit sphere, d
+    (k, 3) unit), meets one of the cat's-eye vanes of marble.frag: the planes through body z
+    at angles k VANE_ANGLE, each cut to the ellipse of half-axes VANE_WIDTH (across z) and
+    VANE_LENGTH (along z)."""
+    hit = np.zeros(len(o), dtype=bool)
+    width, length = shader_constant("VANE_WIDTH"), shader_constant("VANE_LENGTH")
+    for k in range(int(shader_constant("VANES"))):
+        phi = k * shader_constant("VANE_ANGLE")
+        across = np.array([np.cos(phi), np.sin(phi), 0.0])
+        normal = np.array([-np.sin(phi), np.cos(phi), 0.0])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = -(o @ normal) / (d @ normal)
+            q = o + s[:, None] * d
+            inside = (q @ across / width) ** 2 + (q[:, 2] / length) ** 2 < 1.0
+        hit |= (s > 0) & inside
+    return hit
+
+
+def swirl_reference(cam: Camera, x, radius, orientation, w=W, h=H) -> np.ndarray:
+    """Labels as classify_swirl gives them, from a numpy ray cast: the hit point and the ray
+    taken into the marble's body frame, where the vanes are fixed."""
+    dirs = cam.pixel_rays(w, h).reshape(-1, 3)
+    idx, t = ray_spheres(cam.eye(), dirs, x, radius)
+    label = np.full(idx.shape, -1)
+    on = idx >= 0
+    i = idx[on]
+    normal = (cam.eye() + t[on, None] * dirs[on] - x[i]) / radius[i, None]
+    to_body = rotation_matrices(orientation)[i].transpose(0, 2, 1)  # world -> body
+    o = np.einsum("kij,kj->ki", to_body, normal)
+    d = np.einsum("kij,kj->ki", to_body, dirs[on])
+    label[on] = 2 * i + meets_a_vane(o, d)
+    return label.reshape(h, w)
+
+
+def quaternion(axis, degrees: float) -> np.ndarray:
+    """Unit quaternion (w, x, y, z) of a rotation by `degrees` about `axis`."""
+    a = np.asarray(axis, dtype=np.float64)
+    half = np.radians(degrees) / 2
+    return np.concatenate([[np.cos(half)], np.sin(half) * a / np.linalg.norm(a)])
 
 
 def edge_mask(label: np.ndarray) -> np.ndarray:
@@ -120,9 +190,9 @@ def render(view: MarbleView) -> np.ndarray:
     return image_array(img)
 
 
-def flat_view(make_view, x, radius, colour) -> MarbleView:
+def flat_view(make_view, x, radius, colour, orientation=None) -> MarbleView:
     view = make_view(debug_flat=True)
-    view.set_marbles(x, radius, colour)
+    view.set_marbles(x, radius, colour, orientation)
     view.camera = fixed_camera()
     return view
 
@@ -162,6 +232,56 @@ def test_impostors_match_numpy_ray_cast(make_view, monkeypatch, threaded):
     assert (got != -2).all(), "pixels of unexpected colour: blending or shading leaked in"
     assert off_edge == 0, f"{off_edge} pixels differ away from any edge"
     assert fraction <= MAX_MISMATCH_FRACTION, f"{100 * fraction:.2f}% of pixels differ"
+
+
+# Turned marbles: each about another axis, none of them near a symmetry of the vanes.
+TURNS = np.array([quaternion(axis, deg) for axis, deg in (
+    ([1, 0, 0], 90), ([0.3, 1, 0.2], 50), ([1, 1, 1], 130), ([0, 0.5, 1], -70),
+    ([1, -0.4, 0.3], 35), ([0.2, 0.9, -0.5], 160))])
+
+
+def test_swirls_turned_by_the_orientation_match_numpy(make_view):
+    """Each marble's swirl, turned by its orientation, is where a numpy ray cast in the body
+    frame puts it: swirl and glass pixels of every marble as in the reference, up to
+    MAX_MISMATCH_FRACTION of pixels, all on an edge (of a silhouette or of a vane)."""
+    cam = fixed_camera()
+    x, radius, colour = fixed_scene(cam)
+    view = flat_view(make_view, x, radius, colour, TURNS)
+    got = classify_swirl(render(view), PALETTE)
+    want = swirl_reference(cam, x, radius, TURNS)
+    for i in range(6):  # every marble shows both, so the check is not empty
+        assert (want == 2 * i + 1).sum() > 20 and (want == 2 * i).sum() > 20
+    assert (got != -2).all(), "pixels of unexpected colour"
+    fraction, off_edge = compare(got, want)
+    assert off_edge == 0, f"{off_edge} pixels differ away from any edge"
+    assert fraction <= MAX_MISMATCH_FRACTION, f"{100 * fraction:.2f}% of pixels differ"
+
+
+def test_turning_a_marble_moves_its_swirl(make_view):
+    """The check above fails if the orientation were ignored: the unturned swirls differ
+    from the turned ones over many pixels, and the rendering follows the turned ones. And
+    the lit (deferred) rendering shows the swirl where the reference puts it: more saturated
+    than the glass around it."""
+    cam = fixed_camera()
+    x, radius, colour = fixed_scene(cam)
+    still = swirl_reference(cam, x, radius, np.tile([1.0, 0.0, 0.0, 0.0], (6, 1)))
+    turned = swirl_reference(cam, x, radius, TURNS)
+    moved = (still != turned) & ~edge_mask(still) & ~edge_mask(turned)
+    assert moved.sum() > 150
+    view = flat_view(make_view, x, radius, colour)
+    assert compare(classify_swirl(render(view), PALETTE), still)[1] == 0  # unturned: as before
+    view.set_marbles(x, radius, colour, TURNS)
+    got = classify_swirl(render(view), PALETTE)
+    assert (got[moved] == turned[moved]).all()
+    view.debug_flat = False
+    view.shadows = False
+    view.update()
+    lit = render(view).astype(int)
+    saturation = lit.max(-1) - lit.min(-1)
+    inner = ~edge_mask(turned)
+    swirl = inner & (turned >= 0) & (turned % 2 == 1)
+    glass = inner & (turned >= 0) & (turned % 2 == 0)
+    assert saturation[swirl].mean() > saturation[glass].mean() + 40
 
 
 def test_naive_impostors_fail_the_same_check(make_view):
@@ -212,9 +332,11 @@ def test_marbles_sink_into_the_floor_by_their_true_depth(make_view):
     view.set_marbles(x, radius, colour)
     view.camera = cam
     lit = render(view).astype(int)
-    # The marbles are pure red and green, the floor and background nearly grey: a marble
-    # pixel is a saturated one, however it is lit.
-    got = np.where(lit.max(-1) - lit.min(-1) > 40, 0, -1)
+    # A marble pixel is one that changes with the marbles' colours, however it is lit (clear
+    # glass on the shadow side is dark and barely tinted); the floor does not change.
+    view.set_marbles(x, radius, PALETTE[[2, 4]].copy())
+    recoloured = render(view).astype(int)
+    got = np.where(np.abs(lit - recoloured).max(-1) > 12, 0, -1)
     dirs = cam.pixel_rays(W, H).reshape(-1, 3)
     idx, t = ray_spheres(cam.eye(), dirs, x, radius)
     hit_z = cam.eye()[2] + np.where(idx >= 0, t, 0.0) * dirs[:, 2]
@@ -342,6 +464,7 @@ CONTAINERS = [
     {"kind": "floor", "height": 0.0},
     {"kind": "box", "center": [0.0, 0.0], "half_width": 0.5, "floor": 0.0, "height": 0.8},
     {"kind": "tube", "center": [0.0, 0.0], "radius": 0.12, "floor": 0.0, "height": 1.5},
+    {"kind": "plane", "point": [0.0, 0.0, 0.0], "normal": [0.5, 0.0, 0.866]},
 ]
 
 
@@ -418,6 +541,28 @@ def test_switching_to_a_floor_scene_frames_its_own_marbles(make_view):
     np.testing.assert_allclose(view.camera.target, [5.0, 5.0, 0.2], atol=1e-9)
     assert view.camera.scene_radius < 1.0
     render(view)
+
+
+def test_a_tilted_plane_is_seen_from_the_side_and_followed(make_view):
+    """An incline is framed from the side (downhill to the right), and the camera follows its
+    marble as it rolls away, keeping the user's angles and distance."""
+    view = make_view()
+    normal = np.array([0.5, 0.0, np.sqrt(0.75)])
+    view.set_container({"kind": "plane", "point": [0.0, 0.0, 0.0], "normal": normal.tolist()})
+    view.set_marbles(0.1 * normal[None], [0.1], [[1, 0, 0]])
+    right, _, _ = view.camera.basis()
+    np.testing.assert_allclose(right, [1.0, 0.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(view.camera.target, 0.1 * normal, atol=1e-12)
+    view.camera.orbit(20, 5)
+    angles = (view.camera.azimuth, view.camera.elevation, view.camera.distance)
+    down = np.array([np.sqrt(0.75), 0.0, -0.5])  # along the plane, downhill
+    far = 0.1 * normal + 3.0 * down
+    view.set_marbles(far[None], [0.1], [[1, 0, 0]])
+    np.testing.assert_allclose(view.camera.target, far, atol=1e-12)
+    assert (view.camera.azimuth, view.camera.elevation, view.camera.distance) == angles
+    rgb = render(view).astype(int)
+    reddish = (rgb[..., 0] > rgb[..., 1] + 40) & (rgb[..., 0] > rgb[..., 2] + 40)
+    assert reddish.sum() > 100   # still in view
 
 
 def test_the_same_container_again_keeps_the_camera(make_view):
