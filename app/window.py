@@ -462,10 +462,7 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self._finish_close)
             return
         self._closing = True
-        # The comparison takes frictionless problems only (Session.benchmark): with friction
-        # there is nothing to run on close.
-        has_problem = (self.latest is not None and self.latest.steps > 0
-                       and not any(self.latest.state.friction))
+        has_problem = self.latest is not None and self.latest.steps > 0
         if self._close_benchmark == "todo" and has_problem and not self._gl_failed:
             event.ignore()
             self._close_benchmark = "running"

@@ -18,7 +18,7 @@ from solver.warmup import warmup
 from solver.world import DT
 
 from . import catalog, cli
-from .compare import (BENCHMARK_FILES, COMPARE_ITERATIONS, METRIC, REPEATS, SETTLE, ScenePlan,
+from .compare import (BENCHMARK_FILES, COMPARE_ITERATIONS, FRICTIONAL_METRIC, METRIC, REPEATS, SETTLE, ScenePlan,
                       compare_scene, parse_solver_list, write_benchmark)
 from .files import OutputError, check_writable, prepare_out_dir, write_json
 from .progress import Progress
@@ -28,8 +28,6 @@ from .snapshot import load_lcp, read_state, save_lcp, save_state
 from .spec import SCENE, SOLVER, RunSpec, route_compare_assignments
 
 STEPS = Param("steps", 500, int, "steps to run", lo=1, hi=10**9)
-FRICTIONAL_METRIC = ("max over contacts of FCLIB's natural-map error ‖λ - P_K(λ - ũ)‖₂, "
-                     "ũ = u + μ‖u_t‖ e_n (De Saxcé), m/s")
 PHYSICS_FAILED = 3  # exit code of a run whose marbles became non-finite, exploded or escaped
 
 
@@ -133,10 +131,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     scene_p, sim_p, settle_over, solver_p = route_compare_assignments(
         args.scene, args.solver, solvers, parse_assignments(args.assignments))
     scene, snap = args.scene, None
+    frictional = scenes.has_friction(scene_p)
     if args.state:  # a bad file fails before any output
         snap = read_state(args.state)
         origin = snap.origin(args.state)
         scene, scene_p = origin["scene"], origin.get("scene_params")
+        frictional = snap.world.frictional
+    if frictional and args.solvers is None:
+        solvers = registry.friction_solvers()  # all of them that can solve this problem
+    for name in (args.solver, *solvers):
+        registry.check_friction(name, frictional)
     plan = ScenePlan(scene, scene_p, int(SETTLE.parse(args.settle)),
                      int(COMPARE_ITERATIONS.parse(args.iterations)), solvers,
                      registry.settings(args.solver, args.settle_iterations, False, settle_over),

@@ -26,7 +26,7 @@ from solver.methods import registry
 from solver.methods.driver import ITERATIONS, SolveSettings
 from solver.params import Param, ParamError
 from solver.problem import ContactProblem
-from solver.step import WARM_START, Simulation, StepReport, carry_over
+from solver.step import WARM_START, Simulation, StepReport, carry_over, carry_over_rows
 from solver.warmup import warmup
 from solver.world import World
 
@@ -43,6 +43,8 @@ REPEATS = Param("repeats", 3, int, "timing runs per solver; the median curve is 
                 hi=100)
 ERROR = "error"  # a solver that raised: its row is NaN and the message is in meta["errors"]
 METRIC = "natural map ||min(lam, A lam + b)||_inf, m/s"
+FRICTIONAL_METRIC = ("max over contacts of FCLIB's natural-map error ||lam - P_K(lam - u~)||_2, "
+                     "u~ = u + mu ||u_t|| e_n (De Saxce), m/s")
 
 
 @dataclass
@@ -115,18 +117,25 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
     parameter overrides, e.g. {"psor": {"omega": 1.3}}; they win over the tolerances switched
     off here. repeats/budget: timing runs per solver, and the wall seconds after which no further
     repeat starts. progress(done, total, name) is called after each solver."""
-    names = list(solvers) if solvers is not None else list(registry.METHODS)
+    frictional = getattr(problem, "frictional", False)
+    if solvers is None:
+        names = registry.friction_solvers() if frictional else list(registry.METHODS)
+    else:
+        names = list(solvers)
     if not names:
         raise ParamError("no solver to compare")
     for name in names:
-        registry.get(name)
+        registry.check_friction(name, frictional)
     if len(set(names)) != len(names):
         raise ParamError(f"a solver is listed twice: {', '.join(names)}")
     repeats = int(REPEATS.parse(repeats))
     frozen = problem.copy()
-    start = np.zeros(frozen.m) if lam0 is None else np.array(lam0, dtype=np.float64)
-    if start.shape != (frozen.m,) or not np.all(np.isfinite(start)) or np.any(start < 0):
-        raise ParamError(f"lam0 must be {frozen.m} finite non-negative impulses")
+    size = frozen.size if frictional else frozen.m
+    rows = frozen.rows if frictional else 1
+    start = np.zeros(size) if lam0 is None else np.array(lam0, dtype=np.float64)
+    if (start.shape != (size,) or not np.all(np.isfinite(start))
+            or np.any(start[::rows] < 0)):
+        raise ParamError(f"lam0 must be {size} finite impulses, the normal ones non-negative")
     settings = {name: registry.settings(name, iterations, True,
                                         {**NO_STOP, **(params or {}).get(name, {})})
                 for name in names}
@@ -163,7 +172,7 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
         if progress is not None:
             progress(k + 1, len(names), name)
     meta = {"contacts": frozen.m, "marbles": frozen.n, "iterations": iterations,
-            "metric": METRIC, "rhs_norm": float(np.max(np.abs(frozen.rhs), initial=0.0)),
+            "metric": FRICTIONAL_METRIC if frictional else METRIC, "rows": rows, "rhs_norm": float(np.max(np.abs(frozen.rhs), initial=0.0)),
             "warm_start": lam0 is not None,  # the file's name for "started from λ0"
             "status": dict(zip(names, status)),
             "iterations_run": done_its, "timing_runs": runs,
@@ -255,13 +264,21 @@ class FrozenStep:
         return self.sim.world.time - self.sim.world.dt
 
 
-def match_impulses(prev_keys: np.ndarray, prev_lam: np.ndarray, keys: np.ndarray) -> np.ndarray:
+def match_impulses(prev_keys: np.ndarray, prev_lam: np.ndarray, keys: np.ndarray,
+                   rows: int = 1) -> np.ndarray:
     """Impulses for contacts `keys` (m,) taken from the previous step's (`prev_keys`,
-    `prev_lam`) where the same marble pair appears, zero elsewhere: the simulation's own warm
-    start matching (step.carry_over)."""
-    out = np.zeros(keys.shape[0])
-    if prev_keys is not None and prev_keys.size and keys.size:
+    `prev_lam`: (k,), or (k, rows) with friction) where the same marble pair appears, zero
+    elsewhere: the simulation's own warm start matching. Returns (m * rows,)."""
+    out = np.zeros(keys.shape[0] * rows)
+    if prev_keys is None or not prev_keys.size or not keys.size:
+        return out
+    prev_lam = np.asarray(prev_lam, dtype=np.float64)
+    prev_rows = 1 if prev_lam.ndim == 1 else prev_lam.shape[1]
+    if rows == 1 and prev_rows == 1:
         carry_over(prev_keys, prev_lam, keys, out)
+    else:
+        carry_over_rows(prev_keys, np.ascontiguousarray(prev_lam.ravel()), prev_rows, keys,
+                        out, rows)
     return out
 
 
@@ -287,7 +304,7 @@ def settle(world: World, steps: int, settings: SolveSettings,
             progress(k + 1, steps)
     problem = sim.problem.copy()
     keys = problem.key if problem.key is not None else np.zeros(0, np.int64)
-    warm = match_impulses(prev_keys, prev_lam, keys)
+    warm = match_impulses(prev_keys, prev_lam, keys, getattr(problem, "rows", 1))
     return FrozenStep(problem, warm, report, sim)
 
 

@@ -478,19 +478,16 @@ class Session:
     def benchmark(self, iterations: int, out: str | Path, source: str,
                   progress: Callable[[int, int, str], None] | None = None
                   ) -> tuple[ComparisonTable, list[Path], dict]:
-        """Every registered solver on the current step's frozen problem, from zero impulses,
-        `iterations` each; writes out/benchmark.npy, .json and .png as one unit (what
-        `marbles-bench compare` writes; compare.write_benchmark). Returns (table, paths, meta).
-        ParamError when there is no problem yet or it has friction; OutputError when the files
-        cannot be written."""
+        """Every registered solver that can solve the current step's frozen problem (with
+        friction: the friction solvers), from zero impulses, `iterations` each; writes
+        out/benchmark.npy, .json and .png as one unit (what `marbles-bench compare` writes;
+        compare.write_benchmark). Returns (table, paths, meta). ParamError when there is no
+        problem yet; OutputError when the files cannot be written."""
         sim = self.sim
         if sim.problem is None:
             raise ParamError("no contact problem yet: run at least one step")
-        if getattr(sim.problem, "frictional", False):
-            # lab.compare runs every solver on the frictionless LCP (m impulses).
-            raise ParamError("the solver comparison takes frictionless contact problems only: "
-                             "switch friction off first")
-        names = list(registry.METHODS)
+        frictional = getattr(sim.problem, "frictional", False)
+        names = registry.friction_solvers() if frictional else list(registry.METHODS)
         self.ensure_compiled(*names)
         table = compare(sim.problem, iterations, names, progress=progress)
         s = self.spec

@@ -91,9 +91,26 @@ class Method:
     params: tuple[Param, ...] = ()
     friction: bool = False  # solves the frictional problem (solver.friction) as well
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "solve", _checked(self.name, self.solve))
+
     @property
     def all_params(self) -> tuple[Param, ...]:
         return self.params + COMMON_PARAMS
+
+
+def _checked(name: str, solve: Callable) -> Callable:
+    """`solve` after a check of λ0's length: the kernels index λ by contact without bounds
+    checks, so a λ0 of another problem would read and write past the arrays."""
+    def checked(problem, lam0, settings):
+        size = problem.size if getattr(problem, "frictional", False) else problem.m
+        shape = np.shape(lam0)
+        if shape != (size,):
+            raise ValueError(f"{name}: λ0 must have {size} entries for this problem "
+                             f"({problem.m} contacts), got shape {shape}")
+        return solve(problem, lam0, settings)
+    checked.__wrapped__ = solve
+    return checked
 
 
 @dataclass

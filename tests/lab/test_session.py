@@ -324,12 +324,14 @@ def test_a_frictional_scene_on_a_solver_without_friction_switches_to_pgs():
     assert s.sim.problem.frictional
 
 
-def test_the_comparison_refuses_a_frictional_problem(tmp_path):
+def test_the_comparison_of_a_frictional_problem_runs_the_friction_solvers(tmp_path):
     s = session(scene="incline")
     s.step()
-    with pytest.raises(ParamError, match="frictionless contact problems only"):
-        s.benchmark(5, tmp_path, "test")
-    assert list(tmp_path.iterdir()) == []
+    table, paths, meta = s.benchmark(5, tmp_path, "test")
+    assert list(table.solvers) == registry.friction_solvers()
+    rows = np.load(tmp_path / "benchmark.npy", allow_pickle=False)
+    assert list(rows["solver"]) == registry.friction_solvers()
+    assert np.all(np.isfinite(rows["residual"]))
 
 
 def test_the_state_and_the_text_of_the_friction():
