@@ -499,8 +499,9 @@ def sweep_contact(c, body_a, body_b, normal, t1, t2, arm_a, arm_b, bias, inv_mas
     (λ_n <- max(0, λ_n - s e_n), or naive: λ_n += max(0, -s e_n)), then the tangent pair by one
     step on its 2x2 block (diagonal) projected onto the disk of radius μ λ_n, or with each
     tangent clamped to ±μ λ_n (box). ccp (Anitescu's cone complementarity, as Chrono): the
-    three rows at once, z = λ - (ω / A_tt) u, projected onto the cone ‖λ_t‖ <= μ λ_n. Then the
-    rolling rows. step (m * rows): ω / A_jj, 0 for an inert row."""
+    three rows at once, z = λ - ω D^-1 u with D the block's diagonal, projected onto the cone
+    ‖λ_t‖ <= μ λ_n in D's metric (the exact block step). Then the rolling rows. step
+    (m * rows): ω / A_jj, 0 for an inert row."""
     a = body_a[c]
     b = body_b[c]
     k = c * rows
@@ -515,8 +516,15 @@ def sweep_contact(c, body_a, body_b, normal, t1, t2, arm_a, arm_b, bias, inv_mas
     o2 = lam[k + 2]
     if law == CCP:
         u1, u2 = _tangent_velocity(c, t1, t2, dv0, dv1, dv2, s0, s1, s2)
-        eta = step[k + 1]  # ω / A_tt <= ω / A_nn: a descent step for the whole block
-        new, l1, l2 = project_cone(old - eta * e, o1 - eta * u1, o2 - eta * u2, mu[c])
+        # The contact's 3x3 block of A is diagonal, D = diag(A_nn, A_tt, A_tt), so the exact
+        # minimiser over the block is z = λ - ω D^-1 u projected onto the cone in D's metric:
+        # scale the normal by q = sqrt(A_nn / A_tt), project onto the cone of μ / q, unscale.
+        # (One step ω / A_tt on all three rows, 2/7 of the exact normal step between two
+        # marbles, converged far more slowly on the pyramids: docs/friction.md.)
+        q = np.sqrt(step[k + 1] / step[k])
+        new, l1, l2 = project_cone((old - step[k] * e) * q, o1 - step[k + 1] * u1,
+                                   o2 - step[k + 1] * u2, mu[c] / q)
+        new /= q
         lam[k] = new
         lam[k + 1] = l1
         lam[k + 2] = l2

@@ -262,3 +262,45 @@ def test_fclib_error_vanishes_at_solutions_only():
                   np.array([1.1 * ln, -mu * 1.1 * ln * t1_x, 0.0]),
                   np.array([ln, mu * ln * t1_x, 0.0])):
         assert p.fclib_error(wrong) > 1e-3 and p.residual(wrong) > 1e-3
+
+
+def one_contact(rng, wall):
+    """A random single contact: a marble on a wall, or two marbles of different sizes."""
+    n = 1 if wall else 2
+    normal = rng.normal(size=(1, 3))
+    normal /= np.linalg.norm(normal)
+    return FrictionalProblem(np.array([-1 if wall else 0]), np.array([0 if wall else 1]), normal,
+                             rng.uniform(-0.01, 0.01, size=1), rng.uniform(0.05, 0.3, size=n),
+                             1.0 / rng.uniform(0.5, 5.0, size=n), rng.normal(size=(n, 6)), 0.02,
+                             np.full(1, rng.uniform(0.05, 1.5)), np.zeros(1), np.zeros(1))
+
+
+def one_sweep(p, law):
+    from solver.friction import FRICTION_LAWS, frictional_sweeps, relaxed_steps
+    lam = np.zeros(p.size)
+    V = p.velocity(lam)
+    frictional_sweeps(p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b, p.bias,
+                      p.inv_mass, p.inv_inertia, relaxed_steps(p, 1.0), p.mu, p.mu_roll,
+                      p.mu_spin, p.rows, FRICTION_LAWS[law], False, V, lam, 1)
+    np.testing.assert_allclose(V, p.velocity(lam), atol=1e-12)
+    return lam
+
+
+@pytest.mark.parametrize("wall", [True, False])
+@pytest.mark.parametrize("seed", range(10))
+def test_one_sweep_solves_an_isolated_contact_exactly(seed, wall):
+    """A contact's 3x3 block of A is diagonal, so one sweep solves a lone contact: the cone law
+    (normal, then the tangents onto the disk) gives Coulomb's law, ccp (the block projected in
+    A's metric) gives the cone complementarity λ ∈ K, u ∈ K*, λ·u = 0 with K* the dual cone
+    μ ‖u_t‖ <= u_n."""
+    p = one_contact(np.random.default_rng(50 + seed), wall)
+    np.testing.assert_allclose(dense(p), np.diag(p.diag), atol=1e-12 * p.diag.max())
+    lam = one_sweep(p, "cone")
+    assert p.residual(lam) < 1e-12 * (1.0 + np.abs(p.rhs).max())
+    lam = one_sweep(p, "ccp")
+    u = p.error(lam)
+    mu = p.mu[0]
+    scale = 1.0 + np.abs(p.rhs).max()
+    assert np.hypot(lam[1], lam[2]) <= mu * lam[0] * (1 + 1e-12) + 1e-15
+    assert mu * np.hypot(u[1], u[2]) <= u[0] + 1e-12 * scale
+    assert abs(lam @ u) < 1e-12 * scale * (1.0 + np.abs(lam).max())
