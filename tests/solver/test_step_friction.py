@@ -76,12 +76,15 @@ def two_overlapping_marbles(overlap):
 
 @pytest.mark.parametrize("fraction", [1.0, 0.5, 0.0])
 def test_stabilise_is_the_fraction_of_an_overlap_one_step_removes(fraction):
+    """Pushing an overlap apart sets two resting marbles moving: energy enters, unless the
+    stabilisation is off."""
     assert STABILISE.default == 1.0
     world = two_overlapping_marbles(0.004)
     sim = Simulation(world, registry.settings("pgs", 50, False), 0.0, fraction)
     sim.step()
     overlap = 0.2 - np.linalg.norm(world.x[1] - world.x[0])
     assert overlap == pytest.approx((1.0 - fraction) * 0.004, abs=1e-12)
+    assert (world.kinetic_energy() > 0.0) == (fraction > 0.0)
 
 
 def test_stabilised_scales_only_overlaps():
