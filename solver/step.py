@@ -29,6 +29,12 @@ PHASES = ("collide", "assemble", "solve", "integrate", "total")
 WARM_START = Param("warm_start", 0.0, float, "fraction of last step's impulses (matched by pair) "
                    "each solve starts from: 0 cold, 1 full; above 0.5 a deep pile jitters",
                    lo=0.0, hi=1.0)
+# The bias gap/h of an overlapping contact pushes the marbles apart by the whole overlap in one
+# step, and that push is work the contact does: energy enters. 0 turns it off (the bias is
+# max(gap, 0)/h, the speculative part only), so a step can only lose energy (docs/friction.md).
+STABILISE = Param("stabilise", 1.0, float, "fraction of an overlap the next step removes "
+                  "(1: all, as the article; 0: none, overlaps stay but no energy enters)",
+                  lo=0.0, hi=1.0)
 
 
 @njit(cache=True, nogil=True)
@@ -113,6 +119,15 @@ def drop_inert(contacts: Contacts, inv_mass: np.ndarray) -> Contacts:
                     contacts.gap[keep], contacts.key[keep])
 
 
+def stabilised(contacts: Contacts, fraction: float) -> Contacts:
+    """The contacts with every overlap (gap < 0) scaled by `fraction`: the normal bias gap/h
+    then removes that fraction of it in one step; positive gaps (anticipation) stay."""
+    if fraction == 1.0:
+        return contacts
+    gap = np.where(contacts.gap < 0.0, fraction * contacts.gap, contacts.gap)
+    return Contacts(contacts.body_a, contacts.body_b, contacts.normal, gap, contacts.key)
+
+
 def impulses_error(keys: np.ndarray, lam: np.ndarray, n: int, walls: int) -> str | None:
     """Why (keys, lam) cannot be the last step's impulses of n marbles in a container of
     `walls` wall features, or None when they can: keys (k,) distinct integers in
@@ -157,13 +172,16 @@ class StepReport:
 
 class Simulation:
     """Steps `world` in place with the solver that `settings` chose (registry.settings builds
-    them, validated); `warm_start`: fraction of last step's impulses each solve starts from."""
+    them, validated); `warm_start`: fraction of last step's impulses each solve starts from;
+    `stabilise`: fraction of an overlap a step removes (STABILISE)."""
 
     def __init__(self, world: World, settings: SolveSettings,
-                 warm_start: float = WARM_START.default):
+                 warm_start: float = WARM_START.default,
+                 stabilise: float = STABILISE.default):
         self.world = world
         self.collider = Collider(container_geometry(world.container))
         self.warm_start = float(warm_start)
+        self.stabilise = float(stabilise)
         self.set_solver(settings)
         self.problem: ContactProblem | None = None
         self.lam = np.zeros(0)
@@ -244,6 +262,7 @@ class Simulation:
         contacts = self.collider.collide(w.x, v_pred, w.radius, h)
         if fixed.size:
             contacts = drop_inert(contacts, w.inv_mass)
+        contacts = stabilised(contacts, self.stabilise)
         t1 = time.perf_counter()
         problem = ContactProblem(contacts.body_a, contacts.body_b, contacts.normal, contacts.gap,
                                  w.inv_mass, v_pred, h, contacts.key)
@@ -300,6 +319,7 @@ class Simulation:
         contacts = self.collider.collide(w.x, V_pred[:, :3], w.radius, h)
         if fixed.size:
             contacts = drop_inert(contacts, w.inv_mass)
+        contacts = stabilised(contacts, self.stabilise)
         t1 = time.perf_counter()
         rows = ROWS_ROLLING if max(w.mu_roll, w.mu_spin) > 0.0 else ROWS_SLIDING
         wall = contacts.body_a < 0

@@ -67,8 +67,8 @@ def sweep_contact(c, body_a, body_b, P, inv_mass, inv_inertia, rows, law, naive,
     """Update contact c in place. cone and box (Coulomb): the normal as PGS (λ_n <- max(0,
     λ_n - s_n e_n), or naive: λ_n += max(0, -s_n e_n)), then the tangent pair by one step on its
     2x2 block (diagonal) onto the disk of radius μ λ_n (box: each tangent in ±μ λ_n). ccp:
-    the three rows at once, λ <- P_K(λ - s_t u), projected onto the cone. Rolling rows, if any,
-    after them, from the updated velocities."""
+    the three rows at once, the exact minimiser of the contact's block over the cone. Rolling
+    rows, if any, after them, from the updated velocities."""
     a = body_a[c]
     b = body_b[c]
     s_n = P[c, 13]
@@ -95,7 +95,13 @@ def sweep_contact(c, body_a, body_b, P, inv_mass, inv_inertia, rows, law, naive,
     s_t = P[c, 14]
     mu = P[c, 11]
     if law == CCP:
-        new, l1, l2 = project_cone(old - s_t * e, o1 - s_t * u1, o2 - s_t * u2, mu)
+        # The contact's 3x3 block of A is diagonal, D = diag(A_nn, A_tt, A_tt): its exact
+        # minimiser is λ - ω D^-1 u projected onto the cone in D's metric, i.e. with the normal
+        # scaled by q = sqrt(A_nn / A_tt) onto the cone of μ / q (docs/friction.md: one step
+        # ω / A_tt on all rows converged far more slowly on the pyramids).
+        q = np.sqrt(s_t / s_n)
+        new, l1, l2 = project_cone((old - s_n * e) * q, o1 - s_t * u1, o2 - s_t * u2, mu / q)
+        new /= q
     else:
         if naive:
             new = old - s_n * e if e < 0.0 else old

@@ -1,0 +1,305 @@
+"""The frictional contact problem against its definitions: the Jacobian from the relative
+velocity of the contact points, the impulses from forces and torques at those points, the
+Delassus operator, the tangent frames, the cone projection and FCLIB's error measure."""
+import numpy as np
+import pytest
+
+from solver import metrics
+from solver.friction import (INERTIA_FACTOR, ROWS_ROLLING, ROWS_SLIDING, FrictionalProblem,
+                             project_cone, project_disk, tangent_frames)
+from solver.problem import ContactProblem
+
+
+def random_frictional(rng, n_bodies=5, m=9, rows=ROWS_SLIDING, mu=None):
+    """A random frictional problem: random pairs (a = -1 a wall), unit normals, radii, masses,
+    linear and angular velocities, gaps and friction coefficients."""
+    body_b = rng.integers(0, n_bodies, size=m)
+    body_a = rng.integers(-1, n_bodies, size=m)
+    body_a[body_a == body_b] = -1
+    normal = rng.normal(size=(m, 3))
+    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+    return FrictionalProblem(
+        body_a.astype(np.int64), body_b.astype(np.int64), normal,
+        rng.uniform(-0.01, 0.01, size=m), rng.uniform(0.05, 0.3, size=n_bodies),
+        1.0 / rng.uniform(0.5, 5.0, size=n_bodies), rng.normal(size=(n_bodies, 6)), 0.02,
+        rng.uniform(0.0, 1.0, size=m) if mu is None else np.full(m, mu),
+        rng.uniform(0.0, 0.05, size=m), rng.uniform(0.0, 0.05, size=m), rows)
+
+
+def relative_row_velocities(p, V):
+    """J V from the definition: u = (v_b + ω_b × (−r_b n)) − (v_a + ω_a × (r_a n)) on n, t1, t2;
+    the relative spin ω_b − ω_a on t1, t2, n for the rolling and spinning rows."""
+    out = np.zeros((p.m, p.rows))
+    for c in range(p.m):
+        a, b, n = p.body_a[c], p.body_b[c], p.normal[c]
+        u = V[b, :3] + np.cross(V[b, 3:], -p.radius[b] * n)
+        spin = V[b, 3:].copy()
+        if a >= 0:
+            u -= V[a, :3] + np.cross(V[a, 3:], p.radius[a] * n)
+            spin -= V[a, 3:]
+        out[c, :3] = [u @ n, u @ p.t1[c], u @ p.t2[c]]
+        if p.rows == ROWS_ROLLING:
+            out[c, 3:] = [spin @ p.t1[c], spin @ p.t2[c], spin @ n]
+    return out.ravel()
+
+
+def velocity_change_from_forces(p, lam):
+    """M^-1 J^T λ from the definition: the impulse P = λ_n n + λ_1 t1 + λ_2 t2 acts on b at its
+    contact point −r_b n and −P on a at r_a n; the rolling and spinning impulses are pure
+    torques, + on b and − on a. Solid spheres, I = 2/5 m r^2."""
+    mass = 1.0 / p.inv_mass
+    inertia = INERTIA_FACTOR * mass * p.radius ** 2
+    force = np.zeros((p.n, 3))
+    torque = np.zeros((p.n, 3))
+    lam = lam.reshape(p.m, p.rows)
+    for c in range(p.m):
+        a, b, n = p.body_a[c], p.body_b[c], p.normal[c]
+        P = lam[c, 0] * n + lam[c, 1] * p.t1[c] + lam[c, 2] * p.t2[c]
+        pure = np.zeros(3)
+        if p.rows == ROWS_ROLLING:
+            pure = lam[c, 3] * p.t1[c] + lam[c, 4] * p.t2[c] + lam[c, 5] * n
+        force[b] += P
+        torque[b] += np.cross(-p.radius[b] * n, P) + pure
+        if a >= 0:
+            force[a] -= P
+            torque[a] += np.cross(p.radius[a] * n, -P) - pure
+    return np.column_stack([force / mass[:, None], torque / inertia[:, None]])
+
+
+def dense(p):
+    """A = J M^-1 J^T column by column from the matrix-free product."""
+    return np.column_stack([p.apply(col) for col in np.eye(p.size)])
+
+
+@pytest.mark.parametrize("rows", [ROWS_SLIDING, ROWS_ROLLING])
+@pytest.mark.parametrize("seed", range(4))
+def test_rows_are_the_relative_velocity_of_the_contact_points(seed, rows):
+    rng = np.random.default_rng(seed)
+    p = random_frictional(rng, rows=rows)
+    V = rng.normal(size=(p.n, 6))
+    still = FrictionalProblem(p.body_a, p.body_b, p.normal, np.zeros(p.m), p.radius,
+                              p.inv_mass, V, p.dt, p.mu, p.mu_roll, p.mu_spin, rows)
+    np.testing.assert_allclose(still.rhs, relative_row_velocities(p, V), atol=1e-12)
+    expected = relative_row_velocities(p, p.V_pred)
+    expected.reshape(p.m, rows)[:, 0] += p.gap / p.dt
+    np.testing.assert_allclose(p.rhs, expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("rows", [ROWS_SLIDING, ROWS_ROLLING])
+@pytest.mark.parametrize("seed", range(4))
+def test_impulses_act_as_forces_and_torques_at_the_contact_points(seed, rows):
+    rng = np.random.default_rng(10 + seed)
+    p = random_frictional(rng, rows=rows)
+    lam = rng.normal(size=p.size)
+    np.testing.assert_allclose(p.velocity_change(lam), velocity_change_from_forces(p, lam),
+                               atol=1e-12)
+    np.testing.assert_allclose(p.velocity(lam), p.V_pred + velocity_change_from_forces(p, lam),
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("rows", [ROWS_SLIDING, ROWS_ROLLING])
+@pytest.mark.parametrize("seed", range(4))
+def test_delassus_operator_is_symmetric_psd_with_the_stored_diagonal(seed, rows):
+    rng = np.random.default_rng(20 + seed)
+    p = random_frictional(rng, n_bodies=4, m=12, rows=rows)  # more rows than 6n: singular
+    A = dense(p)
+    np.testing.assert_allclose(A, A.T, atol=1e-12)
+    assert np.linalg.eigvalsh(A).min() > -1e-10 * np.abs(A).max()
+    np.testing.assert_allclose(np.diag(A), p.diag, rtol=1e-12)
+    lam = rng.normal(size=p.size)
+    np.testing.assert_allclose(p.error(lam), A @ lam + p.rhs, atol=1e-12)
+
+
+def test_tangent_row_of_a_single_sphere_on_a_wall_feels_seven_halves_of_its_mass():
+    """A_tt = (1 + m r^2 / I) / m = 7/2 / m: a sphere's contact point is 7/2 times easier to push
+    sideways than its centre."""
+    p = FrictionalProblem(np.array([-1]), np.array([0]), np.array([[0.0, 0.0, 1.0]]),
+                          np.zeros(1), np.array([0.1]), np.array([0.25]), np.zeros((1, 6)),
+                          0.02, np.full(1, 0.5), np.zeros(1), np.zeros(1))
+    assert p.diag == pytest.approx([0.25, 3.5 * 0.25, 3.5 * 0.25], rel=1e-14)
+
+
+def frames(normals):
+    t1 = np.empty_like(normals)
+    t2 = np.empty_like(normals)
+    tangent_frames(np.ascontiguousarray(normals), t1, t2)
+    return t1, t2
+
+
+def test_tangent_frames_are_right_handed_orthonormal():
+    rng = np.random.default_rng(5)
+    normals = rng.normal(size=(2000, 3))
+    # the axes, both signs, and normals either side of the switch at 45 degrees from y
+    switch = np.array([[np.sin(a), np.cos(a), 0.0] for a in np.radians([44.99, 45.0, 45.01])])
+    normals = np.concatenate([normals, np.eye(3), -np.eye(3), switch, -switch])
+    normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+    t1, t2 = frames(normals)
+    for u, w in ((t1, t1), (t2, t2)):
+        np.testing.assert_allclose(np.einsum("ij,ij->i", u, w), 1.0, atol=1e-14)
+    for u, w in ((t1, normals), (t2, normals), (t1, t2)):
+        np.testing.assert_allclose(np.einsum("ij,ij->i", u, w), 0.0, atol=1e-14)
+    np.testing.assert_allclose(np.cross(t1, t2), normals, atol=1e-14)
+    again = frames(normals)
+    assert np.array_equal(again[0], t1) and np.array_equal(again[1], t2)
+
+
+def test_planar_normals_get_a_tangent_in_their_plane():
+    """A disk scene's contacts (normals in x-z): t1 in the x-z plane, t2 = ±y, so the planar
+    motion's friction is one row and the out-of-plane row stays idle."""
+    angles = np.linspace(0.0, 2.0 * np.pi, 721)
+    normals = np.column_stack([np.cos(angles), np.zeros_like(angles), np.sin(angles)])
+    t1, t2 = frames(normals)
+    np.testing.assert_array_equal(t1[:, 1], 0.0)
+    np.testing.assert_allclose(np.abs(t2[:, 1]), 1.0, atol=1e-15)
+
+
+def brute_force_cone_projection(z, mu, samples=200_001):
+    """The nearest point of the cone {‖x_t‖ <= μ x_n} to z: z itself when inside; otherwise the
+    nearest point of the cone's surface, scanned over the surface's generators
+    d(φ) = (1, μ cos φ, μ sin φ) with the best a >= 0 along each, a = max(0, z·d / d·d)."""
+    zn, z1, z2 = z
+    if np.hypot(z1, z2) <= mu * zn:
+        return np.array(z, dtype=float)
+    phi = np.linspace(0.0, 2.0 * np.pi, samples)
+    d = np.column_stack([np.ones_like(phi), mu * np.cos(phi), mu * np.sin(phi)])
+    a = np.maximum(0.0, d @ np.asarray(z) / np.einsum("ij,ij->i", d, d))
+    points = a[:, None] * d
+    return points[np.argmin(np.linalg.norm(points - z, axis=1))]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_cone_projection_is_the_nearest_point_of_the_cone(seed):
+    rng = np.random.default_rng(seed)
+    mu = [0.0, 0.1, 0.5, 1.0, 3.0][seed % 5]
+    z = rng.normal(size=3) * [1.0, 2.0, 2.0]
+    got = np.array(project_cone(*z, mu))
+    expected = brute_force_cone_projection(z, mu)
+    # The scan's φ spacing (3e-5 rad) bounds its error; the closed form is exact.
+    np.testing.assert_allclose(got, expected, atol=1e-4)
+    assert np.hypot(got[1], got[2]) <= mu * got[0] + 1e-12
+    assert np.linalg.norm(got - z) <= np.linalg.norm(expected - z) + 1e-12
+    # Moreau: z - P(z) lies in the polar cone and is orthogonal to P(z).
+    rest = z - got
+    assert abs(rest @ got) < 1e-12
+    assert mu * np.hypot(rest[1], rest[2]) <= -rest[0] + 1e-12 or np.allclose(rest, 0.0)
+
+
+def test_disk_projection_scales_back_onto_the_circle():
+    assert project_disk(3.0, 4.0, 10.0) == (3.0, 4.0)
+    assert np.allclose(project_disk(3.0, 4.0, 2.5), (1.5, 2.0))
+    assert project_disk(3.0, 4.0, 0.0) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_without_friction_the_error_is_the_natural_map_of_the_lcp(seed):
+    """The same contacts built as today's ContactProblem and as a FrictionalProblem with μ = 0
+    and zero tangent impulses: the frictional residual is ‖min(λ, Aλ + b)‖∞ of the LCP, and
+    FCLIB's error has ‖min(λ, Aλ + b)‖₂ over 1 + ‖q‖₂ of the three rows."""
+    rng = np.random.default_rng(30 + seed)
+    p = random_frictional(rng, n_bodies=6, m=14, mu=0.0)
+    p.mu_roll[:] = 0.0
+    p.mu_spin[:] = 0.0
+    lcp = ContactProblem(p.body_a, p.body_b, p.normal, p.gap, p.inv_mass,
+                         np.ascontiguousarray(p.V_pred[:, :3]), p.dt)
+    lam_n = np.where(rng.random(p.m) < 0.3, 0.0, rng.uniform(0.0, 2.0, size=p.m))
+    lam = np.zeros((p.m, p.rows))
+    lam[:, 0] = lam_n
+    natural = np.minimum(lam_n, lcp.dense() @ lam_n + lcp.rhs)
+    assert p.residual(lam.ravel()) == pytest.approx(lcp.residual(lam_n), rel=1e-12, abs=1e-15)
+    assert p.residual(lam.ravel()) == pytest.approx(metrics.natural_map(
+        lam_n, lcp.dense() @ lam_n + lcp.rhs), rel=1e-12)
+    q = p.rhs.reshape(p.m, p.rows)[:, :3]
+    assert p.fclib_error(lam.ravel()) == pytest.approx(
+        np.linalg.norm(natural) / (1.0 + np.linalg.norm(q)), rel=1e-12)
+
+
+def fclib_error_dense(W, q, mu, r):
+    """FCLIB's error from its definition (Acary, Brémond, Huber 2014): u = W r + q,
+    ũ = u + μ ‖u_t‖ e_n per contact, err = ‖r − P_K(r − ũ)‖₂ / (1 + ‖q‖₂), P_K the projection
+    onto the product of the cones ‖x_t‖ <= μ x_n, written out here from the formula."""
+    u = (W @ r + q).reshape(-1, 3)
+    r = r.reshape(-1, 3)
+    total = 0.0
+    for c in range(len(mu)):
+        ut = np.linalg.norm(u[c, 1:])
+        x = r[c] - (u[c] + np.array([mu[c] * ut, 0.0, 0.0]))
+        xt = np.linalg.norm(x[1:])
+        if xt <= mu[c] * x[0]:
+            proj = x
+        elif mu[c] * xt <= -x[0]:
+            proj = np.zeros(3)
+        else:
+            a = (x[0] + mu[c] * xt) / (1.0 + mu[c] ** 2)
+            proj = np.concatenate([[a], mu[c] * a * x[1:] / xt])
+        total += np.sum((r[c] - proj) ** 2)
+    return np.sqrt(total) / (1.0 + np.linalg.norm(q))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fclib_error_follows_fclibs_formula(seed):
+    rng = np.random.default_rng(40 + seed)
+    p = random_frictional(rng, n_bodies=5, m=10)
+    W = dense(p)
+    for lam in (np.zeros(p.size), rng.normal(size=p.size), np.abs(rng.normal(size=p.size))):
+        expected = fclib_error_dense(W, p.rhs, p.mu, lam)
+        assert p.fclib_error(lam) == pytest.approx(expected, rel=1e-12)
+
+
+def test_fclib_error_vanishes_at_solutions_only():
+    """One marble on a floor, moving sideways at 1 m/s after gravity's step: it keeps sliding
+    (μ = 0.2, too little to stop it in one step), so λ_n = m g h cancels the fall and the friction
+    is μ λ_n against the slip; anything else is not a solution."""
+    m, g, h, mu = 2.0, 9.81, 0.01, 0.2
+    V = np.array([[1.0, 0.0, -g * h, 0.0, 0.0, 0.0]])
+    p = FrictionalProblem(np.array([-1]), np.array([0]), np.array([[0.0, 0.0, 1.0]]),
+                          np.zeros(1), np.array([0.1]), np.array([1.0 / m]), V, h,
+                          np.full(1, mu), np.zeros(1), np.zeros(1))
+    ln = m * g * h
+    t1_x = p.t1[0, 0]  # ±1: the frame's first tangent is along x
+    sliding = np.array([ln, -mu * ln * t1_x, 0.0])
+    assert p.fclib_error(sliding) < 1e-15 and p.residual(sliding) < 1e-15
+    for wrong in (np.array([ln, 0.0, 0.0]), np.array([ln, -0.5 * mu * ln * t1_x, 0.0]),
+                  np.array([1.1 * ln, -mu * 1.1 * ln * t1_x, 0.0]),
+                  np.array([ln, mu * ln * t1_x, 0.0])):
+        assert p.fclib_error(wrong) > 1e-3 and p.residual(wrong) > 1e-3
+
+
+def one_contact(rng, wall):
+    """A random single contact: a marble on a wall, or two marbles of different sizes."""
+    n = 1 if wall else 2
+    normal = rng.normal(size=(1, 3))
+    normal /= np.linalg.norm(normal)
+    return FrictionalProblem(np.array([-1 if wall else 0]), np.array([0 if wall else 1]), normal,
+                             rng.uniform(-0.01, 0.01, size=1), rng.uniform(0.05, 0.3, size=n),
+                             1.0 / rng.uniform(0.5, 5.0, size=n), rng.normal(size=(n, 6)), 0.02,
+                             np.full(1, rng.uniform(0.05, 1.5)), np.zeros(1), np.zeros(1))
+
+
+def one_sweep(p, law):
+    from solver.methods.sweeps import FRICTION_LAWS, frictional_sweeps, pack
+    lam = np.zeros(p.size)
+    V = p.velocity(lam)
+    frictional_sweeps(p.body_a, p.body_b, pack(p, 1.0), p.inv_mass, p.inv_inertia, p.rows,
+                      FRICTION_LAWS[law], False, V, lam, 1)
+    np.testing.assert_allclose(V, p.velocity(lam), atol=1e-12)
+    return lam
+
+
+@pytest.mark.parametrize("wall", [True, False])
+@pytest.mark.parametrize("seed", range(10))
+def test_one_sweep_solves_an_isolated_contact_exactly(seed, wall):
+    """A contact's 3x3 block of A is diagonal, so one sweep solves a lone contact: the cone law
+    (normal, then the tangents onto the disk) gives Coulomb's law, ccp (the block projected in
+    A's metric) gives the cone complementarity λ ∈ K, u ∈ K*, λ·u = 0 with K* the dual cone
+    μ ‖u_t‖ <= u_n."""
+    p = one_contact(np.random.default_rng(50 + seed), wall)
+    np.testing.assert_allclose(dense(p), np.diag(p.diag), atol=1e-12 * p.diag.max())
+    lam = one_sweep(p, "cone")
+    assert p.residual(lam) < 1e-12 * (1.0 + np.abs(p.rhs).max())
+    lam = one_sweep(p, "ccp")
+    u = p.error(lam)
+    mu = p.mu[0]
+    scale = 1.0 + np.abs(p.rhs).max()
+    assert np.hypot(lam[1], lam[2]) <= mu * lam[0] * (1 + 1e-12) + 1e-15
+    assert mu * np.hypot(u[1], u[2]) <= u[0] + 1e-12 * scale
+    assert abs(lam @ u) < 1e-12 * scale * (1.0 + np.abs(lam).max())
