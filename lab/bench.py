@@ -13,19 +13,20 @@ import scenes
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS
 from solver.params import Param, ParamError, parse_assignments
-from solver.step import Simulation
+from solver.step import WARM_START
 from solver.warmup import warmup
 from solver.world import DT
 
 from . import catalog, cli
-from .compare import (BENCHMARK_FILES, COMPARE_ITERATIONS, FRICTIONAL_METRIC, METRIC, REPEATS, SETTLE, ScenePlan,
-                      compare_scene, parse_solver_list, write_benchmark)
+from .compare import (BENCHMARK_FILES, COMPARE_ITERATIONS, FRICTIONAL_METRIC, METRIC, REPEATS,
+                      SETTLE, ScenePlan, compare_scene, parse_solver_list, write_benchmark)
 from .files import OutputError, check_writable, prepare_out_dir, write_json
 from .progress import Progress
 from .run import OK as PHYSICS_OK
 from .run import dt_warning, run_steps
 from .snapshot import load_lcp, read_state, save_lcp, save_state
-from .spec import SCENE, SOLVER, RunSpec, route_compare_assignments
+from .spec import (FRICTION_WARM_START, SCENE, SOLVER, RunSpec, default_warm_start,
+                   route_compare_assignments)
 
 STEPS = Param("steps", 500, int, "steps to run", lo=1, hi=10**9)
 PHYSICS_FAILED = 3  # exit code of a run whose marbles became non-finite, exploded or escaped
@@ -100,7 +101,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     for warning in warnings:
         cli.warn(warning)
     compile_seconds = warmup([spec.solver])
-    sim = Simulation(world, spec.solve, spec.warm_start)
+    if args.state and not spec.warm_start_given:
+        spec = spec.changed(warm_start=default_warm_start(
+            {name: getattr(world, name) for name in scenes.FRICTION_NAMES}))
+    sim = spec.simulation(world)
     if args.state:
         sim.set_impulses(*snap.impulses)  # a warm start continues as the saved run would have
     progress = None if args.quiet else Progress(f"{origin['scene']}/{spec.solver}", steps)
@@ -137,6 +141,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         origin = snap.origin(args.state)
         scene, scene_p = origin["scene"], origin.get("scene_params")
         frictional = snap.world.frictional
+    given = parse_assignments(args.assignments)
+    warm = (float(sim_p["warm_start"]) if "warm_start" in given
+            else FRICTION_WARM_START if frictional else WARM_START.default)
     if frictional and args.solvers is None:
         solvers = registry.friction_solvers()  # all of them that can solve this problem
     for name in (args.solver, *solvers):
@@ -144,9 +151,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     plan = ScenePlan(scene, scene_p, int(SETTLE.parse(args.settle)),
                      int(COMPARE_ITERATIONS.parse(args.iterations)), solvers,
                      registry.settings(args.solver, args.settle_iterations, False, settle_over),
-                     float(sim_p["warm_start"]), solver_p, args.warm_start,
+                     warm, solver_p, args.warm_start,
                      None if args.dt is None else float(DT.parse(args.dt)),
-                     int(REPEATS.parse(args.repeats)), state=args.state)
+                     int(REPEATS.parse(args.repeats)), state=args.state,
+                     stabilise=float(sim_p["stabilise"]))
     out = prepare_out_dir(args.out, BENCHMARK_FILES)
     table, meta = compare_scene(plan, snap.world if snap else None, quiet=args.quiet,
                                 impulses=snap.impulses if snap else None)

@@ -26,7 +26,7 @@ from solver.methods import registry
 from solver.methods.driver import ITERATIONS, SolveSettings
 from solver.params import Param, ParamError
 from solver.problem import ContactProblem
-from solver.step import WARM_START, Simulation, StepReport, carry_over, carry_over_rows
+from solver.step import STABILISE, WARM_START, Simulation, StepReport, carry_over, carry_over_rows
 from solver.warmup import warmup
 from solver.world import World
 
@@ -285,12 +285,13 @@ def match_impulses(prev_keys: np.ndarray, prev_lam: np.ndarray, keys: np.ndarray
 def settle(world: World, steps: int, settings: SolveSettings,
            warm_start: float = WARM_START.default,
            progress: Callable[[int, int], None] | None = None,
-           impulses: tuple[np.ndarray, np.ndarray] | None = None) -> FrozenStep:
+           impulses: tuple[np.ndarray, np.ndarray] | None = None,
+           stabilise: float = STABILISE.default) -> FrozenStep:
     """Step `world` (in place) `steps` times with the solver `settings` chose and freeze the
     last step's problem. impulses: (keys, lam) of the step before the first (a world loaded
     from a state snapshot), for the warm start."""
     steps = int(SETTLE.parse(steps))
-    sim = Simulation(world, settings, warm_start)
+    sim = Simulation(world, settings, warm_start, stabilise)
     if impulses is not None:
         sim.set_impulses(*impulses)
     prev_keys, prev_lam = np.zeros(0, np.int64), np.zeros(0)
@@ -344,6 +345,7 @@ class ScenePlan:
     repeats: int = REPEATS.default
     budget: float = 2.0
     state: str | None = None
+    stabilise: float = STABILISE.default
 
 
 def compare_scene(plan: ScenePlan, world: World | None = None, label: str | None = None,
@@ -360,7 +362,7 @@ def compare_scene(plan: ScenePlan, world: World | None = None, label: str | None
     warmup([plan.settle_settings.method])
     progress = None if quiet else Progress(f"{label}: settling", plan.settle)
     frozen = settle(world, plan.settle, plan.settle_settings, plan.warm_start, progress,
-                    impulses)
+                    impulses, plan.stabilise)
     progress = None if quiet else Progress(f"{label}: comparing", len(plan.solvers), after=1.0)
     table = compare(frozen.problem, plan.iterations, plan.solvers,
                     frozen.warm if plan.from_previous else None, plan.solver_params, progress,
@@ -374,7 +376,8 @@ def compare_scene(plan: ScenePlan, world: World | None = None, label: str | None
             "settings": {"settle": plan.settle, "settle_solver": settle_settings.method,
                          "settle_iterations": settle_settings.iterations,
                          "settle_params": settle_settings.params,
-                         "simulation": {"warm_start": plan.warm_start},
+                         "simulation": {"warm_start": plan.warm_start,
+                                        "stabilise": plan.stabilise},
                          "iterations": plan.iterations, "warm_start": plan.from_previous,
                          "solver_params": plan.solver_params, "repeats": plan.repeats,
                          "repeat_budget_seconds": plan.budget},

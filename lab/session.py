@@ -28,7 +28,7 @@ from . import commands as cmd
 # COLOUR_MODES, IMPULSE_SCALE, heat and contact_slip are re-exported: the Session's colours.
 from .colours import COLOUR_MODES, IMPULSE_SCALE, contact_slip, heat, marble_colours
 from .compare import ComparisonTable, compare, write_benchmark
-from .spec import SIM_PARAMS, SPEED, RunSpec, route_assignments
+from .spec import SIM_PARAMS, SPEED, RunSpec, default_warm_start, route_assignments
 
 ITERATION_LADDER = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 # What the relaxation keys move, in order of preference: the relaxation factor of the
@@ -163,7 +163,7 @@ class Session:
         self.ensure_compiled(self.spec.solver)
         world = self._world if self._world is not None else self.spec.build_world()
         self._world = None
-        self.sim = Simulation(world, self.spec.solve, self.spec.warm_start)
+        self.sim = self.spec.simulation(world)
 
     @property
     def world(self) -> World:
@@ -312,7 +312,7 @@ class Session:
                             f"switched to {FRICTION_FALLBACK} for {c.name}")
             self._solver_params[FRICTION_FALLBACK] = spec.solver_params
         self._scene_params[c.name] = params
-        self.spec = spec
+        self.spec = self._follow_friction(spec)
         self._new_world(world)
 
     def _cycle_scene(self, c: cmd.CycleScene) -> None:
@@ -366,7 +366,15 @@ class Session:
             if name in params:
                 params[name] = value
         self._scene_params[self.spec.scene] = params
-        self.spec = self.spec.changed(scene_params=params)
+        self.spec = self._follow_friction(self.spec.changed(scene_params=params))
+        self.sim.warm_start = self.spec.warm_start
+
+    @staticmethod
+    def _follow_friction(spec: RunSpec) -> RunSpec:
+        """Unless the user chose a warm start, the one the friction of `spec` wants."""
+        if spec.warm_start_given:
+            return spec
+        return spec.changed(warm_start=default_warm_start(spec.scene_params))
 
     def _set_iterations(self, c: cmd.SetIterations) -> None:
         self._use(registry.settings(self.spec.solver, c.iterations, False,
@@ -385,8 +393,12 @@ class Session:
         scene_over, solver_over, sim_over = route_assignments(s.scene, s.solver,
                                                               {c.name: c.value})
         if sim_over:
-            warm = resolve(SIM_PARAMS, sim_over, "the simulation")["warm_start"]
-            self._set_warm_start(float(warm))
+            value = resolve(SIM_PARAMS, sim_over, "the simulation")
+            if "warm_start" in sim_over:
+                self._set_warm_start(float(value["warm_start"]))
+            else:
+                self.spec = self.spec.changed(stabilise=float(value["stabilise"]))
+                self.sim.stabilise = self.spec.stabilise
         elif solver_over:
             self._use(registry.settings(s.solver, s.iterations, False,
                                         {**s.solver_params, **solver_over}))
@@ -460,11 +472,11 @@ class Session:
         self.spec = self.spec.changed(solve=settings)
 
     def _set_warm_start(self, fraction: float) -> None:
-        self.spec = self.spec.changed(warm_start=fraction)
+        self.spec = self.spec.changed(warm_start=fraction, warm_start_given=True)
         self.sim.warm_start = fraction
 
     def _new_world(self, world: World) -> None:
-        self.sim = Simulation(world, self.spec.solve, self.spec.warm_start)
+        self.sim = self.spec.simulation(world)
         self.generation += 1
         self.diverged = False
         self.last_report = None

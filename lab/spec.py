@@ -14,7 +14,7 @@ import scenes
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS, SolveSettings
 from solver.params import Param, ParamError, resolve
-from solver.step import WARM_START
+from solver.step import STABILISE, WARM_START, Simulation
 from solver.world import DT, World
 
 SCENE = Param("scene", "bowl", str, "the scene", choices=tuple(scenes.SCENES))
@@ -22,7 +22,15 @@ SOLVER = Param("solver", "pgs", str, "the contact solver", choices=tuple(registr
 SPEED = Param("speed", 1.0, float, "simulated seconds per second of wall time (0: as fast as "
               "possible)", lo=0.0, hi=1000.0)
 # Parameters of the simulation itself, set by --set like those of scenes and solvers.
-SIM_PARAMS = (WARM_START,)
+SIM_PARAMS = (WARM_START, STABILISE)
+# With friction a pile needs every impulse of the step before: with 0 or 0.5, 20 sweeps never
+# let it come to rest (docs/friction.md). So warm_start not given is 1 there, 0 without.
+FRICTION_WARM_START = 1.0
+
+
+def default_warm_start(scene_params: dict) -> float:
+    """The warm start a run of these scene parameters gets unless one is given."""
+    return FRICTION_WARM_START if scenes.has_friction(scene_params) else WARM_START.default
 
 
 @dataclass(frozen=True)
@@ -38,6 +46,8 @@ class RunSpec:
     warm_start: float = WARM_START.default
     dt: float | None = None
     speed: float = SPEED.default
+    warm_start_given: bool = False  # False: default_warm_start follows the friction
+    stabilise: float = STABILISE.default
 
     @classmethod
     def create(cls, scene: str = SCENE.default, solver: str = SOLVER.default,
@@ -48,10 +58,13 @@ class RunSpec:
         scene_over, solver_over, sim_over = route_assignments(scene, solver, assignments or {})
         scene_params = resolve(scenes.get(scene).params, scene_over, f"scene {scene}")
         registry.check_friction(solver, scenes.has_friction(scene_params))
+        sim = resolve(SIM_PARAMS, sim_over, "the simulation")
+        given = "warm_start" in sim_over
+        warm = float(sim["warm_start"]) if given else default_warm_start(scene_params)
         return cls(scene, scene_params,
-                   registry.settings(solver, iterations, False, solver_over),
-                   float(resolve(SIM_PARAMS, sim_over, "the simulation")["warm_start"]),
-                   None if dt is None else float(DT.parse(dt)), float(SPEED.parse(speed)))
+                   registry.settings(solver, iterations, False, solver_over), warm,
+                   None if dt is None else float(DT.parse(dt)), float(SPEED.parse(speed)),
+                   given, float(sim["stabilise"]))
 
     @property
     def solver(self) -> str:
@@ -69,6 +82,10 @@ class RunSpec:
         """A copy with fields replaced by already validated values."""
         return dataclasses.replace(self, **changes)
 
+    def simulation(self, world: World) -> Simulation:
+        """A Simulation of `world` with this spec's solver, warm start and stabilisation."""
+        return Simulation(world, self.solve, self.warm_start, self.stabilise)
+
     def build_world(self) -> World:
         """The scene's world at t = 0, with this spec's time step."""
         world = scenes.get(self.scene).build(self.scene_params)
@@ -79,7 +96,7 @@ class RunSpec:
     def settings_json(self) -> dict:
         """What a report records of the solver and simulation settings."""
         return {"iterations": self.iterations, **self.solver_params,
-                "warm_start": self.warm_start}
+                "warm_start": self.warm_start, "stabilise": self.stabilise}
 
 
 def route_assignments(scene: str, solver: str, assignments: dict) -> tuple[dict, dict, dict]:

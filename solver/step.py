@@ -27,7 +27,8 @@ PHASES = ("collide", "assemble", "solve", "integrate", "total")
 # Above 1/2, a step whose sweeps cannot converge a deep pile makes the step-to-step iteration
 # unstable for the pile's slowest modes: the pile jitters (docs/settling.md).
 WARM_START = Param("warm_start", 0.0, float, "fraction of last step's impulses (matched by pair) "
-                   "each solve starts from: 0 cold, 1 full; above 0.5 a deep pile jitters",
+                   "each solve starts from: 0 cold, 1 full; above 0.5 a deep frictionless pile "
+                   "jitters; with friction the default is 1 (a pile creeps otherwise)",
                    lo=0.0, hi=1.0)
 # The bias gap/h of an overlapping contact pushes the marbles apart by the whole overlap in one
 # step, and that push is work the contact does: energy enters. 0 turns it off (the bias is

@@ -329,7 +329,7 @@ def test_gl_failure_is_a_message_not_a_traceback(qtbot, make_window, capfd):
 
 
 def test_the_window_opens_on_the_bowl_with_friction_and_the_bench_on_the_articles(tmp_path):
-    """`marbles` alone: the bowl with friction and half warm start (it comes to rest);
+    """`marbles` alone: the bowl with friction and full warm start (it comes to rest);
     `--scene bowl`, a solver without friction, and `marbles-bench` keep the article's
     frictionless bowl; --set values win over the window's friction."""
     from app.main import build_parser, options_from
@@ -340,14 +340,15 @@ def test_the_window_opens_on_the_bowl_with_friction_and_the_bench_on_the_article
                                                        *argv])).spec
 
     s = spec()
-    assert s.scene == "bowl" and s.solver == "pgs" and s.warm_start == 0.5
-    assert (s.scene_params["mu"], s.scene_params["mu_wall"]) == (0.5, 0.5)
+    assert s.scene == "bowl" and s.solver == "pgs" and s.warm_start == 1.0
+    assert (s.scene_params["mu"], s.scene_params["mu_wall"], s.scene_params["mu_roll"]) == (
+        0.5, 0.5, 0.001)
     for argv in (["--scene", "bowl"], ["--solver", "pcg"]):
         s = spec(*argv)
         assert s.scene == "bowl" and s.warm_start == 0.0
         assert not scenes.has_friction(s.scene_params)
-    s = spec("--set", "mu=0.2", "--set", "warm_start=1")
-    assert (s.scene_params["mu"], s.scene_params["mu_wall"], s.warm_start) == (0.2, 0.5, 1.0)
+    s = spec("--set", "mu=0.2", "--set", "warm_start=0.5")
+    assert (s.scene_params["mu"], s.scene_params["mu_wall"], s.warm_start) == (0.2, 0.5, 0.5)
     report = tmp_path / "run.json"
     bench.main(["run", "--steps", "1", "--quiet", "--json", str(report)])
     run = json.loads(report.read_text())

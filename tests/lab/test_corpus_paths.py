@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import scenes
-from lab import bench
+from lab import bench, spec
 from lab.files import TEMP_PATTERN
 from solver.methods import registry
 from solver.methods.driver import COMMON_PARAMS
@@ -98,8 +98,9 @@ def no_work(monkeypatch):
     def started(*args, **kwargs):
         raise AssertionError("the work started before the input was refused")
 
-    for name in ("warmup", "run_steps", "compare_scene", "load_lcp", "Simulation"):
+    for name in ("warmup", "run_steps", "compare_scene", "load_lcp"):
         monkeypatch.setattr(bench, name, started)
+    monkeypatch.setattr(spec, "Simulation", started)  # RunSpec.simulation builds them
 
 
 @pytest.fixture

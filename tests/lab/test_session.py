@@ -339,3 +339,16 @@ def test_the_state_and_the_text_of_the_friction():
     assert friction_text((0.0, 0.0, 0.0, 0.0)) == "μ 0"
     assert friction_text((0.5, 0.2, 0.01, 0.0)) == "μ 0.5 (walls 0.2)  μ_roll 0.01 m"
     assert friction_text((0.5, 0.5, 0.0, 0.003)) == "μ 0.5  μ_spin 0.003 m"
+
+
+def test_the_warm_start_follows_the_friction_until_the_user_sets_one():
+    s = session(scene="column")
+    assert s.spec.warm_start == 0.0
+    s.apply(cmd.SetScene("pyramid"))
+    assert s.spec.warm_start == 1.0 and s.sim.warm_start == 1.0
+    s.apply(cmd.ToggleFriction())  # friction off: the article's cold start
+    assert s.spec.warm_start == 0.0 and s.sim.warm_start == 0.0
+    s.apply(cmd.CycleWarmStart())  # the user's choice now stays
+    chosen = s.spec.warm_start
+    s.apply(cmd.ToggleFriction())
+    assert s.spec.warm_start == chosen == s.sim.warm_start

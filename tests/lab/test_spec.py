@@ -25,7 +25,8 @@ def test_text_is_parsed_and_routed_by_name():
     assert spec.warm_start == 0.5 and spec.dt == 0.01 and spec.speed == 0.0
     world = spec.build_world()
     assert world.n == 200 and world.dt == 0.01 and world.damping == 1.0
-    assert spec.settings_json() == {"iterations": 50, **spec.solver_params, "warm_start": 0.5}
+    assert spec.settings_json() == {"iterations": 50, **spec.solver_params, "warm_start": 0.5,
+                                    "stabilise": 1.0}
 
 
 @pytest.mark.parametrize("kwargs, fragment", [
@@ -53,7 +54,7 @@ def test_bad_input_is_refused_in_one_line_naming_the_value(kwargs, fragment):
 def test_routing_keeps_values_as_text_for_their_owner():
     scene, solver, sim = route_assignments("bowl", "psor", {"n": "5", "omega": "1", "warm_start": "1"})
     assert (scene, solver, sim) == ({"n": "5"}, {"omega": "1"}, {"warm_start": "1"})
-    assert [p.name for p in SIM_PARAMS] == ["warm_start"]
+    assert [p.name for p in SIM_PARAMS] == ["warm_start", "stabilise"]
 
 
 def test_compare_routing_reaches_the_settling_solver_and_each_taker():
@@ -68,3 +69,17 @@ def test_compare_routing_reaches_the_settling_solver_and_each_taker():
         route_compare_assignments("bowl", "pgs", ["psor"], {"mprgp.alpha": "1"})
     with pytest.raises(ParamError, match="omega=3 is not valid"):
         route_compare_assignments("bowl", "pgs", ["psor"], {"omega": "3"})
+
+
+def test_warm_start_follows_the_friction_unless_given():
+    assert RunSpec.create("bowl").warm_start == 0.0
+    assert RunSpec.create("pyramid").warm_start == 1.0  # frictional piles creep otherwise
+    spec = RunSpec.create("pyramid", assignments={"warm_start": "0.5"})
+    assert spec.warm_start == 0.5 and spec.warm_start_given
+    assert RunSpec.create("bowl", assignments={"mu": "0.3"}).warm_start == 1.0
+
+
+def test_stabilise_reaches_the_simulation():
+    spec = RunSpec.create("column", assignments={"stabilise": "0.25"})
+    sim = spec.simulation(spec.build_world())
+    assert spec.stabilise == 0.25 and sim.stabilise == 0.25
