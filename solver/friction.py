@@ -25,6 +25,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numba import njit
 
+from .problem import ROW_KERNEL
+
 INERTIA_FACTOR = 0.4  # I = 2/5 m r^2, a solid sphere
 ROWS_SLIDING = 3  # normal, t1, t2
 ROWS_ROLLING = 6  # + rolling t1, t2, spinning n
@@ -82,7 +84,7 @@ def project_cone(zn, z1, z2, mu):
     return a, z1 * s, z2 * s
 
 
-@njit(cache=True, nogil=True)
+@njit(**ROW_KERNEL)
 def frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
                                 inv_inertia, lam, rows, dV):
     """dV (n, 6) <- M^-1 J^T λ: the linear (m/s) and angular (rad/s) velocity changes that
@@ -133,7 +135,7 @@ def frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, in
             dV[a, 5] -= ia * (r2 + ra * g2)
 
 
-@njit(cache=True, nogil=True)
+@njit(**ROW_KERNEL)
 def frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out):
     """out (m * rows) <- J V: each row's relative velocity (m/s; rad/s for rolling rows)."""
     for c in range(body_a.shape[0]):
@@ -201,7 +203,7 @@ def contact_error(lam, e, k, mu, mu_roll, mu_spin, rows):
     return np.sqrt(total)
 
 
-@njit(cache=True, nogil=True)
+@njit(**ROW_KERNEL)
 def frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia,
                         rhs, mu, mu_roll, mu_spin, rows, lam, dV, e):
     """max over contacts of `contact_error` (m/s), from λ exactly (one product with A); dV and e
@@ -222,7 +224,7 @@ def frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, 
     return worst
 
 
-@njit(cache=True, nogil=True)
+@njit(**ROW_KERNEL)
 def scanned_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
                                 inv_inertia, rhs, diag, mu, mu_roll, mu_spin, rows, lam, dV, e):
     """(r, finite, scale) for the start of a solve: finite says whether rhs and diag are all
@@ -280,6 +282,18 @@ def _assemble_frictional(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radi
             diag[k + 3] = rot
             diag[k + 4] = rot
             diag[k + 5] = rot
+
+
+@njit(cache=True, nogil=True)
+def contact_coefficients(body_a, mu, mu_wall, mu_roll, mu_spin):
+    """(mu, mu_roll, mu_spin) per contact, (m,) each: mu_wall for a wall contact (a = -1)."""
+    m = body_a.shape[0]
+    out_mu = np.empty(m)
+    out_roll = np.full(m, mu_roll)
+    out_spin = np.full(m, mu_spin)
+    for c in range(m):
+        out_mu[c] = mu_wall if body_a[c] < 0 else mu
+    return out_mu, out_roll, out_spin
 
 
 @dataclass

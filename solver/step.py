@@ -18,7 +18,7 @@ from .methods import registry
 from .methods.driver import SolveResult, SolveSettings
 from .params import Param
 from .problem import ContactProblem, impulse_velocity
-from .friction import ROWS_ROLLING, ROWS_SLIDING, FrictionalProblem
+from .friction import ROWS_ROLLING, ROWS_SLIDING, FrictionalProblem, contact_coefficients
 from .rotation import integrate_spin, predict_spin, rotate, spinning
 from .world import World, container_geometry
 
@@ -198,7 +198,8 @@ class Simulation:
         world's inv_mass array is replaced."""
         inv_mass = self.world.inv_mass
         if self._fixed_of is not inv_mass:
-            self._fixed = np.flatnonzero(inv_mass == 0.0)
+            self._fixed_mask = inv_mass == 0.0
+            self._fixed = np.flatnonzero(self._fixed_mask)
             self._fixed_of = inv_mass
         return self._fixed
 
@@ -313,22 +314,21 @@ class Simulation:
         v_pred = np.empty_like(w.v)
         predict(w.v, w.gravity, h, decay, planar, v_pred)
         fixed = self.fixed_marbles()
-        is_fixed = np.zeros(w.n, dtype=np.bool_)
-        is_fixed[fixed] = True
+        if fixed.size:
+            v_pred[fixed] = 0.0
         V_pred = np.empty((w.n, 6))
-        predict_spin(v_pred, w.omega, decay, planar, is_fixed, V_pred)
-        contacts = self.collider.collide(w.x, V_pred[:, :3], w.radius, h)
+        predict_spin(v_pred, w.omega, decay, planar, self._fixed_mask, V_pred)
+        contacts = self.collider.collide(w.x, v_pred, w.radius, h)
         if fixed.size:
             contacts = drop_inert(contacts, w.inv_mass)
         contacts = stabilised(contacts, self.stabilise)
         t1 = time.perf_counter()
         rows = ROWS_ROLLING if max(w.mu_roll, w.mu_spin) > 0.0 else ROWS_SLIDING
-        wall = contacts.body_a < 0
-        m = contacts.m
+        mu, mu_roll, mu_spin = contact_coefficients(contacts.body_a, w.mu, w.mu_wall, w.mu_roll,
+                                                    w.mu_spin)
         problem = FrictionalProblem(contacts.body_a, contacts.body_b, contacts.normal,
-                                    contacts.gap, w.radius, w.inv_mass, V_pred, h,
-                                    np.where(wall, w.mu_wall, w.mu), np.full(m, w.mu_roll),
-                                    np.full(m, w.mu_spin), rows, contacts.key)
+                                    contacts.gap, w.radius, w.inv_mass, V_pred, h, mu, mu_roll,
+                                    mu_spin, rows, contacts.key)
         lam0 = self._initial_impulses(contacts, rows)
         t2 = time.perf_counter()
         result = self.method.solve(problem, lam0, self._by_trace[bool(trace)])

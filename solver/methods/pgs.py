@@ -72,8 +72,7 @@ def solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings, omega: 
     p = problem
 
     def sweep(count: int) -> None:
-        frictional_sweeps(p.body_a, p.body_b, packed, p.inv_mass, p.inv_inertia, p.rows, law,
-                          naive, V, lam, count)
+        frictional_sweeps(p.body_a, p.body_b, packed, p.rows, law, naive, V, lam, count)
 
     def sync() -> None:
         V[:] = problem.velocity(lam)

@@ -2,8 +2,9 @@
 style, or Anitescu's cone complementarity), over contacts packed one row of floats each.
 
 A contact's packed row (PACKED floats): normal, t1, t2 (9), the lever arms r_a, r_b, μ, the
-normal bias gap/h, the row steps ω/A_nn, ω/A_tt, ω/A_rr (0 for an inert contact), μ_roll and
-μ_spin. One contact's update reads its row and the two marbles' (n, 6) velocities once: a
+normal bias gap/h, the row steps ω/A_nn, ω/A_tt, ω/A_rr (0 for an inert contact), μ_roll,
+μ_spin, and both marbles' inverse masses and inertias (0 for a wall), so that the update reads
+nothing by marble but the velocities. One contact's update reads its row and the two marbles' (n, 6) velocities once: a
 normal impulse moves both marbles along n only, which leaves the tangent velocities as they
 were, so the tangents can be stepped from the same load as the normal.
 """
@@ -15,14 +16,15 @@ from numba import njit
 from ..friction import ROWS_ROLLING, FrictionalProblem, project_cone, project_disk
 from ..problem import ROW_KERNEL
 
-PACKED = 18
+PACKED = 22
 # Friction laws of the sweeps (pgs's `friction` parameter).
 CONE, BOX, CCP = 0, 1, 2
 FRICTION_LAWS = {"cone": CONE, "box": BOX, "ccp": CCP}
 
 
 @njit(cache=True, nogil=True)
-def _pack(normal, t1, t2, arm_a, arm_b, mu, gap, dt, diag, rows, mu_roll, mu_spin, omega, out):
+def _pack(body_a, body_b, normal, t1, t2, arm_a, arm_b, mu, gap, dt, diag, rows, mu_roll,
+          mu_spin, inv_mass, inv_inertia, omega, out):
     for c in range(normal.shape[0]):
         for j in range(3):
             out[c, j] = normal[c, j]
@@ -37,6 +39,11 @@ def _pack(normal, t1, t2, arm_a, arm_b, mu, gap, dt, diag, rows, mu_roll, mu_spi
             out[c, 13 + j] = omega / d if d != 0.0 else 0.0
         out[c, 16] = mu_roll[c]
         out[c, 17] = mu_spin[c]
+        a = body_a[c]
+        out[c, 18] = inv_mass[a] if a >= 0 else 0.0
+        out[c, 19] = inv_mass[body_b[c]]
+        out[c, 20] = inv_inertia[a] if a >= 0 else 0.0
+        out[c, 21] = inv_inertia[body_b[c]]
 
 
 def pack(problem: FrictionalProblem, omega: float) -> np.ndarray:
@@ -44,8 +51,8 @@ def pack(problem: FrictionalProblem, omega: float) -> np.ndarray:
     ω / A_jj (0 where A_jj = 0: both ends fixed)."""
     p = problem
     out = np.empty((p.m, PACKED))
-    _pack(p.normal, p.t1, p.t2, p.arm_a, p.arm_b, p.mu, p.gap, float(p.dt), p.diag, p.rows,
-          p.mu_roll, p.mu_spin, float(omega), out)
+    _pack(p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b, p.mu, p.gap, float(p.dt),
+          p.diag, p.rows, p.mu_roll, p.mu_spin, p.inv_mass, p.inv_inertia, float(omega), out)
     return out
 
 
@@ -63,7 +70,7 @@ def _push(V, w, s, i, p0, p1, p2, q0, q1, q2):
 # long: one contact's rows written out with the marbles' velocities loaded once and the
 # impulse applied once; as helpers that pass the arrays around it was 3x slower.
 @njit(inline="always", cache=True, nogil=True)
-def sweep_contact(c, body_a, body_b, P, inv_mass, inv_inertia, rows, law, naive, V, lam):
+def sweep_contact(c, body_a, body_b, P, rows, law, naive, V, lam):
     """Update contact c in place. cone and box (Coulomb): the normal as PGS (λ_n <- max(0,
     λ_n - s_n e_n), or naive: λ_n += max(0, -s_n e_n)), then the tangent pair by one step on its
     2x2 block (diagonal) onto the disk of radius μ λ_n (box: each tangent in ±μ λ_n). ccp:
@@ -125,17 +132,17 @@ def sweep_contact(c, body_a, body_b, P, inv_mass, inv_inertia, rows, law, naive,
     g0 = d1 * b0 - d2 * a0  # d1 g1 + d2 g2 with g1 = t2, g2 = -t1
     g1 = d1 * b1 - d2 * a1
     g2 = d1 * b2 - d2 * a2
-    wb, ib = inv_mass[b], inv_inertia[b]
-    _push(V, wb, ib, b, p0, p1, p2, -rb * g0, -rb * g1, -rb * g2)
+    kb = -rb * P[c, 21]
+    _push(V, P[c, 19], 1.0, b, p0, p1, p2, kb * g0, kb * g1, kb * g2)
     if a >= 0:
-        wa, ia = inv_mass[a], inv_inertia[a]
-        _push(V, -wa, ia, a, p0, p1, p2, -ra * g0, -ra * g1, -ra * g2)
+        ka = -ra * P[c, 20]
+        _push(V, -P[c, 18], 1.0, a, p0, p1, p2, ka * g0, ka * g1, ka * g2)
     if rows == ROWS_ROLLING:
-        _rolling_rows(c, k, a, b, P, inv_inertia, V, lam)
+        _rolling_rows(c, k, a, b, P, V, lam)
 
 
 @njit(inline="always", cache=True, nogil=True)
-def _rolling_rows(c, k, a, b, P, inv_inertia, V, lam):
+def _rolling_rows(c, k, a, b, P, V, lam):
     """Contact c's rolling pair (onto the disk μ_roll λ_n) and spinning row (into ±μ_spin λ_n),
     one step each from the relative angular velocity."""
     w0, w1, w2 = V[b, 3], V[b, 4], V[b, 5]
@@ -158,16 +165,15 @@ def _rolling_rows(c, k, a, b, P, inv_inertia, V, lam):
     q0 = d1 * P[c, 3] + d2 * P[c, 6] + ds * P[c, 0]
     q1 = d1 * P[c, 4] + d2 * P[c, 7] + ds * P[c, 1]
     q2 = d1 * P[c, 5] + d2 * P[c, 8] + ds * P[c, 2]
-    _push(V, 0.0, inv_inertia[b], b, 0.0, 0.0, 0.0, q0, q1, q2)
+    _push(V, 0.0, P[c, 21], b, 0.0, 0.0, 0.0, q0, q1, q2)
     if a >= 0:
-        _push(V, 0.0, inv_inertia[a], a, 0.0, 0.0, 0.0, -q0, -q1, -q2)
+        _push(V, 0.0, P[c, 20], a, 0.0, 0.0, 0.0, -q0, -q1, -q2)
 
 
 @njit(**ROW_KERNEL)
-def frictional_sweeps(body_a, body_b, P, inv_mass, inv_inertia, rows, law, naive, V, lam,
-                      count):
+def frictional_sweeps(body_a, body_b, P, rows, law, naive, V, lam, count):
     """`count` Gauss-Seidel sweeps of `sweep_contact` over every contact, in place; V (n, 6) is
-    kept equal to V* + M^-1 J^T λ."""
+    kept equal to V* + M^-1 J^T λ; P: the packed contacts (`pack`)."""
     for _ in range(count):
         for c in range(body_a.shape[0]):
-            sweep_contact(c, body_a, body_b, P, inv_mass, inv_inertia, rows, law, naive, V, lam)
+            sweep_contact(c, body_a, body_b, P, rows, law, naive, V, lam)

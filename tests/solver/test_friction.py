@@ -279,8 +279,8 @@ def one_sweep(p, law):
     from solver.methods.sweeps import FRICTION_LAWS, frictional_sweeps, pack
     lam = np.zeros(p.size)
     V = p.velocity(lam)
-    frictional_sweeps(p.body_a, p.body_b, pack(p, 1.0), p.inv_mass, p.inv_inertia, p.rows,
-                      FRICTION_LAWS[law], False, V, lam, 1)
+    frictional_sweeps(p.body_a, p.body_b, pack(p, 1.0), p.rows, FRICTION_LAWS[law], False, V,
+                      lam, 1)
     np.testing.assert_allclose(V, p.velocity(lam), atol=1e-12)
     return lam
 

@@ -23,8 +23,8 @@ def floor_contact(v, w=(0.0, 0.0, 0.0), mu=0.5, mu_roll=0.0, inv_mass=1.0):
 def sweep(problem, law=CONE, naive=False, count=1, omega=1.0):
     lam = np.zeros(problem.size)
     V = problem.velocity(lam)
-    frictional_sweeps(problem.body_a, problem.body_b, pack(problem, omega), problem.inv_mass,
-                      problem.inv_inertia, problem.rows, law, naive, V, lam, count)
+    frictional_sweeps(problem.body_a, problem.body_b, pack(problem, omega), problem.rows, law,
+                      naive, V, lam, count)
     return lam, V
 
 
