@@ -102,20 +102,19 @@ def _slide_at(theta, W, c, qn, q1, q2, mu):
 @njit(cache=True, nogil=True)
 def _stick(W, c, qn, q1, q2):
     """λ with W_c λ = -q (Cramer's rule), and whether W_c is invertible enough to say."""
-    w = W[c]
-    det = (w[0, 0] * (w[1, 1] * w[2, 2] - w[1, 2] * w[2, 1])
-           - w[0, 1] * (w[1, 0] * w[2, 2] - w[1, 2] * w[2, 0])
-           + w[0, 2] * (w[1, 0] * w[2, 1] - w[1, 1] * w[2, 0]))
-    scale = abs(w[0, 0] * w[1, 1] * w[2, 2])
-    if not abs(det) > 1e-12 * scale:
+    w00, w01, w02 = W[c, 0, 0], W[c, 0, 1], W[c, 0, 2]
+    w10, w11, w12 = W[c, 1, 0], W[c, 1, 1], W[c, 1, 2]
+    w20, w21, w22 = W[c, 2, 0], W[c, 2, 1], W[c, 2, 2]
+    m0 = w11 * w22 - w12 * w21  # cofactors of the first row
+    m1 = w10 * w22 - w12 * w20
+    m2 = w10 * w21 - w11 * w20
+    det = w00 * m0 - w01 * m1 + w02 * m2
+    if not abs(det) > 1e-12 * abs(w00 * w11 * w22):
         return 0.0, 0.0, 0.0, False
     r0, r1, r2 = -qn, -q1, -q2
-    x0 = (r0 * (w[1, 1] * w[2, 2] - w[1, 2] * w[2, 1]) - w[0, 1] * (r1 * w[2, 2] - w[1, 2] * r2)
-          + w[0, 2] * (r1 * w[2, 1] - w[1, 1] * r2)) / det
-    x1 = (w[0, 0] * (r1 * w[2, 2] - w[1, 2] * r2) - r0 * (w[1, 0] * w[2, 2] - w[1, 2] * w[2, 0])
-          + w[0, 2] * (w[1, 0] * r2 - r1 * w[2, 0])) / det
-    x2 = (w[0, 0] * (w[1, 1] * r2 - r1 * w[2, 1]) - w[0, 1] * (w[1, 0] * r2 - r1 * w[2, 0])
-          + r0 * (w[1, 0] * w[2, 1] - w[1, 1] * w[2, 0])) / det
+    x0 = (r0 * m0 - w01 * (r1 * w22 - w12 * r2) + w02 * (r1 * w21 - w11 * r2)) / det
+    x1 = (w00 * (r1 * w22 - w12 * r2) - r0 * m1 + w02 * (w10 * r2 - r1 * w20)) / det
+    x2 = (w00 * (w11 * r2 - r1 * w21) - w01 * (w10 * r2 - r1 * w20) + r0 * m2) / det
     return x0, x1, x2, True
 
 
@@ -143,7 +142,7 @@ def coulomb_block(W, c, qn, q1, q2, mu):
     definite):
     (λ_n, λ_1, λ_2, solved). Cases in order: separate (q_n >= 0: λ = 0); μ = 0 (λ_n =
     -q_n/W_nn); stick (W λ = -q inside the cone); slide: the slip direction θ is searched over the
-    circle, starting at q_t's direction (the answer for a diagonal block), for a sign change of
+    circle, from about q_t's direction (the answer for a diagonal block), for a sign change of
     g(θ) = s x u_t with h = s·u_t >= 0, then bisected. solved is False when no case applies (a
     block far from definite); λ is then the stick solution projected onto the cone."""
     if qn >= 0.0:
@@ -154,12 +153,11 @@ def coulomb_block(W, c, qn, q1, q2, mu):
     if ok and x0 > 0.0 and x1 * x1 + x2 * x2 <= (mu * x0) ** 2:
         return x0, x1, x2, True
     scale = abs(qn) + abs(q1) + abs(q2)
-    start = math.atan2(q2, q1)
     step = 2.0 * math.pi / SLIP_SCAN
+    # Half a step before q_t's direction, so that a diagonal block's root lies inside the first
+    # interval, not on an end where rounding could hide its sign change.
+    start = math.atan2(q2, q1) - 0.5 * step
     g_a, h_a, ln_a, ok_a = _slide_at(start, W, c, qn, q1, q2, mu)
-    if ok_a and g_a == 0.0 and h_a >= 0.0:
-        theta = start
-        return ln_a, -mu * ln_a * math.cos(theta), -mu * ln_a * math.sin(theta), True
     for j in range(1, SLIP_SCAN + 1):
         b = start + j * step
         g_b, h_b, ln_b, ok_b = _slide_at(b, W, c, qn, q1, q2, mu)
