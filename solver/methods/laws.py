@@ -199,8 +199,8 @@ def composite_normal(zn, n_t, n_r, n_s, mu, mu_roll, mu_spin):
     if bs[i1] > bs[i0]:
         i0, i1 = i1, i0
     order = (i0, i1, i2)
-    norms = (n_t, n_r, n_s)
-    coefs = (mu, mu_roll, mu_spin)
+    norms = (float(n_t), float(n_r), float(n_s))
+    coefs = (float(mu), float(mu_roll), float(mu_spin))
     num = zn
     den = 1.0
     a = zn
