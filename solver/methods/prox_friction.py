@@ -42,7 +42,9 @@ SCALED = 4  # slot: the scale the packed steps were last written with
 # convergent Coulomb iterations (Gauss-Seidel with local r rose by up to 1.64x within ten sweeps
 # on a bowl of 100 marbles), and a strictly monotone test shrank R to 1e-15 there (stalled at
 # 2.5e-4 m/s where adapt=0 reached 1.4e-7); growth by more than 2x over ten iterations, 7% per
-# iteration, is what divergence looks like (docs/friction-lab.md).
+# iteration, is what divergence looks like. Still a heuristic: from λ = 0 a strongly coupled
+# explicit block's error can more than double before it falls, and R then stalls where adapt=0
+# converges (1 of 400 random blocks, docs/friction-lab.md).
 WINDOW = 10
 SLACK = 2.0
 HISTORY = 5  # first slot of the window in the state array
