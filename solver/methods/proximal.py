@@ -66,7 +66,8 @@ PARAMS = (
           lo=0.0, lo_open=True),
     Param("adapt", True, bool, "adaptive r-factor: reject an iterate that fails the merit test"),
     Param("merit", "objective", str, "accept an iterate when it lowers f = ½λᵀAλ + bᵀλ "
-          "(objective; with friction, which has no objective, FCLIB's error Σ‖λ - P_K(λ - ũ)‖²) "
+          "(objective; with friction, which has no objective: FCLIB's error below twice its least of "
+          "the last ten, or ‖Δλ‖∞ shrank) "
           "or, as Erleben, when ‖Δλ‖∞ shrinks (step)", choices=("objective", "step")),
     Param("nu", 0.0, float, "shrink factor ν of R on rejection; 0 = Erleben's: 0.9 for "
           "local/blocked, 0.1 for global", lo=0.0, hi=1.0, hi_open=True),

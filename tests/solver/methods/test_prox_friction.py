@@ -1,7 +1,7 @@
 """Erleben's proximal map with friction: local r in sweep form is psor's cone law; blocked takes
 one r per contact from its block; the error test keeps prox-jacobi from diverging where the
-undamped map does, and accepts no iterate whose error exceeds twice the least of the last ten;
-the explicit form gives the geometry's iterates."""
+undamped map does, and accepts an iterate only when its error is below twice the least of the
+last ten or its step shrank; the explicit form gives the geometry's iterates."""
 import numpy as np
 import pytest
 
@@ -44,8 +44,7 @@ def fclib_sum(p, lam):
 
 
 @pytest.mark.parametrize("name", ["prox-gs", "prox-jacobi"])
-def test_the_error_test_accepts_no_iterate_above_twice_the_least_recent_error(name,
-                                                                             frictional_bowl):
+def test_an_accepted_iterate_has_a_small_error_or_a_shrinking_step(name, frictional_bowl):
     p = frictional_bowl
     seen = []
     settings = registry.settings(name, 300, True, {"abs_tol": 0.0, "r": "global"})
@@ -58,8 +57,11 @@ def test_the_error_test_accepts_no_iterate_above_twice_the_least_recent_error(na
         if not np.array_equal(lam, accepted[-1]):
             accepted.append(lam)
     errors = [fclib_sum(p, lam) for lam in accepted]
-    for k in range(1, len(errors)):
-        assert errors[k] < SLACK * min(errors[max(0, k - WINDOW):k]) * (1 + 1e-9)
+    steps = [np.inf] + [np.abs(b - a).max() for a, b in zip(accepted, accepted[1:])]
+    small = [errors[k] < SLACK * min(errors[max(0, k - WINDOW):k]) * (1 + 1e-9)
+             for k in range(1, len(errors))]
+    shrank = [steps[k] < steps[k - 1] * (1 + 1e-12) for k in range(1, len(errors))]
+    assert all(a or b for a, b in zip(small, shrank))
 
 
 def test_the_error_test_keeps_prox_jacobi_from_diverging(frictional_bowl):
