@@ -20,6 +20,7 @@ from solver.world import DT
 from . import catalog, cli
 from .compare import (BENCHMARK_FILES, COMPARE_ITERATIONS, FRICTIONAL_METRIC, METRIC, REPEATS,
                       SETTLE, ScenePlan, compare_scene, parse_solver_list, write_benchmark)
+from .fclib import fclib_refusal, save_fclib, solve_fclib
 from .files import OutputError, check_writable, prepare_out_dir, write_json
 from .progress import Progress
 from .run import OK as PHYSICS_OK
@@ -85,7 +86,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     _check_scene_options(args)
     spec = cli.spec_from_args(args)
     steps = int(STEPS.parse(args.steps))
-    for path in (args.json, args.save_state, args.save_lcp):
+    for path in (args.json, args.save_state, args.save_lcp, args.save_fclib):
         if path is not None:  # an empty name is refused, not silently skipped
             check_writable(path)
     if args.state:
@@ -97,6 +98,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         world = spec.build_world()
         origin = {"scene": spec.scene, "scene_params": spec.scene_params}
         scene = {"name": spec.scene, "params": spec.scene_params}
+    if args.save_fclib is not None:
+        fclib_refusal(world)
     warnings = [w for w in (dt_warning(world),) if w]
     for warning in warnings:
         cli.warn(warning)
@@ -119,6 +122,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         save_state(args.save_state, world, sim.impulses(), scene)
     if args.save_lcp is not None:
         save_lcp(args.save_lcp, sim.problem, sim.lam, world)
+    if args.save_fclib is not None:
+        save_fclib(args.save_fclib, sim.problem, sim.lam,
+                   title=f"marbles: {_label(origin)}, step {report['steps_done']}",
+                   description=f"{world.n} marbles, {sim.problem.m} contacts, dt {world.dt:g} s; "
+                               f"impulses of {spec.solver} as the first guess")
     if args.json is not None:
         full["wall_seconds"] = time.perf_counter() - wall
         write_json(args.json, full)
@@ -178,6 +186,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
                                  parse_assignments(args.assignments))
     if args.json is not None:
         check_writable(args.json)
+    if args.fclib is not None:
+        return solve_fclib(args, settings)
     problem, extras = load_lcp(args.lcp)
     frictional = getattr(problem, "frictional", False)
     registry.check_friction(args.solver, frictional)
@@ -225,6 +235,9 @@ def _add_run(sub) -> None:
     p.add_argument("--save-state", metavar="FILE", help="write the final state (.npz)")
     p.add_argument("--save-lcp", metavar="FILE",
                    help="write the last step's contact problem (.npz, FCLIB names)")
+    p.add_argument("--save-fclib", metavar="FILE",
+                   help="write the last step's contact problem as an FCLIB local problem "
+                        "(.hdf5; needs friction, without rolling or spinning resistance)")
     p.add_argument("--state", metavar="FILE",
                    help="start from a state snapshot instead of building the scene")
     p.add_argument("--trace", action="store_true",
@@ -269,11 +282,16 @@ def _add_compare(sub) -> None:
 
 def _add_solve(sub) -> None:
     p = sub.add_parser(
-        "solve", help="run one solver on a saved LCP snapshot and print its trace",
+        "solve", help="run one solver on a saved LCP snapshot or FCLIB file and print its trace",
         description="Load an LCP snapshot (written by `run --save-lcp`; it must carry the "
-                    "contact geometry), run solver M from zero (or the stored impulses) and "
-                    "print the residual after every iteration.")
-    p.add_argument("--lcp", required=True, metavar="FILE", help="LCP snapshot (.npz)")
+                    "contact geometry) or an FCLIB local 3D problem (any tool's), run solver M "
+                    "from zero (or the stored impulses) and print the residual after every "
+                    "iteration.")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--lcp", metavar="FILE", help="LCP snapshot (.npz)")
+    source.add_argument("--fclib", metavar="FILE",
+                        help="FCLIB local 3D problem (.hdf5, from run --save-fclib or another "
+                             "tool); the trace adds FCLIB's error after each iteration")
     cli.option(p, SOLVER, "M")
     cli.option(p, ITERATIONS, "N")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",

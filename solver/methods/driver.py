@@ -52,6 +52,9 @@ class SolveSettings:
     iterations: int
     trace: bool
     params: dict = field(default_factory=dict)
+    # Called with λ after every traced iteration, outside the timed region (a front end that
+    # reports more than the residual, e.g. FCLIB's error); not a parameter of the method.
+    observer: Callable[[np.ndarray], None] | None = field(default=None, compare=False)
 
     def __getitem__(self, name: str):
         return self.params[name]
@@ -216,6 +219,8 @@ def _traced(job: _Run, r0: float, bound: float) -> SolveResult:
             break
         trace.append(r)
         seconds.append(elapsed)
+        if settings.observer is not None:
+            settings.observer(lam)
         if r < abs_tol:
             status = metrics.ABSOLUTE
             break

@@ -15,6 +15,7 @@ from ..friction import (frictional_contact_velocity, frictional_impulse_velocity
                         project_disk, relaxed_steps)
 from ..problem import ContactProblem, apply_matrix
 from .driver import Method, SolveSettings, run
+from .operator import local_steps, operator, product
 
 BETA = Param("beta", 0.3, float, "damping of the update (1: undamped, diverges on piles)",
              lo=0.0, hi=1.0, lo_open=True)
@@ -76,7 +77,39 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     return run(problem, lam, settings, sweep)
 
 
+@njit(cache=True, nogil=True)
+def operator_jacobi_sweeps(kind, geo, csr, rhs, steps, mu, lam, e, count):
+    """`count` Jacobi iterations over any problem `operator` describes with 3 rows per contact
+    (an explicit W): e = A λ + b from one iterate, then every contact's normal stepped by
+    steps[c, 0] and projected, its tangents by steps[c, 1] onto the disk of the new μ λ_n."""
+    for _ in range(count):
+        product(kind, geo, csr, 3, lam, e)
+        for c in range(mu.shape[0]):
+            k = 3 * c
+            if steps[c, 0] == 0.0:  # an inert contact
+                continue
+            ln = max(lam[k] - steps[c, 0] * (e[k] + rhs[k]), 0.0)
+            lam[k] = ln
+            lam[k + 1], lam[k + 2] = project_disk(lam[k + 1] - steps[c, 1] * (e[k + 1] + rhs[k + 1]),
+                                                  lam[k + 2] - steps[c, 1] * (e[k + 2] + rhs[k + 2]),
+                                                  mu[c] * ln)
+
+
+def _solve_explicit(problem, lam0: np.ndarray, settings: SolveSettings):
+    lam = np.array(lam0, dtype=np.float64)
+    steps = local_steps(problem, settings["beta"])
+    kind, geo, csr = operator(problem)
+    e = np.empty(problem.size)
+
+    def sweep(count: int) -> None:
+        operator_jacobi_sweeps(kind, geo, csr, problem.rhs, steps, problem.mu, lam, e, count)
+
+    return run(problem, lam, settings, sweep)
+
+
 def _solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings):
+    if getattr(problem, "explicit", False):
+        return _solve_explicit(problem, lam0, settings)
     lam = np.array(lam0, dtype=np.float64)
     step = relaxed_steps(problem, settings["beta"])
     dV = np.empty_like(problem.V_pred)

@@ -14,6 +14,7 @@ from ..params import Param
 from ..problem import (ROW_KERNEL, ContactProblem, apply_row, contact_row, impulse_velocity,
                        row_error)
 from .driver import Method, SolveSettings, run
+from .matrix_sweeps import solve_matrix
 
 # The exact Coulomb disk is the default: its projection is closed-form, and the box lets a
 # marble sliding diagonally feel √2 μ (friction that depends on the direction of slip). ccp
@@ -64,11 +65,14 @@ def solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings, omega: 
                      naive: bool = False):
     """Sweeps of solver.friction.sweep_contact over a FrictionalProblem: each contact's normal
     (PGS, or naive's increment clamping), then its tangents onto the disk (or box), then its
-    rolling rows; every row's step ω / A_jj."""
+    rolling rows; every row's step ω / A_jj. An explicit problem (solver/explicit.py) takes
+    the same laws over its matrix."""
+    law = FRICTION_LAWS[settings.params.get("friction", "cone")]
+    if getattr(problem, "explicit", False):
+        return solve_matrix(problem, lam0, settings, law, omega, naive)
     lam = np.array(lam0, dtype=np.float64)
     V = problem.velocity(lam)
     packed = pack(problem, omega)
-    law = FRICTION_LAWS[settings.params.get("friction", "cone")]
     p = problem
 
     def sweep(count: int) -> None:

@@ -10,6 +10,7 @@ from numba import njit
 
 from ..problem import ROW_KERNEL, ContactProblem, apply_row, contact_row, row_error
 from .driver import Method, SolveSettings, run
+from .prox_friction import solve_gs
 from .proximal import (PARAMS, PRODUCTS, SCALE, STOP, adaptation,
                        fresh_state, hooks, judge, strategy)
 
@@ -69,6 +70,8 @@ def prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, fact
 
 
 def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
+    if getattr(problem, "frictional", False):
+        return solve_gs(problem, lam0, settings)
     lam = np.array(lam0, dtype=np.float64)
     denom, factor, nu, grow = strategy(problem, settings)
     adapt, objective, rho_abs, rho_rel = adaptation(settings)
@@ -98,5 +101,5 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
 
 
 METHOD = Method("prox-gs", "Proximal Gauss-Seidel", solve,
-                "Erleben's prox fixed point, sweep form, adaptive r (blocked = local: "
-                "contacts are frictionless)", PARAMS)
+                "Erleben's prox fixed point, sweep form, adaptive r; with friction the "
+                "Coulomb cone's map", PARAMS, friction=True)

@@ -9,6 +9,7 @@ from numba import njit
 
 from ..problem import ContactProblem, apply_matrix
 from .driver import Method, SolveSettings, run
+from .prox_friction import solve_jacobi
 from .proximal import (E_VALID, PARAMS, PRODUCTS, SCALE, STOP, adaptation, fresh_state, hooks,
                        judge, strategy)
 
@@ -65,6 +66,8 @@ def prox_jacobi_iterations(body_a, body_b, normal, inv_mass, rhs, denom, factor,
 
 
 def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
+    if getattr(problem, "frictional", False):
+        return solve_jacobi(problem, lam0, settings)
     lam = np.array(lam0, dtype=np.float64)
     denom, factor, nu, grow = strategy(problem, settings)
     adapt, objective, rho_abs, rho_rel = adaptation(settings)
@@ -90,5 +93,5 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
 
 
 METHOD = Method("prox-jacobi", "Proximal Jacobi", solve,
-                "Erleben's prox fixed point, all-at-once form, adaptive r (blocked = local: "
-                "contacts are frictionless)", PARAMS)
+                "Erleben's prox fixed point, all-at-once form, adaptive r; with friction the "
+                "Coulomb cone's map", PARAMS, friction=True)

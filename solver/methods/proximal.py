@@ -4,8 +4,9 @@ and `prox-jacobi` (all-at-once form) share. The iteration is
     λ^{k+1} = prox_C(λ^k - R (A λ^k + b)),   prox_C = max(0, ·) for frictionless contacts
 
 with R = s R0, s a scalar scale (starts at 1), and R0 by the `r` strategy: local γ / A_cc,
-blocked (A_kk)^-1 per contact (1×1 blocks while contacts are frictionless, so equal to local),
-or global, one constant in kg. Adaptation: an iterate that fails the acceptance test (`merit`) is
+blocked one r per contact from its block (1×1 blocks while contacts are frictionless, so equal
+to local), or global, one constant in kg. With friction the map is the cone's and the kernels
+are in prox_friction.py. Adaptation: an iterate that fails the acceptance test (`merit`) is
 rolled back and R <- ν R; an accepted one may grow R <- min(grow R, R0). The default test, the
 objective f = ½λᵀAλ + bᵀλ, departs from Erleben's step test ‖Δλ‖∞, which stalls (R -> 0) where ρ
 is not monotone; why, and the measurements: docs/solvers.md. `info`: accepted, rejected,
@@ -55,15 +56,19 @@ def judge(rho, df, state, counts, adapt, objective, nu, grow, rho_abs, rho_rel):
 
 
 PARAMS = (
-    Param("r", "local", str, "r-factor strategy; blocked = local while contacts are frictionless "
-          "(1×1 blocks)", choices=("local", "global", "blocked")),
-    Param("gamma", 1.0, float, "relaxation γ of local/blocked: r_c = γ / A_cc", lo=0.0, hi=2.0,
-          lo_open=True, hi_open=True),
+    Param("r", "local", str, "r-factor strategy: per row (local), one per contact from the "
+          "largest eigenvalue of its 3×3 block (blocked; = local without friction), one constant "
+          "(global)", choices=("local", "global", "blocked")),
+    Param("gamma", 1.0, float, "relaxation γ of local/blocked: r = γ / A_cc (blocked with "
+          "friction: γ / λmax of the contact's block)", lo=0.0, hi=2.0, lo_open=True,
+          hi_open=True),
     Param("r_global", 5.0, float, "the constant r of the global strategy (Erleben: 5)", "kg",
           lo=0.0, lo_open=True),
     Param("adapt", True, bool, "adaptive r-factor: reject an iterate that fails the merit test"),
     Param("merit", "objective", str, "accept an iterate when it lowers f = ½λᵀAλ + bᵀλ "
-          "(objective) or, as Erleben, when ‖Δλ‖∞ shrinks (step)", choices=("objective", "step")),
+          "(objective; with friction, which has no objective: FCLIB's error below twice its least of "
+          "the last ten, or ‖Δλ‖∞ shrank) "
+          "or, as Erleben, when ‖Δλ‖∞ shrinks (step)", choices=("objective", "step")),
     Param("nu", 0.0, float, "shrink factor ν of R on rejection; 0 = Erleben's: 0.9 for "
           "local/blocked, 0.1 for global", lo=0.0, hi=1.0, hi_open=True),
     Param("grow", 0.0, float, "R <- min(grow R, R0) after an accepted iterate (<= 1: off); "

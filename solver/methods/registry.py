@@ -5,11 +5,13 @@ one test.
 """
 from __future__ import annotations
 
-from . import jacobi, mprgp, naive, pcg, pgs, pgs_sm, ppcg, prox_gs, prox_jacobi, psor
+from . import (apgd, jacobi, mprgp, naive, nsgs, pcg, pgs, pgs_sm, ppcg, prox_gs, prox_jacobi,
+               psor)
 from ..params import ParamError, resolve
 from .driver import ITERATIONS, Method, SolveSettings
 
-_MODULES = (naive, pgs, psor, jacobi, pcg, ppcg, prox_gs, prox_jacobi, pgs_sm, mprgp)
+_MODULES = (naive, pgs, psor, jacobi, pcg, ppcg, prox_gs, prox_jacobi, nsgs, apgd, pgs_sm,
+            mprgp)
 
 METHODS: dict[str, Method] = {module.METHOD.name: module.METHOD for module in _MODULES}
 

@@ -13,13 +13,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..friction import ROWS_ROLLING, FrictionalProblem, project_cone, project_disk
+from ..friction import ROWS_ROLLING, FrictionalProblem, project_disk
 from ..problem import ROW_KERNEL
+from .laws import BOX, CCP, CONE, FRICTION_LAWS, contact_step  # noqa: F401 (pgs's laws)
 
 PACKED = 22
-# Friction laws of the sweeps (pgs's `friction` parameter).
-CONE, BOX, CCP = 0, 1, 2
-FRICTION_LAWS = {"cone": CONE, "box": BOX, "ccp": CCP}
 
 
 @njit(cache=True, nogil=True)
@@ -71,11 +69,11 @@ def _push(V, w, s, i, p0, p1, p2, q0, q1, q2):
 # impulse applied once; as helpers that pass the arrays around it was 3x slower.
 @njit(inline="always", cache=True, nogil=True)
 def sweep_contact(c, body_a, body_b, P, rows, law, naive, V, lam):
-    """Update contact c in place. cone and box (Coulomb): the normal as PGS (λ_n <- max(0,
-    λ_n - s_n e_n), or naive: λ_n += max(0, -s_n e_n)), then the tangent pair by one step on its
-    2x2 block (diagonal) onto the disk of radius μ λ_n (box: each tangent in ±μ λ_n). ccp:
-    the three rows at once, the exact minimiser of the contact's block over the cone. Rolling
-    rows, if any, after them, from the updated velocities."""
+    """Update contact c in place by the local law `law` (laws.contact_step): cone and box
+    (Coulomb) the normal as PGS, then the tangents onto the disk μ λ_n (or the box); ccp the
+    three rows at once, the exact minimiser of the contact's diagonal block over the cone (the
+    block is D = diag(A_nn, A_tt, A_tt) for spheres, docs/friction.md). Rolling rows, if any,
+    after them, from the updated velocities."""
     a = body_a[c]
     b = body_b[c]
     s_n = P[c, 13]
@@ -99,29 +97,9 @@ def sweep_contact(c, body_a, body_b, P, rows, law, naive, V, lam):
     u2 = b0 * dv0 + b1 * dv1 + b2 * dv2 + (a0 * s0 + a1 * s1 + a2 * s2)
     k = c * rows
     old, o1, o2 = lam[k], lam[k + 1], lam[k + 2]
-    s_t = P[c, 14]
-    mu = P[c, 11]
-    if law == CCP:
-        # The contact's 3x3 block of A is diagonal, D = diag(A_nn, A_tt, A_tt): its exact
-        # minimiser is λ - ω D^-1 u projected onto the cone in D's metric, i.e. with the normal
-        # scaled by q = sqrt(A_nn / A_tt) onto the cone of μ / q (docs/friction.md: one step
-        # ω / A_tt on all rows converged far more slowly on the pyramids).
-        q = np.sqrt(s_t / s_n)
-        new, l1, l2 = project_cone((old - s_n * e) * q, o1 - s_t * u1, o2 - s_t * u2, mu / q)
-        new /= q
-    else:
-        if naive:
-            new = old - s_n * e if e < 0.0 else old
-        else:
-            new = max(old - s_n * e, 0.0)
-        l1 = o1 - s_t * u1
-        l2 = o2 - s_t * u2
-        bound = mu * new
-        if law == BOX:
-            l1 = min(max(l1, -bound), bound)
-            l2 = min(max(l2, -bound), bound)
-        else:
-            l1, l2 = project_disk(l1, l2, bound)
+    # Spheres: the contact's block is diagonal, so no normal-tangent coupling (False).
+    new, l1, l2 = contact_step(law, naive, False, old, o1, o2, e, u1, u2, s_n, P[c, 14], 0.0,
+                               0.0, P[c, 11])
     lam[k] = new
     lam[k + 1] = l1
     lam[k + 2] = l2

@@ -71,7 +71,7 @@ def test_every_lab_method_is_registered_with_a_description():
     for name in LAB:
         method = registry.get(name)
         assert method.description and method.label
-    assert "blocked = local" in registry.get("prox-gs").description
+    assert "blocked; = local without friction" in registry.get("prox-gs").params[0].help
 
 
 @pytest.mark.parametrize("name, params", CASES)

@@ -84,4 +84,7 @@ def test_the_registered_sweeps_solve_a_single_contact_to_rounding():
     for name in registry.friction_solvers():
         result = registry.get(name).solve(p, np.zeros(p.size),
                                           registry.settings(name, 200, overrides={"abs_tol": 0}))
+        if name == "apgd":  # its relaxation's answer: the sliding marble lifts off
+            assert result.info["relaxation_residual"] < 1e-12
+            continue
         assert result.residual < 1e-12, name

@@ -1,0 +1,194 @@
+"""APGD (Mazhar, Heyn, Negrut and Tasora, as in Chrono): Nesterov-accelerated projected gradient
+on the cone complementarity relaxation
+
+    min f(λ) = ½ λᵀAλ + bᵀλ  over λ in K = Π_c {‖λ_t‖ <= μ λ_n}  (with rolling rows:
+    ‖λ_r‖ <= μ_r λ_n, |λ_s| <= μ_s λ_n; without friction λ >= 0),
+
+with a step 1/L from a Lipschitz estimate, backtracking (L doubles until f(λ') <= f(y) +
+∇f(y)·(λ' - y) + L/2 ‖λ' - y‖², tested as (λ'-y)ᵀA(λ'-y) <= L ‖λ'-y‖², free of cancellation),
+L shrunk by 0.9 after each iteration, a gradient restart (momentum dropped when ∇f(y)·(λ' - λ) >
+0), and the best iterate by the relaxation's natural map returned, as the paper's algorithm.
+
+Its solutions are Anitescu's: u = A λ + b in the dual cone, u_n >= μ ‖u_t‖, so a sliding contact
+separates at u_n = μ ‖u_t‖ where Coulomb's keeps u_n = 0 (docs/friction-lab.md measures it).
+The traces show Coulomb's error (what every solver is measured by); the stopping test
+(`abs_tol`) and the best iterate use the relaxation's own natural map, max_c ‖λ_c - P_K(λ_c -
+u_c)‖, which is 0 at its solutions. One iteration = one product with A plus one per backtrack
+(two more at the start: A λ0 and the first Lipschitz estimate). `info`: backtracks, restarts,
+relaxation_residual (the natural map of the returned iterate), lipschitz (the last L, 1/kg).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..friction import project_cone
+from ..params import Param
+from .driver import Method, SolveSettings, run
+from .laws import project_composite
+from .operator import local_steps, operator, product
+
+RESTART = Param("restart", True, bool, "gradient restart: drop the momentum when the step goes "
+                "against the gradient at y")
+MAX_BACKTRACKS = 60
+# Slots of the float64 state and int64 counts arrays.
+L, THETA, RMIN, STOP = 0, 1, 2, 3
+PRODUCTS, BACKTRACKS, RESTARTS = 0, 1, 2
+
+
+@njit(inline="always", cache=True, nogil=True)
+def project_contact(z, out, k, rows, mu, mu_roll, mu_spin):
+    """out[k:k+rows] <- the projection of z[k:k+rows] onto the contact's admissible set."""
+    if rows == 1:
+        out[k] = max(z[k], 0.0)
+    elif rows == 3:
+        out[k], out[k + 1], out[k + 2] = project_cone(z[k], z[k + 1], z[k + 2], mu)
+    else:
+        (out[k], out[k + 1], out[k + 2], out[k + 3], out[k + 4],
+         out[k + 5]) = project_composite(z[k], z[k + 1], z[k + 2], z[k + 3], z[k + 4],
+                                         z[k + 5], mu, mu_roll, mu_spin)
+
+
+@njit(cache=True, nogil=True)
+def relaxation_residual(lam, Alam, rhs, rows, mu, mu_roll, mu_spin, live, z, p):
+    """max over contacts of ‖λ_c - P_K(λ_c - u_c)‖ with u = A λ + b (its natural map, m/s);
+    z, p are scratch (size,)."""
+    worst = 0.0
+    for c in range(live.shape[0]):
+        if not live[c]:
+            continue
+        k = c * rows
+        for j in range(rows):
+            z[k + j] = lam[k + j] - (Alam[k + j] + rhs[k + j])
+        project_contact(z, p, k, rows, mu[c], mu_roll[c], mu_spin[c])
+        total = 0.0
+        for j in range(rows):
+            total += (lam[k + j] - p[k + j]) ** 2
+        if not total <= worst * worst:
+            worst = math.sqrt(total)
+    return worst
+
+
+# long: the paper's algorithm as one loop (step with backtracking, momentum, restart, best).
+@njit(cache=True, nogil=True)
+def apgd_iterations(kind, geo, csr, rows, rhs, mu, mu_roll, mu_spin, live, gamma, y, Ag, Ay,
+                    cand, Acand, best, z, state, counts, count, restart, tol):
+    """`count` APGD iterations; γ (gamma), y and their products A γ, A y persist between
+    calls, best holds γ̂. Returns the number performed."""
+    size = gamma.shape[0]
+    done = 0
+    for _ in range(count):
+        if state[STOP] != 0.0:
+            break
+        done += 1
+        lip = state[L]
+        for _bt in range(MAX_BACKTRACKS):
+            t = 1.0 / lip
+            for j in range(size):
+                z[j] = y[j] - t * (Ay[j] + rhs[j])
+            for c in range(live.shape[0]):
+                k = c * rows
+                if live[c]:
+                    project_contact(z, cand, k, rows, mu[c], mu_roll[c], mu_spin[c])
+                else:  # an inert contact keeps its impulses
+                    for j in range(rows):
+                        cand[k + j] = gamma[k + j]
+            product(kind, geo, csr, rows, cand, Acand)
+            counts[PRODUCTS] += 1
+            curvature = 0.0
+            length = 0.0
+            for j in range(size):
+                d = cand[j] - y[j]
+                curvature += d * (Acand[j] - Ay[j])
+                length += d * d
+            if curvature <= lip * length or not np.isfinite(curvature):
+                break
+            lip *= 2.0
+            counts[BACKTRACKS] += 1
+        theta = state[THETA]
+        theta_next = 0.5 * (-theta * theta + theta * math.sqrt(theta * theta + 4.0))
+        beta = theta * (1.0 - theta) / (theta * theta + theta_next)
+        ascent = 0.0
+        for j in range(size):
+            ascent += (Ay[j] + rhs[j]) * (cand[j] - gamma[j])
+        if restart and ascent > 0.0:
+            beta = 0.0
+            theta_next = 1.0
+            counts[RESTARTS] += 1
+        for j in range(size):
+            y[j] = cand[j] + beta * (cand[j] - gamma[j])
+            Ay[j] = Acand[j] + beta * (Acand[j] - Ag[j])
+            gamma[j] = cand[j]
+            Ag[j] = Acand[j]
+        r = relaxation_residual(gamma, Ag, rhs, rows, mu, mu_roll, mu_spin, live, z, cand)
+        if r < state[RMIN]:
+            state[RMIN] = r
+            best[:] = gamma
+        if state[RMIN] < tol:
+            state[STOP] = 1.0
+        state[THETA] = theta_next
+        state[L] = 0.9 * lip
+    return done
+
+
+def _coefficients(problem):
+    """rows, mu, mu_roll, mu_spin (m,) and live (m,) bool: not an inert contact."""
+    if getattr(problem, "frictional", False):
+        live = local_steps(problem, 1.0)[:, 0] > 0.0
+        return problem.rows, problem.mu, problem.mu_roll, problem.mu_spin, live
+    zeros = np.zeros(problem.m)
+    return 1, zeros, zeros, zeros, problem.diag != 0.0
+
+
+def solve(problem, lam0: np.ndarray, settings: SolveSettings):
+    lam = np.array(lam0, dtype=np.float64)
+    rows, mu, mu_roll, mu_spin, live = _coefficients(problem)
+    kind, geo, csr = operator(problem)
+    rhs = problem.rhs
+    gamma, y, Ag, Ay = lam.copy(), lam.copy(), np.empty_like(lam), np.empty_like(lam)
+    cand, Acand, best, z = (np.empty_like(lam) for _ in range(4))
+    state = np.zeros(4)
+    counts = np.zeros(3, dtype=np.int64)
+    info: dict = {}
+
+    def start() -> None:
+        """From λ: A λ, the Lipschitz estimate ‖A(λ - 1)‖/‖λ - 1‖ (Chrono's), the best = λ."""
+        gamma[:] = lam
+        y[:] = lam
+        product(kind, geo, csr, rows, gamma, Ag)
+        Ay[:] = Ag
+        ones = lam - 1.0
+        product(kind, geo, csr, rows, ones, Acand)
+        counts[PRODUCTS] += 2
+        norm = float(np.linalg.norm(ones))
+        estimate = float(np.linalg.norm(Acand)) / norm if norm > 0.0 else 0.0
+        state[:] = (estimate if estimate > 0.0 else 1.0, 1.0, np.inf, 0.0)
+        state[RMIN] = relaxation_residual(gamma, Ag, rhs, rows, mu, mu_roll, mu_spin, live, z,
+                                          cand)
+        best[:] = lam
+
+    def sweep(count: int) -> int:
+        done = apgd_iterations(kind, geo, csr, rows, rhs, mu, mu_roll, mu_spin, live, gamma, y,
+                               Ag, Ay, cand, Acand, best, z, state, counts, count,
+                               settings["restart"], settings["abs_tol"])
+        lam[:] = best
+        return done
+
+    def stop():
+        return "absolute" if state[STOP] != 0.0 else None
+
+    def products() -> int:
+        info.update(backtracks=int(counts[BACKTRACKS]), restarts=int(counts[RESTARTS]),
+                    relaxation_residual=float(state[RMIN]), lipschitz=float(state[L]))
+        return int(counts[PRODUCTS])
+
+    start()
+    return run(problem, lam, settings, sweep, start, info=info, stop=stop, products=products)
+
+
+METHOD = Method("apgd", "Accelerated projected gradient", solve,
+                "Nesterov-accelerated projected gradient with adaptive step and restart on the "
+                "cone complementarity relaxation (Chrono); sliding contacts separate at "
+                "u_n = μ‖u_t‖", (RESTART,), friction=True)

@@ -1,0 +1,89 @@
+"""The Gauss-Seidel driver over an explicit W (solver/explicit.py): the same local laws as the
+geometry sweeps (laws.py), with u = W λ + q kept in step with λ by W's columns.
+
+Contact c's update reads its three velocities u[3c:3c+3] and its block W_cc, asks the law for
+new impulses, and adds W[:, 3c:3c+3] Δλ to u (the CSR of Wᵀ holds W's columns, so any W works,
+symmetric or not). Unlike spheres' blocks an explicit block may couple the rows: the cone law
+then steps the tangents from the velocities after the normal's change, Erleben's map (PROX) from
+the velocities before it, and nsgs solves the block's local problem exactly (laws.coulomb_block;
+the closed form when the block is diag(a, b, b)).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..problem import ROW_KERNEL
+from .driver import SolveSettings, run
+from .laws import CONE, NSGS, PROX, contact_step, coulomb_block, coulomb_diagonal
+from .operator import local_steps
+
+
+@njit(inline="always", cache=True, nogil=True)
+def _local_solution(W, c, ln, l1, l2, un, u1, u2, mu, failures):
+    """nsgs: the exact solution of contact c's problem with the others fixed."""
+    qn = un - (W[c, 0, 0] * ln + W[c, 0, 1] * l1 + W[c, 0, 2] * l2)
+    q1 = u1 - (W[c, 1, 0] * ln + W[c, 1, 1] * l1 + W[c, 1, 2] * l2)
+    q2 = u2 - (W[c, 2, 0] * ln + W[c, 2, 1] * l1 + W[c, 2, 2] * l2)
+    if (W[c, 0, 1] == 0.0 and W[c, 0, 2] == 0.0 and W[c, 1, 0] == 0.0 and W[c, 2, 0] == 0.0
+            and W[c, 1, 2] == 0.0 and W[c, 2, 1] == 0.0 and W[c, 1, 1] == W[c, 2, 2]
+            and W[c, 1, 1] > 0.0):
+        return coulomb_diagonal(qn, q1, q2, W[c, 0, 0], W[c, 1, 1], mu)
+    n0, n1, n2, ok = coulomb_block(W, c, qn, q1, q2, mu)
+    if not ok:
+        failures[0] += 1
+    return n0, n1, n2
+
+
+@njit(**ROW_KERNEL)
+def matrix_sweeps(t_indptr, t_indices, t_data, blocks, steps, mu, law, naive, scale, u, lam,
+                  count, failures):
+    """`count` Gauss-Seidel sweeps over the contacts in place. steps (m, 3): s_n, s_t (0: an
+    inert contact, skipped), times `scale`; u (size,) = W λ + q, kept consistent with λ;
+    failures[0] counts local problems nsgs could not solve (none for a positive definite
+    block)."""
+    for _ in range(count):
+        for c in range(mu.shape[0]):
+            s_n = steps[c, 0] * scale
+            if s_n == 0.0:
+                continue
+            k = 3 * c
+            ln, l1, l2 = lam[k], lam[k + 1], lam[k + 2]
+            un, u1, u2 = u[k], u[k + 1], u[k + 2]
+            if law == NSGS:
+                n0, n1, n2 = _local_solution(blocks, c, ln, l1, l2, un, u1, u2, mu[c], failures)
+            else:
+                step_law = CONE if law == PROX else law
+                n0, n1, n2 = contact_step(step_law, naive, law != PROX, ln, l1, l2, un, u1, u2,
+                                          s_n, steps[c, 1] * scale, blocks[c, 1, 0],
+                                          blocks[c, 2, 0], mu[c])
+            lam[k] = n0
+            lam[k + 1] = n1
+            lam[k + 2] = n2
+            for j, d in enumerate((n0 - ln, n1 - l1, n2 - l2)):
+                if d != 0.0:
+                    for p in range(t_indptr[k + j], t_indptr[k + j + 1]):
+                        u[t_indices[p]] += t_data[p] * d
+
+
+def solve_matrix(problem, lam0: np.ndarray, settings: SolveSettings, law: int,
+                 omega: float = 1.0, naive: bool = False):
+    """Gauss-Seidel sweeps of `law` (steps ω / A_nn and ω / λmax(A_tt)) over an explicit
+    problem, through the driver. info: local_failures (nsgs)."""
+    lam = np.array(lam0, dtype=np.float64)
+    u = problem.error(lam)
+    steps = local_steps(problem, omega)
+    failures = np.zeros(1, dtype=np.int64)
+    info: dict = {}
+    p = problem
+
+    def sweep(count: int) -> None:
+        matrix_sweeps(p.t_indptr, p.t_indices, p.t_data, p.blocks, steps, p.mu, law, naive,
+                      1.0, u, lam, count, failures)
+        if law == NSGS:
+            info["local_failures"] = int(failures[0])
+
+    def sync() -> None:
+        u[:] = problem.error(lam)
+
+    return run(problem, lam, settings, sweep, sync, info=info)

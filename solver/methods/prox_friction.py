@@ -1,0 +1,371 @@
+"""Erleben's proximal fixed point with Coulomb friction (docs/friction-lab.md): the kernels of
+`prox-gs` and `prox-jacobi` on frictional problems, over geometry or an explicit W.
+
+    λ_c <- prox_C(λ_c - R_c u_c):  λ_n <- max(0, ·), then λ_t onto the disk of radius μ λ_n
+
+(rolling rows onto their disk μ_r λ_n, spinning into ±μ_s λ_n). Any R_c > 0 per row has
+Coulomb's solutions as fixed points, provided both tangents share one r (else the impulse of a
+slide turns away from the slip). R = s R0 with R0 per strategy:
+
+- local:   γ / A_nn on the normal, γ / λmax(A_tt) on both tangents (= γ / A_tt for spheres),
+           γ / A_rr on rolling rows. In Gauss-Seidel form over spheres this is psor's cone law
+           with ω = γ, step for step.
+- blocked: one r per contact, γ / λmax(A_cc) of its 3x3 block: the largest step the whole block
+           allows. Spheres' blocks are diag(A_nn, A_tt, A_tt) with A_tt = 7/2 A_nn between two
+           marbles, so the normal's step is 2/7 of local's: (A_cc)^-1 itself would be `local`
+           again. Rolling rows as local.
+- global:  r on every row.
+
+Friction makes the problem no QP, so `merit=objective` cannot test f = ½λᵀAλ + bᵀλ (a Coulomb
+solution is no minimiser of it): it uses FCLIB's error E = Σ_c ‖λ_c - P_K(λ_c - ũ_c)‖² over
+contacts (`contact_error`), non-monotonely: an iterate is accepted when E is below twice the
+least E of the last ten accepted iterates, or when Erleben's step ρ = ‖Δλ‖∞ shrank (the
+reasons and the measurements below). `merit=step` is Erleben's test alone. With friction the
+test can fail in Gauss-Seidel form too, so local r adapts there as well.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..friction import contact_error, frictional_contact_velocity, project_disk
+from ..problem import ROW_KERNEL
+from .driver import SolveSettings, run
+from .laws import CONE, PROX
+from .matrix_sweeps import matrix_sweeps
+from .operator import _over, block_bound, local_steps, operator, product
+from .proximal import ACCEPTED, E_VALID, PRODUCTS, SCALE, STOP, hooks, judge
+from .sweeps import frictional_sweeps, pack
+
+MERIT = 3  # slot of the float64 state: FCLIB's squared error of the current λ (inf: unknown)
+SCALED = 4  # slot: the scale the packed steps were last written with
+# The test with friction: accept an iterate when its error is below SLACK times the least of
+# the last WINDOW accepted errors, or when its step ρ shrank (Erleben's test). FCLIB's error is
+# not monotone along convergent Coulomb iterations: Gauss-Seidel with local r rose by up to
+# 1.64x within ten sweeps on a bowl of 100 marbles, and a strictly monotone test shrank R to
+# 1e-15 there (stalled at 2.5e-4 m/s where adapt=0 reached 1.4e-7). The Jacobi form on one
+# marble with rolling rows oscillates (the error alternates 0.18, 0.03, 0.17, ...) while ρ
+# shrinks: the error test alone stalled it at 0.05 m/s, with ρ it converges in 916 iterations.
+# Growth of both at once is what divergence looks like (docs/friction-lab.md).
+WINDOW = 10
+SLACK = 2.0
+HISTORY = 5  # first slot of the window in the state array
+
+
+def friction_strategy(problem, settings):
+    """(base (m, 3), nu, grow): R0 per contact for the normal, both tangents and the rolling
+    rows by the `r` strategy (0 for an inert contact), and the adaptation's ν and growth."""
+    nu, grow = settings["nu"], settings["grow"]
+    if settings["r"] == "global":
+        base = np.where(local_steps(problem, 1.0) > 0.0, settings["r_global"], 0.0)
+        return base, (nu or 0.1), (grow or 1.1)
+    base = local_steps(problem, settings["gamma"])
+    if settings["r"] == "blocked":
+        block = _over(settings["gamma"], block_bound(problem))
+        live = base[:, 0] > 0.0
+        base[live, 0] = block[live]
+        base[live, 1] = block[live]
+    return base, (nu or 0.9), (grow or 1.0)
+
+
+def fresh_friction_state():
+    state = np.zeros(HISTORY + WINDOW)
+    state[SCALE] = 1.0
+    state[1] = np.inf  # proximal.RHO: no accepted ρ yet
+    state[MERIT] = np.inf
+    state[SCALED] = -1.0
+    state[HISTORY:] = np.inf
+    return state, np.zeros(4, dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def reference(state):
+    """The error an iterate must stay below: SLACK times the smallest of the last WINDOW
+    accepted ones and the current one's."""
+    least = state[MERIT]
+    for j in range(HISTORY, HISTORY + WINDOW):
+        least = min(least, state[j])
+    return SLACK * least
+
+
+@njit(cache=True, nogil=True)
+def verdict(state, merit, rho):
+    """The change the judge sees: < 0 (accept) when the error is below the window's bound or
+    the step ρ shrank (Erleben's test), which a converging oscillation passes."""
+    return -1.0 if merit < reference(state) or rho < state[1] else 1.0
+
+
+@njit(cache=True, nogil=True)
+def record(state, counts, merit):
+    """λ's error is `merit` now: it becomes the current one and enters the window."""
+    state[MERIT] = merit
+    state[HISTORY + counts[ACCEPTED] % WINDOW] = merit
+
+
+@njit(**ROW_KERNEL)
+def _geometry_error(body_a, body_b, normal, t1, t2, arm_a, arm_b, P, V, rows, mu, mu_roll,
+                    mu_spin, lam, e):
+    """Σ_c contact_error² for velocities V (n, 6) = V* + M^-1 J^T λ: e = J V + gap/h."""
+    frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, e)
+    total = 0.0
+    for c in range(body_a.shape[0]):
+        e[c * rows] += P[c, 12]
+        r = contact_error(lam, e, c * rows, mu[c], mu_roll[c], mu_spin[c], rows)
+        total += r * r
+    return total
+
+
+@njit(**ROW_KERNEL)
+def _copy(src, dst):
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+
+
+@njit(**ROW_KERNEL)
+def _copy2(src, dst):
+    for i in range(src.shape[0]):
+        for j in range(src.shape[1]):
+            dst[i, j] = src[i, j]
+
+
+@njit(**ROW_KERNEL)
+def _step(lam, old):
+    """ρ = ‖λ - λ_old‖∞ (a NaN comes through)."""
+    rho = 0.0
+    for i in range(lam.shape[0]):
+        d = abs(lam[i] - old[i])
+        if not d <= rho:
+            rho = d
+    return rho
+
+
+# long: Erleben's loop (copy, sweep, merit, judge, roll back) written out over the geometry.
+@njit(**ROW_KERNEL)
+def prox_gs_geometry(body_a, body_b, normal, t1, t2, arm_a, arm_b, P, base, rows, mu,
+                     mu_roll, mu_spin, V, lam, lam_old, V_old, e, state, counts, count, adapt,
+                     objective, nu, grow, rho_abs, rho_rel):
+    """`count` Gauss-Seidel proximal iterations over geometry in place (the packed sweep,
+    law cone, steps s R0 written into P's step columns whenever s changed); returns the
+    number performed."""
+    track = adapt and objective
+    done = 0
+    for _ in range(count):
+        if state[STOP] != 0.0:
+            break
+        done += 1
+        if state[SCALED] != state[SCALE]:
+            for c in range(P.shape[0]):
+                for j in range(3):
+                    P[c, 13 + j] = state[SCALE] * base[c, j]
+            state[SCALED] = state[SCALE]
+        if track and state[MERIT] == np.inf:
+            state[MERIT] = _geometry_error(body_a, body_b, normal, t1, t2, arm_a, arm_b, P, V,
+                                           rows, mu, mu_roll, mu_spin, lam, e)
+        _copy(lam, lam_old)
+        if adapt:
+            _copy2(V, V_old)
+        frictional_sweeps(body_a, body_b, P, rows, CONE, False, V, lam, 1)
+        counts[PRODUCTS] += 1
+        rho = _step(lam, lam_old)
+        df = 0.0
+        merit = 0.0
+        if track:
+            merit = _geometry_error(body_a, body_b, normal, t1, t2, arm_a, arm_b, P, V, rows,
+                                    mu, mu_roll, mu_spin, lam, e)
+            df = verdict(state, merit, rho)
+        if judge(rho, df, state, counts, adapt, objective, nu, grow, rho_abs, rho_rel):
+            if track:
+                record(state, counts, merit)
+        else:
+            _copy(lam_old, lam)
+            _copy2(V_old, V)
+    return done
+
+
+@njit(**ROW_KERNEL)
+def _matrix_error(mu, lam, u):
+    total = 0.0
+    for c in range(mu.shape[0]):
+        r = contact_error(lam, u, 3 * c, mu[c], 0.0, 0.0, 3)
+        total += r * r
+    return total
+
+
+@njit(**ROW_KERNEL)
+def prox_gs_matrix(t_indptr, t_indices, t_data, blocks, base, mu, u, lam, lam_old, u_old,
+                   failures, state, counts, count, adapt, objective, nu, grow, rho_abs,
+                   rho_rel):
+    """`count` Gauss-Seidel proximal iterations over an explicit W in place (Erleben's map:
+    every row of a contact from the velocities before its update); returns the number
+    performed."""
+    track = adapt and objective
+    done = 0
+    for _ in range(count):
+        if state[STOP] != 0.0:
+            break
+        done += 1
+        if track and state[MERIT] == np.inf:
+            state[MERIT] = _matrix_error(mu, lam, u)
+        _copy(lam, lam_old)
+        if adapt:
+            _copy(u, u_old)
+        matrix_sweeps(t_indptr, t_indices, t_data, blocks, base, mu, PROX, False,
+                      state[SCALE], u, lam, 1, failures)
+        counts[PRODUCTS] += 1
+        rho = _step(lam, lam_old)
+        merit = _matrix_error(mu, lam, u) if track else 0.0
+        if judge(rho, verdict(state, merit, rho) if track else 0.0, state, counts, adapt,
+                 objective, nu, grow, rho_abs, rho_rel):
+            if track:
+                record(state, counts, merit)
+        else:
+            _copy(lam_old, lam)
+            _copy(u_old, u)
+    return done
+
+
+@njit(inline="always", cache=True, nogil=True)
+def prox_contact(lam, e, out, k, r_n, r_t, r_r, mu, mu_roll, mu_spin, rows):
+    """out[k:k+rows] <- prox_C(λ - R e) for one contact (e = A λ + b)."""
+    ln = max(lam[k] - r_n * e[k], 0.0)
+    out[k] = ln
+    out[k + 1], out[k + 2] = project_disk(lam[k + 1] - r_t * e[k + 1],
+                                          lam[k + 2] - r_t * e[k + 2], mu * ln)
+    if rows == 6:
+        out[k + 3], out[k + 4] = project_disk(lam[k + 3] - r_r * e[k + 3],
+                                              lam[k + 4] - r_r * e[k + 4], mu_roll * ln)
+        bound = mu_spin * ln
+        out[k + 5] = min(max(lam[k + 5] - r_r * e[k + 5], -bound), bound)
+
+
+@njit(cache=True, nogil=True)
+def _error_sum(lam, e, mu, mu_roll, mu_spin, rows):
+    total = 0.0
+    for c in range(mu.shape[0]):
+        r = contact_error(lam, e, c * rows, mu[c], mu_roll[c], mu_spin[c], rows)
+        total += r * r
+    return total
+
+
+# long: the frictionless prox_jacobi_iterations' loop with the cone's map and FCLIB's error.
+@njit(cache=True, nogil=True)
+def prox_jacobi_any(kind, geo, csr, rows, rhs, base, mu, mu_roll, mu_spin, lam, cand, e,
+                    e_new, state, counts, count, adapt, objective, nu, grow, rho_abs, rho_rel):
+    """`count` Jacobi proximal iterations in place over any problem `operator` describes;
+    e caches A λ + b while counts[E_VALID] is 1. With the objective (error) test every
+    attempted iterate costs one product, A λ' + b, which becomes e when λ' is accepted."""
+    done = 0
+    for _ in range(count):
+        if state[STOP] != 0.0:
+            break
+        done += 1
+        if counts[E_VALID] == 0:
+            product(kind, geo, csr, rows, lam, e)
+            for j in range(e.shape[0]):
+                e[j] += rhs[j]
+            counts[PRODUCTS] += 1
+            counts[E_VALID] = 1
+            state[MERIT] = _error_sum(lam, e, mu, mu_roll, mu_spin, rows)
+        s = state[SCALE]
+        for c in range(mu.shape[0]):
+            k = c * rows
+            if base[c, 0] == 0.0:  # an inert contact keeps its impulses
+                for j in range(rows):
+                    cand[k + j] = lam[k + j]
+                continue
+            prox_contact(lam, e, cand, k, s * base[c, 0], s * base[c, 1], s * base[c, 2],
+                         mu[c], mu_roll[c], mu_spin[c], rows)
+        rho = 0.0
+        for j in range(lam.shape[0]):
+            d = abs(cand[j] - lam[j])
+            if not d <= rho:
+                rho = d
+        moved = objective and rho != 0.0
+        merit = state[MERIT]
+        if moved:
+            product(kind, geo, csr, rows, cand, e_new)
+            counts[PRODUCTS] += 1
+            for j in range(e.shape[0]):
+                e_new[j] += rhs[j]
+            merit = _error_sum(cand, e_new, mu, mu_roll, mu_spin, rows)
+        if judge(rho, verdict(state, merit, rho), state, counts, adapt, objective, nu, grow,
+                 rho_abs, rho_rel):
+            lam[:] = cand
+            if moved:
+                e[:] = e_new
+                record(state, counts, merit)
+            elif not objective:
+                counts[E_VALID] = 0
+    return done
+
+
+def _settings(settings):
+    return (settings["adapt"], settings["merit"] == "objective", settings["rho_abs_tol"],
+            settings["rho_rel_tol"])
+
+
+def solve_gs(problem, lam0: np.ndarray, settings: SolveSettings):
+    """prox-gs on a frictional problem, over geometry or an explicit W."""
+    lam = np.array(lam0, dtype=np.float64)
+    base, nu, grow = friction_strategy(problem, settings)
+    adapt, objective, rho_abs, rho_rel = _settings(settings)
+    state, counts = fresh_friction_state()
+    info: dict = {}
+    lam_old = np.empty_like(lam)
+    p = problem
+    if getattr(problem, "explicit", False):
+        u = problem.error(lam)
+        u_old = np.empty_like(u)
+        failures = np.zeros(1, dtype=np.int64)
+
+        def sweep(count: int) -> int:
+            return prox_gs_matrix(p.t_indptr, p.t_indices, p.t_data, p.blocks, base, p.mu, u,
+                                  lam, lam_old, u_old, failures, state, counts, count, adapt,
+                                  objective, nu, grow, rho_abs, rho_rel)
+
+        def sync() -> None:
+            u[:] = problem.error(lam)
+            state[MERIT] = np.inf
+    else:
+        V = problem.velocity(lam)
+        V_old = np.empty_like(V)
+        packed = pack(problem, 1.0)
+        e = np.empty(problem.size)
+
+        def sweep(count: int) -> int:
+            return prox_gs_geometry(p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b,
+                                    packed, base, p.rows, p.mu, p.mu_roll, p.mu_spin, V, lam,
+                                    lam_old, V_old, e, state, counts, count, adapt, objective,
+                                    nu, grow, rho_abs, rho_rel)
+
+        def sync() -> None:
+            V[:] = problem.velocity(lam)
+            state[MERIT] = np.inf
+
+    stop, products = hooks(state, counts, info)
+    return run(problem, lam, settings, sweep, sync, info=info, stop=stop, products=products)
+
+
+def solve_jacobi(problem, lam0: np.ndarray, settings: SolveSettings):
+    """prox-jacobi on a frictional problem, over geometry or an explicit W."""
+    lam = np.array(lam0, dtype=np.float64)
+    base, nu, grow = friction_strategy(problem, settings)
+    adapt, objective, rho_abs, rho_rel = _settings(settings)
+    state, counts = fresh_friction_state()
+    info: dict = {}
+    kind, geo, csr = operator(problem)
+    cand = np.empty_like(lam)
+    e = np.empty_like(lam)
+    e_new = np.empty_like(lam)
+    p = problem
+
+    def sweep(count: int) -> int:
+        return prox_jacobi_any(kind, geo, csr, p.rows, p.rhs, base, p.mu, p.mu_roll, p.mu_spin,
+                               lam, cand, e, e_new, state, counts, count, adapt, objective, nu,
+                               grow, rho_abs, rho_rel)
+
+    def sync() -> None:
+        counts[E_VALID] = 0
+
+    stop, products = hooks(state, counts, info)
+    return run(problem, lam, settings, sweep, sync, info=info, stop=stop, products=products)
