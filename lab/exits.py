@@ -84,12 +84,26 @@ def proximal_variants(methods: dict | None = None) -> list[Variant]:
     return out
 
 
+@dataclass(frozen=True)
+class Solve:
+    """One solve of the experiment: exit status, iterations, final and best residual (m/s;
+    the best over its trace), and the iterates its adaptation rejected (None: not reported)."""
+
+    status: str
+    iterations: int
+    residual: float
+    best: float
+    rejected: int | None
+
+
 @dataclass
 class ExitStats:
     """counts: variant label -> {status: solves}; residual: label -> median final residual
     (m/s); info: label -> numeric SolveResult.info entries averaged over the solves that
     reported them;
-    relative: label -> which relative test applied ('merit' or 'iterates')."""
+    relative: label -> which relative test applied ('merit' or 'iterates'); solves: label ->
+    one Solve per step (step k at index k - 1); scene_params: the scene's overrides (friction);
+    warm_start: of the PGS-driven run."""
 
     scene: str
     steps: int
@@ -103,6 +117,9 @@ class ExitStats:
     relative: dict[str, str] = field(default_factory=dict)
     contacts: tuple[int, int] = (0, 0)
     seconds: float = 0.0
+    solves: dict[str, list[Solve]] = field(default_factory=dict)
+    scene_params: dict = field(default_factory=dict)
+    warm_start: float = 0.0
 
     def total(self, labels, statuses) -> int:
         return sum(self.counts[label].get(s, 0) for label in labels for s in statuses)
@@ -117,12 +134,15 @@ class ExitStats:
 
 def exit_statuses(scene: str, steps: int, iterations: int, variants: list[Variant],
                   abs_tol: float = EXIT_ABS_TOL, rel_tol: float = EXIT_REL_TOL,
-                  progress: Callable[[int, int], None] | None = None) -> ExitStats:
-    """Step `scene` `steps` times with PGS (20 iterations, as an interactive engine would) and
-    solve every step's problem from zero with each variant; count the exit statuses."""
+                  progress: Callable[[int, int], None] | None = None,
+                  scene_params: dict | None = None, warm_start: float = 0.0) -> ExitStats:
+    """Step `scene` (with `scene_params` overrides, e.g. friction) `steps` times with PGS (20
+    iterations, as an interactive engine would, from `warm_start` of the last step's impulses)
+    and solve every step's problem from zero with each variant; count the exit statuses."""
     start = time.perf_counter()
     warmup(sorted({"pgs", *(v.solver for v in variants)}))
-    sim = Simulation(scenes.build(scene), registry.settings("pgs", 20))
+    sim = Simulation(scenes.build(scene, scene_params), registry.settings("pgs", 20),
+                     warm_start=warm_start)
     settings, relative = {}, {}
     for v in variants:
         tolerances, relative[v.label] = exit_tolerances(registry.METHODS[v.solver], abs_tol,
@@ -131,6 +151,7 @@ def exit_statuses(scene: str, steps: int, iterations: int, variants: list[Varian
                                               {**v.params, **tolerances})
     counts = {v.label: {s: 0 for s in metrics.STATUSES} for v in variants}
     finals = {v.label: [] for v in variants}
+    solves: dict[str, list[Solve]] = {v.label: [] for v in variants}
     info: dict[str, dict[str, float]] = {v.label: {} for v in variants}
     lo, hi = None, 0
     for k in range(steps):
@@ -138,12 +159,14 @@ def exit_statuses(scene: str, steps: int, iterations: int, variants: list[Varian
         problem = sim.problem
         lo = problem.m if lo is None else min(lo, problem.m)
         hi = max(hi, problem.m)
+        size = problem.size if getattr(problem, "frictional", False) else problem.m
         for v in variants:
-            result = registry.METHODS[v.solver].solve(problem.copy(), np.zeros(problem.m),
+            result = registry.METHODS[v.solver].solve(problem.copy(), np.zeros(size),
                                                       settings[v.label])
             status = result.status if result.status in metrics.STATUSES else metrics.DIVERGENCE
             counts[v.label][status] += 1
             finals[v.label].append(result.residual)
+            solves[v.label].append(_solve_record(result, status))
             for key, value in (result.info or {}).items():
                 if isinstance(value, (int, float, np.integer, np.floating)):
                     total, count = info[v.label].get(key, (0.0, 0))
@@ -155,7 +178,17 @@ def exit_statuses(scene: str, steps: int, iterations: int, variants: list[Varian
     info = {label: {k: total / count for k, (total, count) in d.items()}
             for label, d in info.items()}
     return ExitStats(scene, steps, iterations, abs_tol, rel_tol, variants, counts, residual,
-                     info, relative, (lo or 0, hi), time.perf_counter() - start)
+                     info, relative, (lo or 0, hi), time.perf_counter() - start, solves,
+                     dict(scene_params or {}), float(warm_start))
+
+
+def _solve_record(result, status: str) -> Solve:
+    trace = result.trace if result.trace is not None else np.array([result.residual])
+    finite = trace[np.isfinite(trace)]
+    rejected = (result.info or {}).get(REJECTED)
+    return Solve(status, int(result.iterations), float(result.residual),
+                 float(finite.min()) if finite.size else float("inf"),
+                 None if rejected is None else int(rejected))
 
 
 MERIT_REL = "rho_rel_tol"  # a proximal solver's own relative test on its merit (Erleben's)
@@ -171,3 +204,11 @@ def exit_tolerances(method, abs_tol: float, rel_tol: float) -> tuple[dict, str]:
     if MERIT_REL in {p.name for p in method.params}:
         return {"abs_tol": abs_tol, "rel_tol": 0.0, MERIT_REL: rel_tol}, "merit"
     return {"abs_tol": abs_tol, "rel_tol": rel_tol}, "iterates"
+
+
+def exits_json(exits: ExitStats | None) -> dict | None:
+    """The statistics as results.json has them (per-solve records left out)."""
+    return None if exits is None else {
+        "scene": exits.scene, "scene_params": exits.scene_params, "warm_start": exits.warm_start,
+        "steps": exits.steps, "iterations": exits.iterations, "counts": exits.counts,
+        "median_residual": exits.residual, "info": exits.info}

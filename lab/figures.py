@@ -20,6 +20,8 @@ from .files import atomic_write
 PLOT_FLOOR = 1e-17  # m/s
 STATUS_COLOURS = {"absolute": "#2ca02c", "relative": "#98df8a", "max_iterations": "#ff7f0e",
                   "divergence": "#d62728"}
+# With friction (a problem of 3 or 6 rows per contact) every trace is Coulomb's error.
+FRICTIONAL_YLABEL = "Coulomb error: FCLIB's natural map, max over contacts (m/s)"
 STATUS_LABELS = {"absolute": "absolute convergence", "relative": "relative convergence",
                  "max_iterations": "non-convergence", "divergence": "divergence"}
 
@@ -78,10 +80,12 @@ def comparison_figure(table: "lab.compare.ComparisonTable", title: str = ""):
     if right is not None:
         by_ms.set_xlim(0.0, 1e3 * right)
         xlabel_ms += "; axis cut 15% after the last solver's best residual"
+    ylabel = (FRICTIONAL_YLABEL if table.meta.get("rows", 1) > 1
+              else "natural-map residual ‖min(λ, Aλ+b)‖∞ (m/s)")
     for ax, xlabel in ((by_it, "iterations"), (by_ms, xlabel_ms)):
         ax.set_yscale("log")
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("natural-map residual ‖min(λ, Aλ+b)‖∞ (m/s)")
+        ax.set_ylabel(ylabel)
         ax.grid(True, which="major", alpha=0.3)
     by_it.legend(fontsize=8, ncol=2 if len(table.solvers) > 6 else 1)
     meta = table.meta
@@ -132,4 +136,26 @@ def exit_status_png(path: str | Path, counts: dict[str, dict[str, int]],
                fontsize=8, frameon=False)
     fig.suptitle(title)
     fig.tight_layout(rect=(0.0, 0.0, 1.0, 0.88))
+    return _save(fig, path)
+
+
+def curves_png(path: str | Path, curves: dict[str, tuple[np.ndarray, np.ndarray]], title: str,
+               ylabel: str, target: float | None = None) -> Path:
+    """One panel: each curve (label -> (seconds, residual), both (N + 1,)) as residual (log)
+    against milliseconds; `target` a horizontal dotted line. Written atomically as PNG."""
+    fig = _figure(8.0, 5.0)
+    ax = fig.subplots()
+    for k, (label, (seconds, residual)) in enumerate(curves.items()):
+        finite = np.isfinite(residual) & np.isfinite(seconds)
+        ax.plot(1e3 * seconds[finite], np.maximum(residual[finite], PLOT_FLOOR), label=label,
+                linewidth=1.4, **solver_style(k))
+    if target is not None:
+        ax.axhline(target, color="0.4", linestyle=":", linewidth=1.0)
+    ax.set_yscale("log")
+    ax.set_xlabel("solve time (ms, cumulative)")
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
     return _save(fig, path)

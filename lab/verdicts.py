@@ -399,3 +399,9 @@ def verdicts(series: dict[str, list[Snapshot]], exits: ExitStats | None) -> list
     return [claim_column(series), claim_mass_ratio(series), claim_bowl_floor(series),
             claim_pgs_first(series), claim_order(series), claim_order(series, sources=True),
             claim_gs_diverges_less(exits), claim_adaptive(exits), claim_subspace(series)]
+
+
+def verdicts_json(found: list[Verdict]) -> list[dict]:
+    """The verdicts as results.json has them."""
+    return [{"claim": v.claim, "verdict": v.verdict, "evidence": v.evidence,
+             "numbers": v.numbers} for v in found]

@@ -142,6 +142,17 @@ def _coefficients(problem):
     return 1, zeros, zeros, zeros, problem.diag != 0.0
 
 
+def relaxation_error(problem, lam: np.ndarray) -> float:
+    """The relaxation's natural map at λ (m/s): max over contacts of ‖λ_c - P_K(λ_c - u_c)‖,
+    u = A λ + b; 0 at its solutions. What apgd's stopping test and best iterate use, for a
+    caller that measures another solver of the relaxation (pgs with the ccp law) alike."""
+    lam = np.ascontiguousarray(lam, dtype=np.float64)
+    rows, mu, mu_roll, mu_spin, live = _coefficients(problem)
+    z, p = np.empty_like(lam), np.empty_like(lam)
+    return float(relaxation_residual(lam, problem.apply(lam), problem.rhs, rows, mu, mu_roll,
+                                     mu_spin, live, z, p))
+
+
 def solve(problem, lam0: np.ndarray, settings: SolveSettings):
     lam = np.array(lam0, dtype=np.float64)
     rows, mu, mu_roll, mu_spin, live = _coefficients(problem)

@@ -86,3 +86,30 @@ def prox_jacobi(problem, lam0, settings):
 
 PROX_PARAMS = (Param("r", "local", str, "r strategy", choices=R_CHOICES),
                Param("adaptation", True, bool, "adaptive r"))
+
+
+def frun(residual, per_iteration=1e-4, status="max_iterations", relaxation=None,
+         rejected=None):
+    """A FrictionRun of the curve `residual` (N + 1 values), `per_iteration` seconds each;
+    relaxation: the relaxation's curve, or None."""
+    from lab.friction_series import FrictionRun
+
+    residual = np.asarray(residual, dtype=np.float64)
+    seconds = per_iteration * np.arange(residual.size)
+    return FrictionRun(residual, seconds, status,
+                       None if relaxation is None else np.asarray(relaxation, np.float64),
+                       rejected)
+
+
+def fsnap(label: str, step: int, runs: dict, contacts: int = 100):
+    """A FrictionSnapshot of frictional scene `label` at `step` with `runs` (label -> run)."""
+    from lab.friction_series import FRICTION_SCENES, FrictionSnapshot
+
+    return FrictionSnapshot(label, FRICTION_SCENES[label].scene, step, 50, contacts, 0.4,
+                            0.02 * step, dict(runs))
+
+
+def diverged(n=50):
+    """A run that diverged after 5 iterations: its residual is inf from there on."""
+    r = np.r_[curve(5, rate=2.0), np.full(n - 5, np.inf)]
+    return frun(r, status="divergence")

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from lab import bench, report, verdicts
+from lab import bench, friction_verdicts, report, verdicts
 from tests.lab.helpers import curve, exit_stats, run_cli, snapshot
 
 
@@ -15,7 +15,7 @@ def test_report_on_a_tiny_configuration(tmp_path, fake_prox, capsys):
     chosen = ["naive", "pgs", "psor", "jacobi", "prox-gs", "prox-jacobi"]
     assert bench.main(["report", "--out", str(out), "--scenes", "column,mass-ratio",
                        "--iterations", "30", "--exit-scene", "disk", "--exit-steps", "4",
-                       "--exit-iterations", "15", "--repeats", "1",
+                       "--exit-iterations", "15", "--repeats", "1", "--part", "frictionless",
                        "--solvers", ",".join(chosen)]) == 0
     err = capsys.readouterr().err
     assert "[1/4] column" in err and "[3/4] snapshots" in err  # progress on stderr
@@ -71,6 +71,9 @@ def test_report_without_proximal_solvers_skips_the_chart_with_a_note(tmp_path):
     (["--exit-steps", "0"], "exit-steps=0"),
     (["--exit-scene", "nope"], "unknown scene 'nope'"),
     (["--series", "some"], "--series"),
+    (["--part", "half"], "--part"),
+    (["--friction-scenes", "friction-bowl,nope"], "unknown frictional scene 'nope'"),
+    (["--friction-scenes", "friction-box,friction-box"], "lists a scene twice"),
 ])
 def test_report_bad_input_is_one_line_and_exit_2(tmp_path, args, fragment):
     code, out, err = run_cli("report", "--out", str(tmp_path / "o"), *args)
@@ -149,6 +152,10 @@ def test_the_recorded_command_names_only_the_options_that_differ():
                   "--exit-scene", "none", "--repeats", "3", "--series", "none"])
     assert report._command_line(args) == ("marbles-bench report --out r2 --scenes column "
                                           "--iterations 5 --exit-scene none --series none")
+    args = parse(["report", "--part", "friction", "--friction-scenes", "friction-box",
+                  "--exit-steps", "300"])
+    assert report._command_line(args) == ("marbles-bench report --exit-steps 300 --part "
+                                          "friction --friction-scenes friction-box")
 
 
 def test_help_gives_each_scene_its_budget(capsys):
@@ -160,3 +167,54 @@ def test_help_gives_each_scene_its_budget(capsys):
     assert ("per scene, bowl 5000, disk 2000, column 200, mass-ratio 3000" in text
             and "per scene, bowl 500, disk 300, column 1, mass-ratio 1" in text)
     assert "bowl: steps 150, 200, 250, 300, 350, 400, 450, 500, 550, 600" in text
+    assert "friction-box: steps 200, 300, 400" in text and "--part {all,frictionless,friction}" \
+        in text
+    assert "(default 300 without friction, 100 with)" in text
+
+
+def test_the_frictional_part_alone(tmp_path, capsys):
+    """`--part friction` on the pyramid and a frictional column: the frictional claims, tables,
+    files and exit statuses, and the frictionless part said not run."""
+    out = tmp_path / "res"
+    assert bench.main(["report", "--out", str(out), "--part", "friction", "--friction-scenes",
+                       "friction-pyramid", "--iterations", "30", "--exit-scene", "column",
+                       "--exit-steps", "3", "--exit-iterations", "10", "--repeats", "1",
+                       "--solvers", "pgs,pcg,jacobi,prox-gs,prox-jacobi,apgd"]) == 0
+    err = capsys.readouterr().err
+    assert "[1/2] frictional snapshots: friction-pyramid x 3" in err
+    assert "[2/2] exit statuses with friction: 3 steps of column (mu=0.5, mu_wall=0.5)" in err
+    text = (out / "RESULTS.md").read_text()
+    assert "### Claims of the sources\n\nNot run (`--part friction`)." in text
+    for fragment in ("### Claims of the sources, with friction", "### Frictional snapshots",
+                     "### friction-pyramid", "| `pgs friction=ccp` |", "it to 1e-08",
+                     "### Exit statuses with friction", "(mu = 0.5, mu_wall = 0.5)",
+                     "warm start 1", "![exit statuses](exit-status-friction.png)",
+                     "### How the frictional verdicts are computed"):
+        assert fragment in text, fragment
+    assert "### bowl" not in text and "### Snapshots" not in text
+    data = np.load(out / "friction-pyramid" / "benchmark.npy", allow_pickle=False)
+    assert list(data["solver"]) == ["pgs", "pgs friction=ccp", "jacobi", "prox-gs",
+                                    "prox-gs r=blocked", "prox-gs r=global", "prox-gs adapt=0",
+                                    "prox-jacobi", "prox-jacobi r=blocked",
+                                    "prox-jacobi r=global", "prox-jacobi adapt=0", "apgd"]
+    assert data["residual"].shape == (12, 31)
+    # The table's cell is the measured number: jacobi's Coulomb error after 20 iterations.
+    row = list(data["solver"]).index("jacobi")
+    assert f"| `jacobi` | max_iterations | {data['residual'][row, 20]:.2e} |" in text
+    assert (out / "exit-status-friction.png").read_bytes()[:4] == b"\x89PNG"
+    results = json.loads((out / "results.json").read_text())
+    assert results["verdicts"] == [] and results["header"]["part"] == "friction"
+    friction = results["friction"]
+    assert [v["claim"] for v in friction["verdicts"]] == [
+        v.claim for v in friction_verdicts.friction_verdicts({}, None)]
+    assert friction["exit_statuses"]["scene_params"] == {"mu": 0.5, "mu_wall": 0.5}
+    assert [s["step"] for s in friction["series"]["friction-pyramid"]] == [1, 25, 50]
+    assert not (out / "bowl").exists() and not (out / "exit-status.png").exists()
+
+
+def test_the_frictionless_part_alone_says_the_frictional_one_was_not_run():
+    text = report.markdown({}, {}, None, verdicts.verdicts({}, None), HEADER, None, {},
+                           None, "frictionless")
+    assert "### Claims of the sources, with friction\n\nNot run (`--part frictionless`)." \
+        in text
+    assert "Frictional snapshots" not in text and "### Snapshots" in text

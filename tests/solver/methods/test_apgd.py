@@ -101,3 +101,23 @@ def test_rolling_rows_make_the_relaxation_lift_off_further():
     assert np.hypot(lam[3], lam[4]) == pytest.approx(0.01 * lam[0], rel=1e-9)
     assert u[0] == pytest.approx(0.5 * np.hypot(u[1], u[2]) + 0.01 * np.hypot(u[3], u[4]),
                                  rel=1e-9)
+
+
+def test_relaxation_error_is_the_measure_of_apgds_best_iterate(frictional_bowl):
+    """The public measure is the one apgd stops on: at its returned (best) iterate it equals
+    the solver's own count, and it is 0 at a solution of the relaxation that is no Coulomb
+    solution (the lone slide of test_a_slide_separates_at_mu_times_the_slip)."""
+    from solver.methods.apgd import relaxation_error
+    result = solve(frictional_bowl, 150, abs_tol=0.0)
+    assert relaxation_error(frictional_bowl, result.lam) == pytest.approx(
+        result.info["relaxation_residual"], rel=1e-12, abs=1e-300)
+    assert relaxation_error(frictional_bowl, np.zeros(frictional_bowl.size)) > 1e-3
+    W = np.diag([1.0, 3.5, 3.5])
+    q = np.array([-0.2, 3.0, 0.0])
+    p = MatrixProblem.from_dense(W, q, np.array([0.5]))
+    # The slide's closed form: λ = λ_n (1, -μ, 0) and u_n = μ u_t give
+    # λ_n - 0.2 = 0.5 (3 - 3.5 × 0.5 λ_n), λ_n = 1.7 / 1.875.
+    lam_n = 1.7 / 1.875
+    lam = np.array([lam_n, -0.5 * lam_n, 0.0])
+    assert relaxation_error(p, lam) < 1e-14 and p.residual(lam) > 0.1
+    assert relaxation_error(p, lam * 1.01) > 1e-3
