@@ -30,7 +30,8 @@ class Hotkey:
 HOTKEYS: tuple[Hotkey, ...] = (
     Hotkey("pause", ("Space",), "pause / resume the simulation"),
     Hotkey("step", ("S",), "single step (pauses first)"),
-    Hotkey("reset", ("R",), "reset the scene (also recovers from a divergence)"),
+    Hotkey("reset", ("R",), "reset the scene (a pause stays; a divergence's pause ends)"),
+    Hotkey("recover", ("X",), "switch to a stable solver (pgs) and reset: out of a divergence"),
     Hotkey("next_scene", ("N",), "next scene (with friction on a solver without: pgs)"),
     Hotkey("prev_scene", ("Shift+N",), "previous scene"),
     Hotkey("next_solver", ("M",), "next solver (method; with friction, those that solve it)"),
@@ -46,7 +47,7 @@ HOTKEYS: tuple[Hotkey, ...] = (
     Hotkey("benchmark", ("B",), "compare every solver on the current frozen problem"),
     Hotkey("screenshot", ("P",), "save a screenshot (marbles-YYYYmmdd-HHMMSS.png)"),
     Hotkey("camera", ("V",), "reset the camera"),
-    Hotkey("help", ("F1",), "show / hide this help"),
+    Hotkey("help", ("F1",), "show / hide this help (Esc hides it too)"),
     Hotkey("quit", ("Q", "Ctrl+Q"), "quit (runs the benchmark on close unless --no-benchmark "
            "or the scene has friction)"),
 )

@@ -18,17 +18,20 @@ from . import qt_compat  # noqa: F401  (before any signal is emitted: see its do
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QGridLayout, QLabel, QMainWindow, QMessageBox,
+from PySide6.QtWidgets import (QDockWidget, QLabel, QMainWindow, QMessageBox,
                                QProgressBar, QWidget)
 
 from lab import commands as cmd
 from lab.compare import COMPARE_ITERATIONS
-from lab.files import OutputError, atomic_write
+from lab.files import OutputError
 from lab.spec import RunSpec
 
 from . import hotkeys
 from .benchmark_window import BenchmarkWindow
 from .hud import Hud, RateMeter, hud_text
+from .images import write_image
+from .overlays import ColourBar, ViewStack, overlay_label
+from .plots import MIN_WIDTH as PLOT_MIN_WIDTH
 from .plots import LivePlots
 from .worker import Benchmark, BenchmarkResult, Frame, SimThread, SimWorker
 
@@ -42,22 +45,7 @@ HUD_PERIOD = 0.1  # s: the HUD rides on the plot timer at 10 Hz (one window repa
 # threads run at a lower priority, so a frame then takes longer: app.view.render_thread.RENDER_NICE).
 # With a GPU a frame costs a few ms and the cap stays at TICK_MS.
 VIEW_SHARE = 0.7
-IMAGE_FORMATS = {".png": "PNG", ".jpg": "JPG", ".jpeg": "JPG", ".bmp": "BMP"}
-
-
-def image_bytes(image, path: str | Path) -> bytes | None:
-    """A QImage encoded in the format `path`'s suffix names (PNG for any other), or None when
-    Qt cannot encode it."""
-    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
-
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    ok = image.save(buffer, IMAGE_FORMATS.get(Path(path).suffix.lower(), "PNG"))
-    buffer.close()
-    return bytes(data.data()) if ok else None
-
-
+PLOT_SHARE = 0.25  # the plot panel's least share of the window's width
 @dataclass
 class Options:
     """Everything the window needs from the command line (app.main builds it).
@@ -95,6 +83,7 @@ class MainWindow(QMainWindow):
         self.latest: Frame | None = None
         self._drawn_seq = 0
         self._generation = -1
+        self._message_seq = 0
         self._scene_shown = None
         self._fps = RateMeter()
         self._sps = RateMeter()
@@ -137,30 +126,19 @@ class MainWindow(QMainWindow):
         self.sim.start()
 
     def _build_centre(self, view_class) -> None:
-        """The 3D view with the HUD, the F1 help and the start-up notice over it."""
+        """The 3D view with its overlays: the HUD, the F1 help, the start-up notice and the
+        colour bar (app.overlays.ViewStack places them)."""
         self.view = view_class()
         self.view.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.hud = Hud()
-        self.help = QLabel()
+        self.stack = ViewStack(self.view, self.hud)
+        self.help = self.stack.add(overlay_label(), "centred")
         self.help.setTextFormat(Qt.TextFormat.RichText)
-        self.help.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        self.help.setStyleSheet("QLabel { color: #f4f4f4; background: rgba(10, 10, 16, 215);"
-                                " padding: 12px; border-radius: 6px; }")
-        self.help.hide()
-        self.notice = QLabel()  # start-up compilation, shown in the middle of the view
-        self.notice.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        # The start-up compilation, shown in the middle of the view.
+        self.notice = self.stack.add(overlay_label(200, 14, "font-size: 12pt; "), "centred")
         self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.notice.setStyleSheet("QLabel { color: #f4f4f4; background: rgba(10, 10, 16, 200);"
-                                  " padding: 14px; border-radius: 6px; font-size: 12pt; }")
-        self.notice.hide()
-        centre = QWidget()
-        grid = QGridLayout(centre)
-        grid.setContentsMargins(0, 0, 0, 0)
-        grid.addWidget(self.view, 0, 0)
-        grid.addWidget(self.hud, 0, 0, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        grid.addWidget(self.help, 0, 0, Qt.AlignmentFlag.AlignCenter)
-        grid.addWidget(self.notice, 0, 0, Qt.AlignmentFlag.AlignCenter)
-        self.setCentralWidget(centre)
+        self.colour_bar = self.stack.add(ColourBar(), "bottom_left")
+        self.setCentralWidget(self.stack)
 
     def _build_dock_and_status(self) -> None:
         self.plots = LivePlots()
@@ -178,6 +156,12 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.progress)
         self.resize(1280, 800)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """The plot panel keeps at least PLOT_SHARE of the window's width (and MIN_WIDTH),
+        whatever resizes came before: a minimum the window's layout enforces."""
+        super().resizeEvent(event)
+        self.dock.setMinimumWidth(max(PLOT_MIN_WIDTH, int(PLOT_SHARE * self.width())))
 
     def _connect(self) -> None:
         worker = self.sim.worker
@@ -203,7 +187,8 @@ class MainWindow(QMainWindow):
                  "more_iterations": cmd.CycleIterations(1),
                  "fewer_iterations": cmd.CycleIterations(-1), "omega_up": cmd.Relax(0.1),
                  "omega_down": cmd.Relax(-0.1), "warm_start": cmd.CycleWarmStart(),
-                 "colour": cmd.SetColourMode(), "friction": cmd.ToggleFriction()}
+                 "colour": cmd.SetColourMode(), "friction": cmd.ToggleFriction(),
+                 "recover": cmd.Recover()}
         handlers = {action: (lambda c=c: send(c)) for action, c in sends.items()}
         handlers.update({"benchmark": self.run_benchmark, "screenshot": self._screenshot_key,
                          "camera": self.view.reset_camera, "help": self._toggle_help,
@@ -215,6 +200,7 @@ class MainWindow(QMainWindow):
             solver = self.latest.state.solver if self.latest is not None else None
             self.help.setText(hotkeys.help_html(solver))
         self.help.setVisible(not self.help.isVisible())
+        self.stack.place()
 
     # --------------------------------------------------------------------------- keys
     def handle_key(self, event) -> bool:
@@ -243,6 +229,9 @@ class MainWindow(QMainWindow):
         # parent); only the view can take focus, so none of them is eaten by a plot's own keys.
         # Not an application-wide event filter: that calls into Python, taking the GIL from
         # the simulation thread, for each of the ~500 events per second the window handles.
+        if event.key() == Qt.Key.Key_Escape and self.help.isVisible():
+            self.help.hide()  # Esc closes the help, as it closes any dialog
+            return
         if not self.handle_key(event):
             super().keyPressEvent(event)
 
@@ -256,17 +245,22 @@ class MainWindow(QMainWindow):
         if frame.stepped:
             # Stamped by the worker: queued delivery arrives in bursts while the GUI draws.
             self._sps.add(len(frame.records), now=frame.wall)
-            self.plots.add_frame(frame)
-        if frame.state.generation != self._generation:
-            self._generation = frame.state.generation
-            self.plots.clear()
-            self.plots.add_frame(frame)
+        # Every frame: the plots mark a change of scene, solver or a reset even while paused.
+        self.plots.add_frame(frame)
+        state = frame.state
+        if state.generation != self._generation:
+            self._generation = state.generation
             self._sps.reset()
             self.view.set_container(frame.container)
-            if frame.state.scene != self._scene_shown:
-                self._scene_shown = frame.state.scene
+            if state.scene != self._scene_shown:
+                self._scene_shown = state.scene
                 self.view.reset_camera()
-        self.hud.set_alarm(frame.state.diverged)
+        if state.message_seq != self._message_seq:
+            self._message_seq = state.message_seq
+            if state.message:
+                self.status_label.setText(state.message)
+        self.hud.set_alarm(state.diverged)
+        self.colour_bar.set_mode(state.colour_mode)
 
     def _refresh_plots(self) -> None:
         """Plots at 25 Hz and the HUD at 10 Hz, independent of the 3D view: repainting them
@@ -316,7 +310,7 @@ class MainWindow(QMainWindow):
         if self.latest is None:
             return
         self.hud.setText(hud_text(self.latest, self.fps, self.steps_per_second))
-        self.hud.adjustSize()
+        self.hud.fit(self.stack.width())
 
     @property
     def fps(self) -> float:
@@ -369,28 +363,25 @@ class MainWindow(QMainWindow):
             self.notice.setText(f"{text}\n(the window stays responsive; later runs load the "
                                 "compiled kernels from Numba's cache)")
             self.notice.show()
+            self.stack.place()
 
     # --------------------------------------------------------------------------- screenshot
     def grab_image(self):
         """The whole window, 3D view included, as a QImage."""
         return self.grab().toImage()
 
-    def save_screenshot(self, path: str) -> bool:
+    def save_screenshot(self, path: str, fatal: bool = True) -> bool:
         """The window as an image file, written atomically like every output (lab.files: a
-        temporary name in the same folder, then a rename); the folder is created if needed."""
-        data = image_bytes(self.grab_image(), path)
+        temporary name in the same folder, then a rename); the folder is created if needed.
+        A failure is one line on stderr and in the status bar; `fatal` (the scripted
+        --screenshot, whose whole point is the file) also makes the exit code 1."""
         try:
-            if data is None:
-                raise OutputError(f"cannot write {path}: the image cannot be encoded")
-            try:
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
-            except OSError as err:
-                raise OutputError(f"cannot write {path}: {err.strerror}") from None
-            atomic_write(path, lambda f: f.write(data))
+            write_image(self.grab_image(), path, make_folder=True)
         except OutputError as err:
             sys.stderr.write(f"marbles: error: screenshot not saved: {err}\n")
             self.status_label.setText(f"screenshot not saved: {err}")
-            self.exit_code = 1
+            if fatal:
+                self.exit_code = 1
             return False
         self.screenshots.append(str(path))
         self.status_label.setText(f"screenshot saved: {path}")
@@ -398,7 +389,7 @@ class MainWindow(QMainWindow):
 
     def _screenshot_key(self) -> None:
         name = time.strftime("marbles-%Y%m%d-%H%M%S.png")
-        self.save_screenshot(str(Path(self.options.benchmark_out) / name))
+        self.save_screenshot(str(Path(self.options.benchmark_out) / name), fatal=False)
 
     # --------------------------------------------------------------------------- benchmark
     def run_benchmark(self, reason: str = "key") -> None:

@@ -26,6 +26,12 @@ class Reset:
 
 
 @dataclass(frozen=True)
+class Recover:
+    """Switch to a solver that does not diverge (lab.session.STABLE_SOLVER) and reset: the one
+    key out of a divergence."""
+
+
+@dataclass(frozen=True)
 class SetScene:
     name: str
 

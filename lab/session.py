@@ -28,6 +28,7 @@ from . import commands as cmd
 # COLOUR_MODES, IMPULSE_SCALE, heat and contact_slip are re-exported: the Session's colours.
 from .colours import COLOUR_MODES, IMPULSE_SCALE, contact_slip, heat, marble_colours
 from .compare import ComparisonTable, compare, write_benchmark
+from .run import EXPLOSION_SPEED, max_speed_squared
 from .spec import SIM_PARAMS, SPEED, RunSpec, route_assignments
 
 ITERATION_LADDER = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
@@ -52,6 +53,9 @@ FRICTION_ON = 0.5
 # friction key and the scene keys switch to it (and say so) rather than refuse, since the
 # solver was chosen for a frictionless scene; choosing a solver (SetSolver) refuses instead.
 FRICTION_FALLBACK = "pgs"
+# What the recover key (cmd.Recover) switches to before it resets: projected Gauss-Seidel does
+# not diverge on any scene (its sweeps are a descent method) and solves friction.
+STABLE_SOLVER = "pgs"
 FRICTION_NAMES = scenes.FRICTION_NAMES  # mu, mu_wall, mu_roll, mu_spin
 
 # The numbers of one step that the plots show: simulated time after it (s), final natural-map
@@ -108,6 +112,12 @@ class SessionState:
     generation: int
     message: str = ""
     friction: tuple = (0.0, 0.0, 0.0, 0.0)  # the world's mu, mu_wall, mu_roll (m), mu_spin (m)
+    # What went wrong with the world ("jacobi diverged at step 6 (t = 0.12 s)"), "" when
+    # nothing did; kept until a new world (reset, scene, state) replaces it.
+    alarm: str = ""
+    # +1 whenever `message` is said anew (a command's answer, a divergence): a display shows
+    # each message once (the status bar) even when the same words come again.
+    message_seq: int = 0
 
 
 def friction_text(friction) -> str:
@@ -140,6 +150,8 @@ class Session:
         self.colour_mode = COLOUR_MODES[0]
         self.generation = 0
         self.message = ""
+        self.message_seq = 0
+        self.alarm = ""  # see SessionState.alarm
         self.log = StepLog()
         self.last_report: StepReport | None = None
         self.trace: np.ndarray | None = None  # residual per iteration of the last traced step
@@ -201,13 +213,36 @@ class Session:
             self._last_trace_wall = now
             self.trace = report.result.trace.copy()
             self.trace_step = self.sim.steps
-        if report.result.status == DIVERGENCE and not self.diverged:
-            self.diverged = True
-            self.paused = True
-            self.message = (f"{report.method} diverged at step {self.sim.steps} "
-                            f"(t = {self.world.time:.2f} s): paused, R resets")
+        self._check_world(report)
         self.log.add(self.world.time, float(report.result.residual), report.timings)
         return report
+
+    def _check_world(self, report: StepReport) -> None:
+        """Pause at every divergence of the solver and whenever a marble moves faster than
+        EXPLOSION_SPEED (or not at all finitely): resuming after one runs on only up to the
+        next (a diverging solver usually diverges again at once), so the window never runs on
+        silently with marbles flying through the glass."""
+        w = self.world
+        what = ""
+        if report.result.status == DIVERGENCE:
+            what = f"{report.method} diverged"
+        else:
+            speed = math.sqrt(max_speed_squared(w.v)) if w.n else 0.0
+            if not speed <= EXPLOSION_SPEED:  # NaN too
+                what = (f"marbles exploded ({speed:.3g} m/s, over {EXPLOSION_SPEED:g} m/s)"
+                        if math.isfinite(speed) else "marbles became non-finite")
+        if not what:
+            return
+        self.diverged = True
+        self.paused = True
+        self._clock = None
+        self.alarm = f"{what} at step {self.sim.steps} (t = {w.time:.2f} s)"
+        self._tell(f"{self.alarm}: paused; R resets, X switches to {STABLE_SOLVER} and resets")
+
+    def _tell(self, message: str) -> None:
+        """A message for the display, counted so that it is shown even when repeated."""
+        self.message = message
+        self.message_seq += 1
 
     def run_for(self, seconds: float) -> int:
         """Step flat out for `seconds` of wall time (at least one step) or until paused;
@@ -264,7 +299,8 @@ class Session:
         s = self.spec
         return SessionState(s.scene, s.solver, dict(s.solver_params), s.iterations,
                             s.warm_start, self.paused, self.colour_mode, self.diverged, s.speed,
-                            self.generation, self.message, world_friction(self.world))
+                            self.generation, self.message, world_friction(self.world),
+                            self.alarm, self.message_seq)
 
     def colours(self) -> np.ndarray:
         """(n, 3) float32 RGB of every marble in the colour mode (lab.colours)."""
@@ -278,14 +314,20 @@ class Session:
         if handler is None:
             raise TypeError(f"not a Session command: {command!r}")
         self.message = ""
+        seq = self.message_seq
         try:
             handler(self, command)
         except ParamError as err:
             self.message = str(err)
+        if self.message and self.message_seq == seq:
+            self.message_seq += 1
 
     def _pause(self, c: cmd.Pause) -> None:
         self.paused = (not self.paused) if c.paused is None else bool(c.paused)
         self._clock = None
+        if self.diverged and not self.paused:
+            self.message = (f"running on after: {self.alarm}; it pauses again at the next "
+                            f"divergence (R resets, X switches to {STABLE_SOLVER})")
 
     def _single_step(self, c: cmd.Step) -> None:
         self.paused = True
@@ -293,9 +335,22 @@ class Session:
         self.step()
 
     def _reset(self, c: cmd.Reset) -> None:
+        """The scene from t = 0; a pause the user chose stays, one a divergence made ends."""
         world = self.spec.build_world()  # may refuse (ParamError): then nothing changes
+        self.paused = self.paused and not self.diverged
+        self._new_world(world)
+
+    def _recover(self, c: cmd.Recover) -> None:
+        """STABLE_SOLVER (with its last parameters and the current iterations), then a reset
+        that runs."""
+        solver = self.spec.solver
+        if solver != STABLE_SOLVER:
+            self._set_solver(cmd.SetSolver(STABLE_SOLVER))
+        world = self.spec.build_world()
         self.paused = False
         self._new_world(world)
+        self.message = (f"switched from {solver} to {STABLE_SOLVER} and reset"
+                        if solver != STABLE_SOLVER else f"{STABLE_SOLVER}: reset")
 
     def _set_scene(self, c: cmd.SetScene) -> None:
         """A scene with friction while the solver cannot solve it: FRICTION_FALLBACK, said."""
@@ -378,6 +433,10 @@ class Session:
             nxt = next((v for v in ITERATION_LADDER if v > now), now)
         else:
             nxt = next((v for v in reversed(ITERATION_LADDER) if v < now), now)
+        if nxt == now:
+            end = "largest" if c.delta > 0 else "smallest"
+            self.message = f"iterations already at the {end} step of the ladder ({now})"
+            return
         self._set_iterations(cmd.SetIterations(nxt))
 
     def _set_parameter(self, c: cmd.SetParameter) -> None:
@@ -445,7 +504,7 @@ class Session:
         self._drag = None
 
     _HANDLERS = {cmd.Pause: _pause, cmd.Step: _single_step, cmd.Reset: _reset,
-                 cmd.SetScene: _set_scene, cmd.CycleScene: _cycle_scene,
+                 cmd.Recover: _recover, cmd.SetScene: _set_scene, cmd.CycleScene: _cycle_scene,
                  cmd.SetSolver: _set_solver, cmd.CycleSolver: _cycle_solver,
                  cmd.SetIterations: _set_iterations, cmd.CycleIterations: _cycle_iterations,
                  cmd.SetParameter: _set_parameter, cmd.Relax: _relax,
@@ -467,6 +526,7 @@ class Session:
         self.sim = Simulation(world, self.spec.solve, self.spec.warm_start)
         self.generation += 1
         self.diverged = False
+        self.alarm = ""
         self.last_report = None
         self.log.clear()
         self.trace = None

@@ -70,6 +70,7 @@ class Scene:
     debug_flat: bool
     shadows: bool
     exact_quads: bool
+    soft_shadows: bool = True  # the marbles' shadow edges filtered over ~3 texels
 
 
 @dataclass(frozen=True)
@@ -257,6 +258,8 @@ class Renderer(QObject):
         self._shade_progs = {
             "lit": program("background.vert", "marble_shade.frag"),
             "lit+shadows": program("background.vert", "marble_shade.frag", ("SHADOWS",)),
+            "lit+shadows+soft": program("background.vert", "marble_shade.frag",
+                                        ("SHADOWS", "SOFT_SHADOWS")),
         }
         self._surface_progs = {
             "lit": program("surface.vert", "surface.frag"),
@@ -500,7 +503,8 @@ class Renderer(QObject):
         if box is not None:
             GL.glEnable(GL.GL_SCISSOR_TEST)
             GL.glScissor(*box)
-        prog = self._shade_progs[frame.variant]
+        soft = frame.shadows and scene.soft_shadows
+        prog = self._shade_progs[frame.variant + ("+soft" if soft else "")]
         GL.glUseProgram(prog)
         for k, v in frame.lighting().items():
             self._set(prog, k, v)

@@ -41,7 +41,8 @@ class MarbleView(QWidget):
 
     ``debug_flat``: draw only the marbles in their unshaded colour on black, without floor,
     container or shadows (the pixel test compares this against a numpy ray cast).
-    ``shadows``: render the key light's shadow map (on by default).
+    ``shadows``: render the key light's shadow map (on by default); ``soft_shadows``: filter
+    the marbles' shadow edges over about three texels of the map (on by default).
     """
 
     glFailed = Signal(str)
@@ -61,6 +62,7 @@ class MarbleView(QWidget):
         self.camera = Camera()
         self.debug_flat = bool(debug_flat)
         self.shadows = bool(shadows)
+        self.soft_shadows = True
         # False draws the naive impostor (parallel to the image, circumscribing radius r, not
         # the silhouette), which clips marbles off the view axis; it exists only so the pixel
         # test can show that it fails.
@@ -249,7 +251,7 @@ class MarbleView(QWidget):
                       marbles_version=self._marbles_version,
                       container=self._container, container_version=self._container_version,
                       drag_line=drag_line, debug_flat=self.debug_flat, shadows=self.shadows,
-                      exact_quads=self.exact_quads)
+                      exact_quads=self.exact_quads, soft_shadows=self.soft_shadows)
 
     def _on_rendered(self, result: Result) -> None:
         if result.seq == self._in_flight:
