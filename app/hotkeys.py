@@ -47,6 +47,7 @@ HOTKEYS: tuple[Hotkey, ...] = (
     Hotkey("benchmark", ("B",), "compare every solver on the current frozen problem"),
     Hotkey("screenshot", ("P",), "save a screenshot (marbles-YYYYmmdd-HHMMSS.png)"),
     Hotkey("camera", ("V",), "reset the camera"),
+    Hotkey("controls", ("D",), "show / hide the controls dock"),
     Hotkey("help", ("F1",), "show / hide this help (Esc hides it too)"),
     Hotkey("quit", ("Q", "Ctrl+Q"), "quit (runs the benchmark on close unless --no-benchmark "
            "or the scene has friction)"),

@@ -28,6 +28,7 @@ from lab.spec import RunSpec
 
 from . import hotkeys
 from .benchmark_window import BenchmarkWindow
+from .controls import ControlsPanel
 from .hud import Hud, RateMeter, hud_text
 from .images import write_image
 from .overlays import ColourBar, ViewStack, overlay_label
@@ -110,6 +111,7 @@ class MainWindow(QMainWindow):
         self._build_centre(view_class or _view_class())
         self._build_dock_and_status()
         self.sim = SimThread(SimWorker(o.spec, o.world, o.benchmark_out, o.benchmark_iterations))
+        self._build_controls()
         self._connect()
         self.handlers = self._key_handlers()
         missing = set(hotkeys.ACTIONS) ^ set(self.handlers)
@@ -139,6 +141,21 @@ class MainWindow(QMainWindow):
         self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.colour_bar = self.stack.add(ColourBar(), "bottom_left")
         self.setCentralWidget(self.stack)
+
+    def _build_controls(self) -> None:
+        """The controls dock on the left (app.controls), made once the worker exists."""
+        self.controls = ControlsPanel(self.sim.send, self.view.setFocus)
+        self.controls_dock = QDockWidget("Controls", self)
+        self.controls_dock.setObjectName("controls")
+        self.controls_dock.setWidget(self.controls)
+        self.controls_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                                       | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.controls_dock)
+        self.resizeDocks([self.controls_dock], [300], Qt.Orientation.Horizontal)
+        self._controls_state = None
+
+    def _toggle_controls(self) -> None:
+        self.controls_dock.setVisible(not self.controls_dock.isVisible())
 
     def _build_dock_and_status(self) -> None:
         self.plots = LivePlots()
@@ -192,6 +209,7 @@ class MainWindow(QMainWindow):
         handlers = {action: (lambda c=c: send(c)) for action, c in sends.items()}
         handlers.update({"benchmark": self.run_benchmark, "screenshot": self._screenshot_key,
                          "camera": self.view.reset_camera, "help": self._toggle_help,
+                         "controls": self._toggle_controls,
                          "quit": self.close})
         return handlers
 
@@ -261,6 +279,9 @@ class MainWindow(QMainWindow):
                 self.status_label.setText(state.message)
         self.hud.set_alarm(state.diverged)
         self.colour_bar.set_mode(state.colour_mode)
+        if state != self._controls_state:
+            self._controls_state = state
+            self.controls.show_state(state)
 
     def _refresh_plots(self) -> None:
         """Plots at 25 Hz and the HUD at 10 Hz, independent of the 3D view: repainting them

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -20,7 +19,7 @@ import scenes
 from solver.metrics import DIVERGENCE
 from solver.methods import registry
 from solver.params import ParamError, resolve
-from solver.step import PHASES, Simulation, StepReport
+from solver.step import Simulation, StepReport
 from solver.warmup import warmup
 from solver.world import World
 
@@ -29,6 +28,8 @@ from . import commands as cmd
 from .colours import COLOUR_MODES, IMPULSE_SCALE, contact_slip, heat, marble_colours
 from .compare import ComparisonTable, compare, write_benchmark
 from .run import EXPLOSION_SPEED, max_speed_squared
+from .session_state import (RECORD_FIELDS, SessionState, StepLog, friction_text,  # noqa: F401
+                            world_friction)
 from .spec import SIM_PARAMS, SPEED, RunSpec, route_assignments
 
 ITERATION_LADDER = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
@@ -57,85 +58,8 @@ FRICTION_FALLBACK = "pgs"
 # not diverge on any scene (its sweeps are a descent method) and solves friction.
 STABLE_SOLVER = "pgs"
 FRICTION_NAMES = scenes.FRICTION_NAMES  # mu, mu_wall, mu_roll, mu_spin
-
-# The numbers of one step that the plots show: simulated time after it (s), final natural-map
-# residual (m/s), then seconds per phase ("collide", ..., "total").
-RECORD_FIELDS = ("time", "residual") + PHASES
-RECORD_DTYPE = np.dtype([(name, np.float64) for name in RECORD_FIELDS])
-
-
-class StepLog:
-    """The numbers of the steps made since they were last taken, one RECORD_DTYPE row each,
-    in a buffer that only grows; `take` hands them over as one read-only array (no Python per
-    step for whoever reads them)."""
-
-    def __init__(self):
-        self._rows = np.empty(256, dtype=RECORD_DTYPE)
-        self.count = 0
-
-    def add(self, time_s: float, residual: float, timings: dict) -> None:
-        """One step: simulated time after it (s), residual (m/s), seconds per phase."""
-        if self.count == self._rows.shape[0]:
-            self._rows = np.concatenate((self._rows, np.empty_like(self._rows)))
-        self._rows[self.count] = (time_s, residual, *map(timings.__getitem__, PHASES))
-        self.count += 1
-
-    def take(self) -> np.recarray:
-        """The rows so far as a read-only (k,) record array (fields by name: `.time`,
-        `.residual`, `.solve`, ...); the log starts empty again."""
-        out = self._rows[:self.count].copy().view(np.recarray)
-        out.flags.writeable = False
-        self.count = 0
-        return out
-
-    def clear(self) -> None:
-        self.count = 0
-
-    def __len__(self) -> int:
-        return self.count
-
-
-@dataclass(frozen=True)
-class SessionState:
-    """What the user controls, as it is now: sent with every frame so a display shows the
-    Session's truth. generation: +1 on every new world (scene change or reset)."""
-
-    scene: str
-    solver: str
-    solver_params: dict
-    iterations: int
-    warm_start: float
-    paused: bool
-    colour_mode: str
-    diverged: bool
-    speed: float
-    generation: int
-    message: str = ""
-    friction: tuple = (0.0, 0.0, 0.0, 0.0)  # the world's mu, mu_wall, mu_roll (m), mu_spin (m)
-    # What went wrong with the world ("jacobi diverged at step 6 (t = 0.12 s)"), "" when
-    # nothing did; kept until a new world (reset, scene, state) replaces it.
-    alarm: str = ""
-    # +1 whenever `message` is said anew (a command's answer, a divergence): a display shows
-    # each message once (the status bar) even when the same words come again.
-    message_seq: int = 0
-
-
-def friction_text(friction) -> str:
-    """'μ 0.5', 'μ 0.5 (walls 0.3)', with '  μ_roll 0.01 m' and '  μ_spin ... m' when not 0,
-    of a (mu, mu_wall, mu_roll, mu_spin) tuple."""
-    mu, mu_wall, mu_roll, mu_spin = friction
-    text = f"μ {mu:g}" + ("" if mu_wall == mu else f" (walls {mu_wall:g})")
-    if mu_roll > 0.0:
-        text += f"  μ_roll {mu_roll:g} m"
-    if mu_spin > 0.0:
-        text += f"  μ_spin {mu_spin:g} m"
-    return text
-
-
-def world_friction(world: World) -> tuple[float, float, float, float]:
-    """(mu, mu_wall, mu_roll, mu_spin) of `world`, plain floats."""
-    return (float(world.mu), float(world.mu_wall), float(world.mu_roll), float(world.mu_spin))
-
+# Scene parameters that a world carries as they are, so they change without a rebuild.
+MATERIAL_PARAMS = ("damping",) + FRICTION_NAMES
 
 class Session:
     """A run of `spec` (its world built by `start`, or `world` if given). `progress(text, done,
@@ -300,7 +224,7 @@ class Session:
         return SessionState(s.scene, s.solver, dict(s.solver_params), s.iterations,
                             s.warm_start, self.paused, self.colour_mode, self.diverged, s.speed,
                             self.generation, self.message, world_friction(self.world),
-                            self.alarm, self.message_seq)
+                            self.alarm, self.message_seq, dict(s.scene_params))
 
     def colours(self) -> np.ndarray:
         """(n, 3) float32 RGB of every marble in the colour mode (lab.colours)."""
@@ -453,10 +377,22 @@ class Session:
             params = resolve(scenes.get(s.scene).params, {**s.scene_params, **scene_over},
                              f"scene {s.scene}")
             registry.check_friction(s.solver, scenes.has_friction(params))
+            if set(scene_over) <= set(MATERIAL_PARAMS):
+                self._set_material(params)
+                return
             world = s.changed(scene_params=params).build_world()  # may refuse: no change
             self._scene_params[s.scene] = params
             self.spec = s.changed(scene_params=params)
             self._new_world(world)
+
+    def _set_material(self, params: dict) -> None:
+        """Scene parameters the world carries as they are (drag, friction): changed on the
+        current world from the next step, no rebuild (a reset keeps them)."""
+        w = self.world
+        w.damping = float(params["damping"])
+        w.mu, w.mu_wall, w.mu_roll, w.mu_spin = map(float, scenes.friction_of(params))
+        self._scene_params[self.spec.scene] = params
+        self.spec = self.spec.changed(scene_params=params)
 
     def _relax(self, c: cmd.Relax) -> None:
         method = registry.get(self.spec.solver)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QMessageBox, QPushButton, QWidget
 
 import scenes
 from app import hotkeys
@@ -178,6 +178,12 @@ def test_every_hotkey_changes_the_workers_state(qtbot, make_window, tmp_path):
     covered.add("camera")
     assert window.view.camera.azimuth != moved
 
+    _press(qtbot, window, _key("controls"))
+    covered.add("controls")
+    assert window.controls_dock.isHidden()
+    _press(qtbot, window, _key("controls"))
+    assert window.controls_dock.isVisible()
+
     _press(qtbot, window, _key("help"))
     covered.add("help")
     assert window.help.isVisible()
@@ -205,11 +211,17 @@ def test_every_hotkey_changes_the_workers_state(qtbot, make_window, tmp_path):
 def test_keys_reach_the_map_from_every_widget_that_can_take_focus(qtbot, make_window):
     """No application-wide key filter: a key pressed in a focused child must reach
     MainWindow.keyPressEvent by propagation, so no child may keep hotkeys for itself. The
-    plots, which would (their view boxes zoom on + and -), cannot take focus."""
+    plots, which would (their view boxes zoom on + and -), cannot take focus. The controls
+    dock's editors take the keys while they are being edited (test_window_e2e.py: after an
+    edit the keyboard goes back to the view), its buttons never take focus."""
     window = make_window(scene="column")
+    editors = window.controls.findChildren(QWidget)
     focusable = [w for w in window.findChildren(QWidget)
-                 if w.focusPolicy() != Qt.FocusPolicy.NoFocus and w.isVisible()]
+                 if w.focusPolicy() != Qt.FocusPolicy.NoFocus and w.isVisible()
+                 and w not in editors and w is not window.controls]
     assert window.view in focusable and window.plots.canvas not in focusable
+    assert not any(b.focusPolicy() != Qt.FocusPolicy.NoFocus
+                   for b in window.controls.findChildren(QPushButton))
     paused = False
     for widget in focusable:
         widget.setFocus()

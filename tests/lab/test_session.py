@@ -95,6 +95,26 @@ def test_a_scene_parameter_rebuilds_the_scene_and_a_bad_one_changes_nothing():
     assert "unknown parameter 'nope'" in s.message
 
 
+def test_drag_and_friction_change_the_running_world_without_a_rebuild():
+    s = session(scene="column")
+    for _ in range(5):
+        s.step()
+    generation, steps = s.generation, s.sim.steps
+    s.apply(cmd.SetParameter("damping", "0.5"))
+    s.apply(cmd.SetParameter("mu", 0.4))
+    assert s.message == "" and s.generation == generation and s.sim.steps == steps
+    assert s.world.damping == 0.5 and (s.world.mu, s.world.mu_wall) == (0.4, 0.0)
+    assert s.state().scene_params["damping"] == 0.5 and s.state().friction[0] == 0.4
+    s.apply(cmd.Reset())  # a reset keeps them
+    assert s.world.damping == 0.5 and s.world.mu == 0.4
+    s.apply(cmd.SetSolver("pcg"))  # refused: pcg cannot solve friction
+    assert "pcg" in s.message and s.spec.solver == "pgs"
+    s.apply(cmd.SetParameter("mu", 0.0))
+    s.apply(cmd.SetSolver("pcg"))
+    s.apply(cmd.SetParameter("mu", 0.3))  # refused the other way round: nothing changes
+    assert s.world.mu == 0.0 and s.spec.scene_params["mu"] == 0.0 and "pcg" in s.message
+
+
 def test_pause_and_single_step():
     s = session()
     s.apply(cmd.Pause(True))
