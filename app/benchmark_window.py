@@ -17,12 +17,12 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from lab.colours import PLOT_BACKGROUND, series_style
 from lab.files import OutputError
 
+from . import dialogs
 from .axes import fit_axes
 from .images import write_image
 from .plots import clamp_residual
@@ -36,13 +36,6 @@ def solver_pen(k: int) -> pg.QtGui.QPen:
     """The pen of the k-th solver: its palette colour and line style, 2 px."""
     colour, style = series_style(k)
     return pg.mkPen(colour, width=2, style=_DASH[style])
-
-
-def choose_save_path(parent: QWidget, caption: str, start: str, filters: str) -> str:
-    """The file the user picks in a save dialog ("" when cancelled). The one place that opens
-    the dialog: tests replace this function."""
-    path, _ = QFileDialog.getSaveFileName(parent, caption, start, filters)
-    return path
 
 
 class BenchmarkWindow(QWidget):
@@ -122,8 +115,8 @@ class BenchmarkWindow(QWidget):
         """The window's plots and header as a PNG (or .jpg) at `path` (asked in a dialog when
         None), written atomically; the outcome is one line under the plots."""
         if path is None:
-            path = choose_save_path(self, "Save the comparison figure",
-                                    self.default_figure_path(), "Images (*.png *.jpg)")
+            path = dialogs.ask_save_path(self, "Save the comparison figure",
+                                         self.default_figure_path(), dialogs.IMAGES)
             if not path:
                 return False
         try:

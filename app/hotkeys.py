@@ -46,6 +46,10 @@ HOTKEYS: tuple[Hotkey, ...] = (
     Hotkey("colour", ("C",), "colour mode: by marble / speed / contact impulse / slip speed"),
     Hotkey("benchmark", ("B",), "compare every solver on the current frozen problem"),
     Hotkey("screenshot", ("P",), "save a screenshot (marbles-YYYYmmdd-HHMMSS.png)"),
+    Hotkey("save_state", ("Ctrl+S",), "save the state (.npz; `marbles --state FILE` opens it)"),
+    Hotkey("open_state", ("Ctrl+O",), "open a saved state (R then goes back to it)"),
+    Hotkey("export_problem", ("Ctrl+E",), "export this step's contact problem (.npz, for "
+           "`marbles-bench solve --lcp`)"),
     Hotkey("camera", ("V",), "reset the camera"),
     Hotkey("controls", ("D",), "show / hide the controls dock"),
     Hotkey("help", ("F1",), "show / hide this help (Esc hides it too)"),

@@ -18,15 +18,14 @@ from . import qt_compat  # noqa: F401  (before any signal is emitted: see its do
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QLabel, QMainWindow, QMessageBox,
-                               QProgressBar, QWidget)
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QProgressBar
 
 from lab import commands as cmd
 from lab.compare import COMPARE_ITERATIONS
 from lab.files import OutputError
 from lab.spec import RunSpec
 
-from . import hotkeys
+from . import dialogs, hotkeys
 from .benchmark_window import BenchmarkWindow
 from .controls import ControlsPanel
 from .hud import Hud, RateMeter, hud_text
@@ -62,6 +61,7 @@ class Options:
     block_on_close: bool = True
     show_dialogs: bool = True
     world: object = None  # a prebuilt World (main validates the scene before any window opens)
+    state: str | None = None  # a state snapshot to open at the start (--state)
 
 
 def _view_class():
@@ -110,7 +110,9 @@ class MainWindow(QMainWindow):
 
         self._build_centre(view_class or _view_class())
         self._build_dock_and_status()
-        self.sim = SimThread(SimWorker(o.spec, o.world, o.benchmark_out, o.benchmark_iterations))
+        first = [cmd.OpenState(o.state)] if o.state else []
+        self.sim = SimThread(SimWorker(o.spec, o.world, o.benchmark_out, o.benchmark_iterations,
+                                       first))
         self._build_controls()
         self._connect()
         self.handlers = self._key_handlers()
@@ -208,6 +210,8 @@ class MainWindow(QMainWindow):
                  "recover": cmd.Recover()}
         handlers = {action: (lambda c=c: send(c)) for action, c in sends.items()}
         handlers.update({"benchmark": self.run_benchmark, "screenshot": self._screenshot_key,
+                         "save_state": self._save_state, "open_state": self._open_state,
+                         "export_problem": self._export_problem,
                          "camera": self.view.reset_camera, "help": self._toggle_help,
                          "controls": self._toggle_controls,
                          "quit": self.close})
@@ -411,6 +415,30 @@ class MainWindow(QMainWindow):
     def _screenshot_key(self) -> None:
         name = time.strftime("marbles-%Y%m%d-%H%M%S.png")
         self.save_screenshot(str(Path(self.options.benchmark_out) / name), fatal=False)
+
+    # --------------------------------------------------------------------------- files
+    def _default_path(self, stem: str, suffix: str) -> str:
+        """A new name in the output folder: stem-YYYYmmdd-HHMMSS.suffix."""
+        return str(Path(self.options.benchmark_out) / time.strftime(f"{stem}-%Y%m%d-%H%M%S")) \
+            + suffix
+
+    def _save_state(self) -> None:
+        path = dialogs.ask_save_path(self, "Save the state", self._default_path(
+            "marbles-state", ".npz"), dialogs.STATES)
+        if path:
+            self.sim.send(cmd.SaveState(path))
+
+    def _open_state(self) -> None:
+        path = dialogs.ask_open_path(self, "Open a saved state", self.options.benchmark_out,
+                                     dialogs.STATES)
+        if path:
+            self.sim.send(cmd.OpenState(path))
+
+    def _export_problem(self) -> None:
+        path = dialogs.ask_save_path(self, "Export the contact problem", self._default_path(
+            "marbles-lcp", ".npz"), dialogs.PROBLEMS)
+        if path:
+            self.sim.send(cmd.ExportProblem(path))
 
     # --------------------------------------------------------------------------- benchmark
     def run_benchmark(self, reason: str = "key") -> None:

@@ -122,8 +122,10 @@ class SimWorker(QObject):
 
     def __init__(self, spec: RunSpec, world: World | None = None,
                  benchmark_out: str | Path = ".",
-                 benchmark_iterations: int = COMPARE_ITERATIONS.default):
+                 benchmark_iterations: int = COMPARE_ITERATIONS.default, first=()):
+        """first: commands applied once the Session has started (e.g. opening a state)."""
         super().__init__()
+        self._first = list(first)
         self._cancel = threading.Event()
         self.session = Session(spec, world, progress=self._report)
         self.benchmark_out = Path(benchmark_out)
@@ -159,6 +161,8 @@ class SimWorker(QObject):
         self.thread_id = threading.get_native_id()  # for tests and the cores it is pinned to
         try:
             self.session.start()
+            for command in self._first:
+                self.session.apply(command)
         except Cancelled:
             self.stopped.emit()
             return

@@ -124,3 +124,25 @@ class DragMove:
 @dataclass(frozen=True)
 class DragEnd:
     """Let go."""
+
+
+@dataclass(frozen=True)
+class OpenState:
+    """Continue from a state snapshot (lab.snapshot.read_state): its world, impulses, scene."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class SaveState:
+    """Write the world as it is now, with the last step's impulses, as a state snapshot."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class ExportProblem:
+    """Write the contact problem the last step solved as an LCP snapshot (for
+    `marbles-bench solve`)."""
+
+    path: str

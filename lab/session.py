@@ -24,12 +24,13 @@ from solver.warmup import warmup
 from solver.world import World
 
 from . import commands as cmd
+from . import session_files
 # COLOUR_MODES, IMPULSE_SCALE, heat and contact_slip are re-exported: the Session's colours.
 from .colours import COLOUR_MODES, IMPULSE_SCALE, contact_slip, heat, marble_colours
 from .compare import ComparisonTable, compare, write_benchmark
 from .run import EXPLOSION_SPEED, max_speed_squared
-from .session_state import (RECORD_FIELDS, SessionState, StepLog, friction_text,  # noqa: F401
-                            world_friction)
+from .session_state import (FRICTION_FALLBACK, RECORD_FIELDS, STABLE_SOLVER,  # noqa: F401
+                            SessionState, StepLog, friction_text, world_friction)
 from .spec import SIM_PARAMS, SPEED, RunSpec, route_assignments
 
 ITERATION_LADDER = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
@@ -50,13 +51,6 @@ MAX_CATCH_UP = 10  # steps one call may do to keep real time (200 ms at 50 Hz)
 # The friction key on a scene without friction of its own gives it this μ, marbles and walls
 # (the issue's bowl with friction).
 FRICTION_ON = 0.5
-# What a scene with friction runs on when the solver chosen cannot solve friction: the
-# friction key and the scene keys switch to it (and say so) rather than refuse, since the
-# solver was chosen for a frictionless scene; choosing a solver (SetSolver) refuses instead.
-FRICTION_FALLBACK = "pgs"
-# What the recover key (cmd.Recover) switches to before it resets: projected Gauss-Seidel does
-# not diverge on any scene (its sweeps are a descent method) and solves friction.
-STABLE_SOLVER = "pgs"
 FRICTION_NAMES = scenes.FRICTION_NAMES  # mu, mu_wall, mu_roll, mu_spin
 # Scene parameters that a world carries as they are, so they change without a rebuild.
 MATERIAL_PARAMS = ("damping",) + FRICTION_NAMES
@@ -76,6 +70,8 @@ class Session:
         self.message = ""
         self.message_seq = 0
         self.alarm = ""  # see SessionState.alarm
+        self.origin = ""  # the state file the world came from ("" : built from its scene)
+        self.origin_snapshot = None  # that file's StateSnapshot, what a reset goes back to
         self.log = StepLog()
         self.last_report: StepReport | None = None
         self.trace: np.ndarray | None = None  # residual per iteration of the last traced step
@@ -224,7 +220,7 @@ class Session:
         return SessionState(s.scene, s.solver, dict(s.solver_params), s.iterations,
                             s.warm_start, self.paused, self.colour_mode, self.diverged, s.speed,
                             self.generation, self.message, world_friction(self.world),
-                            self.alarm, self.message_seq, dict(s.scene_params))
+                            self.alarm, self.message_seq, dict(s.scene_params), self.origin)
 
     def colours(self) -> np.ndarray:
         """(n, 3) float32 RGB of every marble in the colour mode (lab.colours)."""
@@ -259,10 +255,18 @@ class Session:
         self.step()
 
     def _reset(self, c: cmd.Reset) -> None:
-        """The scene from t = 0; a pause the user chose stays, one a divergence made ends."""
-        world = self.spec.build_world()  # may refuse (ParamError): then nothing changes
-        self.paused = self.paused and not self.diverged
-        self._new_world(world)
+        """The scene from t = 0 (or the state file as opened); a pause the user chose stays,
+        one a divergence made ends."""
+        paused = self.paused and not self.diverged
+        self._restart()
+        self.paused = paused
+
+    def _restart(self) -> None:
+        """A new world: the state file's again, or the scene's at t = 0."""
+        if self.origin_snapshot is not None:
+            session_files.start_from(self, self.origin_snapshot, self.origin)
+        else:
+            self._new_world(self.spec.build_world())  # may refuse: then nothing changes
 
     def _recover(self, c: cmd.Recover) -> None:
         """STABLE_SOLVER (with its last parameters and the current iterations), then a reset
@@ -270,9 +274,8 @@ class Session:
         solver = self.spec.solver
         if solver != STABLE_SOLVER:
             self._set_solver(cmd.SetSolver(STABLE_SOLVER))
-        world = self.spec.build_world()
+        self._restart()
         self.paused = False
-        self._new_world(world)
         self.message = (f"switched from {solver} to {STABLE_SOLVER} and reset"
                         if solver != STABLE_SOLVER else f"{STABLE_SOLVER}: reset")
 
@@ -446,7 +449,8 @@ class Session:
                  cmd.SetParameter: _set_parameter, cmd.Relax: _relax,
                  cmd.CycleWarmStart: _cycle_warm_start, cmd.SetColourMode: _set_colour_mode,
                  cmd.SetSpeed: _set_speed, cmd.DragStart: _drag_start, cmd.DragMove: _drag_move,
-                 cmd.DragEnd: _drag_end, cmd.ToggleFriction: _toggle_friction}
+                 cmd.DragEnd: _drag_end, cmd.ToggleFriction: _toggle_friction,
+                 **session_files.HANDLERS}
 
     def _use(self, settings) -> None:
         """Solver settings from the next step on (already validated)."""
@@ -458,8 +462,10 @@ class Session:
         self.spec = self.spec.changed(warm_start=fraction)
         self.sim.warm_start = fraction
 
-    def _new_world(self, world: World) -> None:
+    def _new_world(self, world: World, origin: str = "", snapshot=None) -> None:
+        """`world` from now on; `origin` and `snapshot`: the state file it came from."""
         self.sim = Simulation(world, self.spec.solve, self.spec.warm_start)
+        self.origin, self.origin_snapshot = origin, snapshot
         self.generation += 1
         self.diverged = False
         self.alarm = ""

@@ -10,6 +10,14 @@ import numpy as np
 from solver.step import PHASES
 from solver.world import World
 
+# What a scene with friction runs on when the solver chosen cannot solve friction: the
+# friction key and the scene keys switch to it (and say so) rather than refuse, since the
+# solver was chosen for a frictionless scene; choosing a solver (SetSolver) refuses instead.
+FRICTION_FALLBACK = "pgs"
+# What the recover key (cmd.Recover) switches to before it resets: projected Gauss-Seidel does
+# not diverge on any scene (its sweeps are a descent method) and solves friction.
+STABLE_SOLVER = "pgs"
+
 # The numbers of one step that the plots show: simulated time after it (s), final natural-map
 # residual (m/s), then seconds per phase ("collide", ..., "total").
 RECORD_FIELDS = ("time", "residual") + PHASES
@@ -71,6 +79,7 @@ class SessionState:
     # each message once (the status bar) even when the same words come again.
     message_seq: int = 0
     scene_params: dict = field(default_factory=dict)  # every parameter of the scene, resolved
+    origin: str = ""  # the state file the world came from ("": built from its scene)
 
 
 def friction_text(friction) -> str:

@@ -212,17 +212,18 @@ def test_save_figure_writes_the_window_atomically_or_says_why(qtbot, tmp_path, m
     from PySide6.QtGui import QImage
 
     import app.benchmark_window as bw
+    from app import dialogs
 
     plot = bw.BenchmarkWindow(fake_table(), [str(tmp_path / "benchmark.npy")], {"scene": "x"})
     qtbot.addWidget(plot)
     plot.show()
     qtbot.waitExposed(plot)
     asked = []
-    monkeypatch.setattr(bw, "choose_save_path",
+    monkeypatch.setattr(dialogs, "ask_save_path",
                         lambda parent, caption, start, filters: asked.append(start) or "")
     plot.save_button.click()  # cancelled: nothing written
     assert asked == [str(tmp_path / "benchmark-window.png")] and not list(tmp_path.iterdir())
-    monkeypatch.setattr(bw, "choose_save_path", lambda *a: str(tmp_path / "fig.png"))
+    monkeypatch.setattr(dialogs, "ask_save_path", lambda *a: str(tmp_path / "fig.png"))
     plot.save_button.click()
     image = QImage(str(tmp_path / "fig.png"))
     assert image.width() >= plot.width() - 2 and plot.status.text().startswith("figure saved")

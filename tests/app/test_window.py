@@ -204,8 +204,9 @@ def test_every_hotkey_changes_the_workers_state(qtbot, make_window, tmp_path):
     press("next_scene", lambda f: f.state.scene == second)
     press("prev_scene", lambda f: f.state.scene == scene_names[0])
 
-    # B has its own test (test_benchmark_gui.py), Q below.
-    assert covered | {"benchmark", "quit"} == set(hotkeys.ACTIONS)
+    # B has its own test (test_benchmark_window.py), Q below, the files test_window_e2e.py.
+    assert covered | {"benchmark", "quit", "save_state", "open_state", "export_problem"} == \
+        set(hotkeys.ACTIONS)
 
 
 def test_keys_reach_the_map_from_every_widget_that_can_take_focus(qtbot, make_window):
@@ -467,6 +468,10 @@ def test_screenshots_are_written_atomically(qtbot, make_window, tmp_path, capsys
     (["--benchmark-out", "/proc/marbles"], "cannot be written"),
     (["--scene", "bowl", "--set", "n=100000"], "n=100000"),
     (["--bogus"], "unrecognized arguments"),
+    (["--state", "/nonexistent.npz"], "no such state snapshot file"),
+    (["--state", "/etc/hostname", "--scene", "box"], "with --state the world comes from"),
+    (["--state", "/etc/hostname", "--set", "n=3"], "a scene parameter, but with --state"),
+    (["--state", "/etc/hostname"], "not a usable state snapshot"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, words, capsys, monkeypatch):
     opened = []
