@@ -15,7 +15,7 @@ from typing import Callable
 
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
                                QPushButton, QScrollArea, QSlider, QVBoxLayout, QWidget)
 
 import scenes
@@ -78,7 +78,12 @@ class ControlsPanel(QScrollArea):
         self.stopping = self._group("Stopping tests")
         self.colour_box = self._choice(list(COLOUR_MODES), "what the marbles' colours show (C)",
                                        lambda mode: cmd.SetColourMode(mode))
-        self.view_group = self._group("View", (("colour by", self.colour_box),))
+        self.network_box = QCheckBox("contact network (K)")
+        self.network_box.setToolTip("every contact a ribbon between the marbles, its width and "
+                                    "colour by the normal impulse: the force chains")
+        self.network_box.clicked.connect(lambda: self._post(cmd.ToggleNetwork()))
+        self.view_group = self._group("View", (("colour by", self.colour_box),
+                                               ("", self.network_box)))
         self._layout.addStretch(1)
         self.setWidget(body)
         self.setWidgetResizable(True)
@@ -208,3 +213,4 @@ class ControlsPanel(QScrollArea):
             self.speed_slider.blockSignals(False)
             self.speed_label.setText(speed_text(state.speed))
         self.pause_button.setText("Run" if state.paused else "Pause")
+        self.network_box.setChecked(state.network)

@@ -44,6 +44,9 @@ HOTKEYS: tuple[Hotkey, ...] = (
     Hotkey("friction", ("F",), "friction off / on (μ = 0, or back to the scene's; 0.5 where "
            "it has none); a solver without friction switches to pgs"),
     Hotkey("colour", ("C",), "colour mode: by marble / speed / contact impulse / slip speed"),
+    Hotkey("network", ("K",), "contact network on / off: every contact a ribbon between the "
+           "marbles, width and colour by its normal impulse (force chains); click a marble "
+           "for its card"),
     Hotkey("benchmark", ("B",), "compare every solver on the current frozen problem"),
     Hotkey("screenshot", ("P",), "save a screenshot (marbles-YYYYmmdd-HHMMSS.png)"),
     Hotkey("save_state", ("Ctrl+S",), "save the state (.npz; `marbles --state FILE` opens it)"),

@@ -87,9 +87,9 @@ class ColourBar(QWidget):
 
 class ViewStack(QWidget):
     """The central widget: the 3D view filling it, and overlays placed over it on every resize:
-    `hud` top left (fitted to the width: app.hud.Hud.fit), `corner` (e.g. the picked marble)
-    top right, `centred` ones in the middle, `bottom_left` (the colour bar) and
-    `bottom_right` (the recording badge)."""
+    `hud` top left (fitted to the width: app.hud.Hud.fit), `corner` top right, `centred` ones
+    in the middle, `bottom_left` (the colour bar) and `bottom_right` (the recording badge,
+    the picked marble's card), stacked upwards."""
 
     def __init__(self, view: QWidget, hud, parent: QWidget | None = None):
         super().__init__(parent)
@@ -133,7 +133,10 @@ class ViewStack(QWidget):
         for widget in self.bottom_left:
             widget.move(MARGIN, h - widget.height() - MARGIN)
             widget.raise_()
-        for widget in self.bottom_right:
+        bottom = h - MARGIN
+        for widget in self.bottom_right:  # stacked upwards, the first at the bottom
             widget.adjustSize()
-            widget.move(w - widget.width() - MARGIN, h - widget.height() - MARGIN)
+            widget.move(w - widget.width() - MARGIN, bottom - widget.height())
             widget.raise_()
+            if not widget.isHidden():
+                bottom -= widget.height() + MARGIN

@@ -142,6 +142,9 @@ class MainWindow(QMainWindow):
         self.notice = self.stack.add(overlay_label(200, 14, "font-size: 12pt; "), "centred")
         self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.colour_bar = self.stack.add(ColourBar(), "bottom_left")
+        # The clicked marble's card (lab.network.MarbleCard), bottom right.
+        self.card = self.stack.add(overlay_label(200, 8, "font-family: monospace; "),
+                                   "bottom_right")
         self.setCentralWidget(self.stack)
 
     def _build_controls(self) -> None:
@@ -193,6 +196,7 @@ class MainWindow(QMainWindow):
         self.view.dragMoved.connect(lambda i, p: self.sim.send(
             cmd.DragMove(int(i), np.array(p, dtype=np.float64).reshape(3))))
         self.view.dragEnded.connect(lambda i: self.sim.send(cmd.DragEnd()))
+        self.view.marbleClicked.connect(lambda i: self.sim.send(cmd.Pick(int(i))))
         # Queued: the slot may grab the window for a screenshot, which must not happen inside
         # the view's paint event that rendered the frame.
         self.view.frameRendered.connect(self._on_rendered, Qt.ConnectionType.QueuedConnection)
@@ -207,7 +211,7 @@ class MainWindow(QMainWindow):
                  "fewer_iterations": cmd.CycleIterations(-1), "omega_up": cmd.Relax(0.1),
                  "omega_down": cmd.Relax(-0.1), "warm_start": cmd.CycleWarmStart(),
                  "colour": cmd.SetColourMode(), "friction": cmd.ToggleFriction(),
-                 "recover": cmd.Recover()}
+                 "recover": cmd.Recover(), "network": cmd.ToggleNetwork()}
         handlers = {action: (lambda c=c: send(c)) for action, c in sends.items()}
         handlers.update({"benchmark": self.run_benchmark, "screenshot": self._screenshot_key,
                          "save_state": self._save_state, "open_state": self._open_state,
@@ -286,6 +290,15 @@ class MainWindow(QMainWindow):
         if state != self._controls_state:
             self._controls_state = state
             self.controls.show_state(state)
+        self._show_card(frame.card)
+
+    def _show_card(self, card) -> None:
+        """The picked marble's card over the view's top right corner, or none."""
+        text = card.text() if card is not None else ""
+        if text != self.card.text() or self.card.isVisible() != bool(text):
+            self.card.setText(text)
+            self.card.setVisible(bool(text))
+            self.stack.place()
 
     def _refresh_plots(self) -> None:
         """Plots at 25 Hz and the HUD at 10 Hz, independent of the 3D view: repainting them
@@ -305,6 +318,7 @@ class MainWindow(QMainWindow):
         if self._awaiting_render or time.perf_counter() < self._view_ready_at:
             return
         self._drawn_seq = frame.seq
+        self.view.set_network(frame.network)
         self.view.set_marbles(frame.x, frame.radius, frame.colour, frame.orientation)
         self.view.update()
         self._awaiting_render = self.view.marbles_version

@@ -89,6 +89,10 @@ class Frame:
     wall: float = 0.0  # time.perf_counter() in the worker when the frame was made, s
     records: np.recarray = field(default_factory=lambda: _NO_RECORDS)
     orientation: np.ndarray | None = None
+    # With the contact network shown: (ends (m, 2, 3), width (m,) m, colour (m, 3)) float32
+    # of the last step's contacts (lab.network); else None.
+    network: tuple | None = None
+    card: object = None  # the picked marble's lab.network.MarbleCard, or None
 
 
 @dataclass
@@ -266,7 +270,9 @@ class SimWorker(QObject):
             residual=float(result.residual) if result is not None else math.nan,
             trace=None if s.trace is None else _frozen(s.trace, np.float64),
             trace_step=s.trace_step, state=s.state(), compile_seconds=s.compile_seconds,
-            wall=time.perf_counter(), records=records, orientation=_frozen(w.orientation))
+            wall=time.perf_counter(), records=records, orientation=_frozen(w.orientation),
+            network=(tuple(_frozen(a) for a in s.contact_network()) if s.network else None),
+            card=s.card())
         self.frameReady.emit(frame)
 
     def _benchmark(self, job: Benchmark) -> None:

@@ -146,3 +146,15 @@ class ExportProblem:
     `marbles-bench solve`)."""
 
     path: str
+
+
+@dataclass(frozen=True)
+class ToggleNetwork:
+    """Show the contact network (force chains) or hide it."""
+
+
+@dataclass(frozen=True)
+class Pick:
+    """Follow marble `index` on the card the display shows (-1: none)."""
+
+    index: int

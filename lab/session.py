@@ -24,7 +24,7 @@ from solver.warmup import warmup
 from solver.world import World
 
 from . import commands as cmd
-from . import session_files
+from . import network, session_files
 # COLOUR_MODES, IMPULSE_SCALE, heat and contact_slip are re-exported: the Session's colours.
 from .colours import COLOUR_MODES, IMPULSE_SCALE, contact_slip, heat, marble_colours
 from .compare import ComparisonTable, compare, write_benchmark
@@ -72,6 +72,8 @@ class Session:
         self.alarm = ""  # see SessionState.alarm
         self.origin = ""  # the state file the world came from ("" : built from its scene)
         self.origin_snapshot = None  # that file's StateSnapshot, what a reset goes back to
+        self.network = False  # the display shows the contact network (lab.network)
+        self.picked = -1  # the marble whose card the display shows
         self.log = StepLog()
         self.last_report: StepReport | None = None
         self.trace: np.ndarray | None = None  # residual per iteration of the last traced step
@@ -220,11 +222,23 @@ class Session:
         return SessionState(s.scene, s.solver, dict(s.solver_params), s.iterations,
                             s.warm_start, self.paused, self.colour_mode, self.diverged, s.speed,
                             self.generation, self.message, world_friction(self.world),
-                            self.alarm, self.message_seq, dict(s.scene_params), self.origin)
+                            self.alarm, self.message_seq, dict(s.scene_params), self.origin,
+                            self.network, self.picked)
 
     def colours(self) -> np.ndarray:
         """(n, 3) float32 RGB of every marble in the colour mode (lab.colours)."""
         return marble_colours(self.colour_mode, self.world, self.sim.problem, self.sim.lam)
+
+    def contact_network(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The last step's contacts as ribbons: ends (m, 2, 3) m, width (m,) m, colour (m, 3)
+        (lab.network)."""
+        ends, impulse = network.contact_network(self.sim.problem, self.sim.lam, self.world)
+        width, colour = network.network_style(impulse, self.world)
+        return ends, width, colour
+
+    def card(self) -> network.MarbleCard | None:
+        """The picked marble's card, None when none is picked."""
+        return network.marble_card(self.world, self.sim.problem, self.sim.lam, self.picked)
 
     # ------------------------------------------------------------------------- commands
     def apply(self, command) -> None:
@@ -428,6 +442,12 @@ class Session:
         self.spec = self.spec.changed(speed=float(SPEED.parse(c.speed)))
         self._clock = None
 
+    def _toggle_network(self, c: cmd.ToggleNetwork) -> None:
+        self.network = not self.network
+
+    def _pick(self, c: cmd.Pick) -> None:
+        self.picked = int(c.index) if 0 <= int(c.index) < self.world.n else -1
+
     def _drag_start(self, c: cmd.DragStart) -> None:
         i = int(c.index)
         self._drag = (i, self.world.x[i].copy()) if 0 <= i < self.world.n else None
@@ -450,6 +470,7 @@ class Session:
                  cmd.CycleWarmStart: _cycle_warm_start, cmd.SetColourMode: _set_colour_mode,
                  cmd.SetSpeed: _set_speed, cmd.DragStart: _drag_start, cmd.DragMove: _drag_move,
                  cmd.DragEnd: _drag_end, cmd.ToggleFriction: _toggle_friction,
+                 cmd.ToggleNetwork: _toggle_network, cmd.Pick: _pick,
                  **session_files.HANDLERS}
 
     def _use(self, settings) -> None:
@@ -466,6 +487,8 @@ class Session:
         """`world` from now on; `origin` and `snapshot`: the state file it came from."""
         self.sim = Simulation(world, self.spec.solve, self.spec.warm_start)
         self.origin, self.origin_snapshot = origin, snapshot
+        if self.picked >= world.n:
+            self.picked = -1
         self.generation += 1
         self.diverged = False
         self.alarm = ""

@@ -80,6 +80,8 @@ class SessionState:
     message_seq: int = 0
     scene_params: dict = field(default_factory=dict)  # every parameter of the scene, resolved
     origin: str = ""  # the state file the world came from ("": built from its scene)
+    network: bool = False  # the contact network is shown
+    picked: int = -1  # the marble whose card is shown (-1: none)
 
 
 def friction_text(friction) -> str:

@@ -52,6 +52,7 @@ def test_overlays_stay_in_their_corners_and_inside_the_view(qtbot):
     help_box = stack.add(QLabel("help\n" * 5), "centred")
     bar = stack.add(ColourBar(), "bottom_left")
     badge = stack.add(QLabel("REC 00:03"), "bottom_right")
+    card = stack.add(QLabel("marble 3\nspeed 0.1 m/s"), "bottom_right")
     corner = stack.add(QLabel("marble 12"), "corner")
     bar.set_mode("speed")
     for size in ((900, 600), (400, 300), (1280, 800)):
@@ -64,6 +65,7 @@ def test_overlays_stay_in_their_corners_and_inside_the_view(qtbot):
         assert bar.x() == MARGIN and bar.geometry().bottom() == h - MARGIN - 1
         assert badge.geometry().right() == w - MARGIN - 1
         assert badge.geometry().bottom() == h - MARGIN - 1
+        assert card.geometry().bottom() == badge.geometry().top() - MARGIN - 1  # stacked
         assert corner.geometry().right() == w - MARGIN - 1 and corner.y() == MARGIN
         centre = help_box.geometry().center()
         assert abs(centre.x() - w // 2) <= 1 and abs(centre.y() - h // 2) <= 1

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication
 
 from app import dialogs
@@ -130,3 +130,38 @@ def test_marbles_state_opens_a_saved_state(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert "column/pgs 7 marbles" in run.stdout and shot.exists()
+
+
+def screen_point(view, point) -> QPoint:
+    """The view's pixel (logical) where world `point` is drawn."""
+    cam = view.camera
+    cam.aspect = view.width() / max(view.height(), 1)
+    clip = cam.projection_matrix() @ cam.view_matrix() @ np.append(point, 1.0)
+    ndc = clip[:3] / clip[3]
+    return QPoint(round((ndc[0] + 1) / 2 * view.width()), round((1 - ndc[1]) / 2 * view.height()))
+
+
+def test_the_contact_network_and_a_clicked_marbles_card(qtbot, make_window):
+    window = make_window(scene="column")
+    activate(qtbot, window)
+    _press(qtbot, window, "K")
+    f = wait_state(qtbot, window, lambda f: f.network is not None and f.stepped)
+    ends, width, colour = f.network
+    assert ends.shape == (f.contacts, 2, 3) and width.shape == (f.contacts,)
+    qtbot.waitUntil(lambda: window.view._network is not None, timeout=5000)
+    assert window.controls.network_box.isChecked()
+    _press(qtbot, window, "Space")
+    f = wait_state(qtbot, window, lambda f: f.state.paused)
+    at = screen_point(window.view, f.x[3])
+    assert window.view.pick(at.x(), at.y())[0] == 3
+    qtbot.mouseClick(window.view, Qt.MouseButton.LeftButton, pos=at)
+    qtbot.waitUntil(lambda: window.card.isVisible(), timeout=5000)
+    lines = window.card.text().splitlines()
+    assert lines[0] == "marble 3" and lines[2] == "2 contacts"
+    # Resting under three marbles: 4 weights from below, 3 from above (statics).
+    weights = float(lines[4].split("=")[1].split("×")[0])
+    assert weights == pytest.approx(7.0, rel=0.05)
+    qtbot.mouseClick(window.view, Qt.MouseButton.LeftButton, pos=QPoint(3, 3))  # nothing there
+    qtbot.waitUntil(lambda: not window.card.isVisible(), timeout=5000)
+    _press(qtbot, window, "K")
+    wait_state(qtbot, window, lambda f: f.network is None and not f.state.network)
