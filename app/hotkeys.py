@@ -53,6 +53,8 @@ HOTKEYS: tuple[Hotkey, ...] = (
     Hotkey("open_state", ("Ctrl+O",), "open a saved state (R then goes back to it)"),
     Hotkey("export_problem", ("Ctrl+E",), "export this step's contact problem (.npz, for "
            "`marbles-bench solve --lcp`)"),
+    Hotkey("record", ("Ctrl+R",), "start / stop recording the 3D view to an MP4 "
+           "(marbles-YYYYmmdd-HHMMSS.mp4, one second of video per simulated second)"),
     Hotkey("camera", ("V",), "reset the camera"),
     Hotkey("controls", ("D",), "show / hide the controls dock"),
     Hotkey("help", ("F1",), "show / hide this help (Esc hides it too)"),

@@ -33,6 +33,7 @@ from .images import write_image
 from .overlays import ColourBar, ViewStack, overlay_label
 from .plots import MIN_WIDTH as PLOT_MIN_WIDTH
 from .plots import LivePlots
+from .recording import Recording
 from .worker import Benchmark, BenchmarkResult, Frame, SimThread, SimWorker
 
 TICK_MS = 16  # hand the newest frame to the view at up to ~60 Hz
@@ -142,14 +143,16 @@ class MainWindow(QMainWindow):
         self.notice = self.stack.add(overlay_label(200, 14, "font-size: 12pt; "), "centred")
         self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.colour_bar = self.stack.add(ColourBar(), "bottom_left")
-        # The clicked marble's card (lab.network.MarbleCard), bottom right.
+        # The clicked marble's card (lab.network.MarbleCard), bottom right, above the badge.
         self.card = self.stack.add(overlay_label(200, 8, "font-family: monospace; "),
                                    "bottom_right")
         self.setCentralWidget(self.stack)
 
     def _build_controls(self) -> None:
         """The controls dock on the left (app.controls), made once the worker exists."""
-        self.controls = ControlsPanel(self.sim.send, self.view.setFocus)
+        # The keyboard goes back to the view once the edited widget has handled its key.
+        self.controls = ControlsPanel(self.sim.send,
+                                      lambda: QTimer.singleShot(0, self.view.setFocus))
         self.controls_dock = QDockWidget("Controls", self)
         self.controls_dock.setObjectName("controls")
         self.controls_dock.setWidget(self.controls)
@@ -158,6 +161,7 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.controls_dock)
         self.resizeDocks([self.controls_dock], [300], Qt.Orientation.Horizontal)
         self._controls_state = None
+        self.recording = Recording(self)
 
     def _toggle_controls(self) -> None:
         self.controls_dock.setVisible(not self.controls_dock.isVisible())
@@ -217,7 +221,7 @@ class MainWindow(QMainWindow):
                          "save_state": self._save_state, "open_state": self._open_state,
                          "export_problem": self._export_problem,
                          "camera": self.view.reset_camera, "help": self._toggle_help,
-                         "controls": self._toggle_controls,
+                         "controls": self._toggle_controls, "record": self.recording.toggle,
                          "quit": self.close})
         return handlers
 
@@ -264,6 +268,7 @@ class MainWindow(QMainWindow):
     # --------------------------------------------------------------------------- frames
     def _on_frame(self, frame: Frame) -> None:
         self.latest = frame
+        self.recording.on_frame(frame)
         if frame.stepped and self._first_step is None:
             self._first_step = (frame.wall, frame.steps, self._renders, self.plots.refreshes)
         if frame.stepped and self.options.frames is not None:
@@ -312,16 +317,21 @@ class MainWindow(QMainWindow):
     def _draw(self) -> None:
         """Hand the newest frame to the view, unless it is still rendering the previous one or
         that one's cost says to wait (VIEW_SHARE)."""
-        frame = self.latest
+        recording = self.recording.pending
+        frame = recording if recording is not None else self.latest
         if frame is None or frame.seq == self._drawn_seq or self._gl_failed:
             return
-        if self._awaiting_render or time.perf_counter() < self._view_ready_at:
+        if self._awaiting_render:
+            return
+        if recording is None and time.perf_counter() < self._view_ready_at:
             return
         self._drawn_seq = frame.seq
         self.view.set_network(frame.network)
         self.view.set_marbles(frame.x, frame.radius, frame.colour, frame.orientation)
         self.view.update()
         self._awaiting_render = self.view.marbles_version
+        if recording is not None:
+            self.recording.handed(self._awaiting_render)
 
     def _on_rendered(self, cost: float, marbles_version: int) -> None:
         # Camera moves and scene changes render too: only the rendering of the frame handed
@@ -334,6 +344,7 @@ class MainWindow(QMainWindow):
         self._view_ready_at = self.view.paint_started + cost / VIEW_SHARE
         self._fps.add()
         self._renders += 1
+        self.recording.drawn(marbles_version)
         if self.latest is None or self.options.frames is None or self._scripted_done:
             return
         if self.latest.steps > 0:
@@ -536,6 +547,7 @@ class MainWindow(QMainWindow):
         self._shut_down = True
         for timer in self._timers:
             timer.stop()
+        self.recording.stop()  # a video under way is finished, not lost
         self.view.shutdown()
         end = time.perf_counter()
         if not self.sim.stop(1500):

@@ -166,20 +166,22 @@ class Session:
         self.message = message
         self.message_seq += 1
 
-    def run_for(self, seconds: float) -> int:
-        """Step flat out for `seconds` of wall time (at least one step) or until paused;
-        returns the steps made."""
+    def run_for(self, seconds: float, limit: int | None = None) -> int:
+        """Step flat out for `seconds` of wall time (at least one step) or until paused, at
+        most `limit` steps; returns the steps made."""
         end = time.perf_counter() + seconds
         self.step()
         done = 1
-        while not self.paused and time.perf_counter() < end:
+        while (not self.paused and time.perf_counter() < end
+               and (limit is None or done < limit)):
             self.step()
             done += 1
         return done
 
-    def catch_up(self, now: float | None = None) -> int:
-        """Step as many times as real time times `speed` asks since the pacing began; a lag
-        of more than MAX_CATCH_UP steps is dropped rather than replayed. Returns the steps."""
+    def catch_up(self, now: float | None = None, limit: int | None = None) -> int:
+        """Step as many times as real time times `speed` asks since the pacing began, at most
+        `limit`; a lag of more than MAX_CATCH_UP steps is dropped rather than replayed.
+        Returns the steps."""
         if self.paused or self.spec.speed <= 0:
             self._clock = None
             return 0
@@ -192,6 +194,8 @@ class Session:
         if due > MAX_CATCH_UP:
             self._clock = (now - w.dt / speed, w.time)  # too far behind: drop the lag
             due = 1
+        if limit is not None:
+            due = min(due, limit)
         done = 0
         for _ in range(due):
             self.step(now)

@@ -203,8 +203,9 @@ def test_a_reset_a_new_scene_or_solver_follows_the_data_again_and_is_marked(qtbo
     assert lo < -9.5 and hi > -0.5  # the whole history again, not the zoom
 
 
-def test_markers_leave_with_the_history():
+def test_markers_leave_with_the_history(qtbot):
     plots = LivePlots()
+    qtbot.addWidget(plots)
     for f in frames(0.02, 10, 10):
         plots.add_frame(with_state(f))
     plots.add_frame(with_state(frames(0.02, 1, 1, start=10)[0], solver="psor"))
@@ -273,10 +274,11 @@ def test_the_legend_sits_outside_the_data(qtbot):
         assert not legend.intersects(plot.getViewBox().sceneBoundingRect())
 
 
-def test_the_plots_draw_in_the_one_palette_on_their_background():
+def test_the_plots_draw_in_the_one_palette_on_their_background(qtbot):
     from lab.colours import PALETTE, PLOT_BACKGROUND
 
     plots = LivePlots()
+    qtbot.addWidget(plots)
     colours = [plots.trace_curve.pen().color().name(), plots.history_curve.pen().color().name()]
     colours += [c.pen().color().name() for c in plots.phase_curves.values()]
     assert set(colours) <= set(PALETTE)
