@@ -1,7 +1,8 @@
 """End to end under Xvfb with real input events (issue 15, "What it must show"): a solver
 chosen in the controls dock, Ctrl+S then Ctrl+O round-tripping a state bit for bit, Ctrl+E,
-`marbles --state`. (The resize sequence and the divergence scenario: test_window_fixes.py and
-test_window.py; recording: test_recorder.py.)"""
+`marbles --state`, the contact network and a clicked marble's card, and the divergence
+scenario from the issue's own command line. (The resize sequence: test_window_fixes.py; the
+3-second recording: test_recording.py.)"""
 from __future__ import annotations
 
 import os
@@ -165,3 +166,38 @@ def test_the_contact_network_and_a_clicked_marbles_card(qtbot, make_window):
     qtbot.waitUntil(lambda: not window.card.isVisible(), timeout=5000)
     _press(qtbot, window, "K")
     wait_state(qtbot, window, lambda f: f.network is None and not f.state.network)
+
+
+def test_the_divergence_scenario_of_the_issue_from_its_command_line(qtbot, tmp_path):
+    """`marbles --solver jacobi --set beta=1` (the bowl with friction, as the window opens):
+    it diverges and pauses, the HUD says so, and Space runs one step to the next divergence
+    and pauses again instead of running on."""
+    from app.main import build_parser, options_from
+    from app.window import MainWindow
+
+    options = options_from(build_parser().parse_args(
+        ["--solver", "jacobi", "--set", "beta=1", "--benchmark-out", str(tmp_path),
+         "--no-benchmark"]))
+    options.show_dialogs = options.block_on_close = False
+    window = MainWindow(options)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    try:
+        qtbot.waitUntil(lambda: window.latest is not None and window.latest.state.diverged,
+                        timeout=60000)
+        assert window.latest.state.friction[0] == 0.5  # the window's default scene
+        qtbot.waitUntil(lambda: "DIVERGED: paused" in window.hud.text(), timeout=5000)
+        activate(qtbot, window)
+        for _ in range(2):
+            steps = window.latest.steps
+            qtbot.keyClick(window.focusWidget(), Qt.Key.Key_Space)
+            qtbot.waitUntil(lambda: window.latest.steps == steps + 1
+                            and window.latest.state.paused, timeout=10000)
+            qtbot.wait(300)
+            assert window.latest.steps == steps + 1 and window.latest.state.diverged
+            qtbot.waitUntil(lambda: "DIVERGED: paused" in window.hud.text()
+                            and f"step {steps + 1} " in window.hud.text(), timeout=5000)
+    finally:
+        window.close()
+        qtbot.waitUntil(lambda: window._shut_down, timeout=10000)
