@@ -32,12 +32,15 @@ def tick_font() -> QFont:
 
 
 def log_label(value: float) -> str:
-    """A tick label of a log axis at log10 value `value`: '1e-05', '0.3', '20'."""
-    x = 10.0 ** value
+    """A tick label of a log axis at log10 value `value`: '1e-5', '0.3', '20', '500', '2e4'."""
     if abs(value - round(value)) < 1e-9:
         exponent = int(round(value))
         return f"1e{exponent}" if not -2 <= exponent <= 3 else f"{10.0 ** exponent:g}"
-    return f"{x:.2g}"
+    x = float(f"{10.0 ** value:.2g}")  # two significant digits
+    if 1e-3 <= x < 1e4:
+        return f"{x:g}"
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return f"{float(mantissa):g}e{int(exponent)}"
 
 
 def linear_label(value: float, spacing: float) -> str:

@@ -67,6 +67,7 @@ def test_linear_labels_keep_a_labels_width_apart(qtbot, lo, hi, size):
 def test_labels_read_plainly():
     assert [log_label(v) for v in (-16.0, -3.0, -2.0, 0.0, 3.0, 4.0)] == [
         "1e-16", "1e-3", "0.01", "1", "1000", "1e4"]
-    assert log_label(math.log10(0.3)) == "0.3"
+    assert [log_label(math.log10(x)) for x in (0.3, 500.0, 2500.0, 2e4, 5e-5)] == [
+        "0.3", "500", "2500", "2e4", "5e-5"]
     assert linear_label(0.0, 0.0002) == "0" and linear_label(-10.0, 5.0) == "-10"
     assert linear_label(0.0004, 0.0002) == "0.0004"
