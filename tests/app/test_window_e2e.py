@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtWidgets import QApplication
 
 from app import dialogs
 from lab.snapshot import load_lcp, read_state
