@@ -30,7 +30,8 @@ class Hotkey:
 HOTKEYS: tuple[Hotkey, ...] = (
     Hotkey("pause", ("Space",), "pause / resume the simulation"),
     Hotkey("step", ("S",), "single step (pauses first)"),
-    Hotkey("reset", ("R",), "reset the scene (also recovers from a divergence)"),
+    Hotkey("reset", ("R",), "reset the scene (a pause stays; a divergence's pause ends)"),
+    Hotkey("recover", ("X",), "switch to a stable solver (pgs) and reset: out of a divergence"),
     Hotkey("next_scene", ("N",), "next scene (with friction on a solver without: pgs)"),
     Hotkey("prev_scene", ("Shift+N",), "previous scene"),
     Hotkey("next_solver", ("M",), "next solver (method; with friction, those that solve it)"),
@@ -43,10 +44,20 @@ HOTKEYS: tuple[Hotkey, ...] = (
     Hotkey("friction", ("F",), "friction off / on (μ = 0, or back to the scene's; 0.5 where "
            "it has none); a solver without friction switches to pgs"),
     Hotkey("colour", ("C",), "colour mode: by marble / speed / contact impulse / slip speed"),
+    Hotkey("network", ("K",), "contact network on / off: every contact a ribbon between the "
+           "marbles, width and colour by its normal impulse (force chains); click a marble "
+           "for its card"),
     Hotkey("benchmark", ("B",), "compare every solver on the current frozen problem"),
     Hotkey("screenshot", ("P",), "save a screenshot (marbles-YYYYmmdd-HHMMSS.png)"),
+    Hotkey("save_state", ("Ctrl+S",), "save the state (.npz; `marbles --state FILE` opens it)"),
+    Hotkey("open_state", ("Ctrl+O",), "open a saved state (R then goes back to it)"),
+    Hotkey("export_problem", ("Ctrl+E",), "export this step's contact problem (.npz for "
+           "`marbles-bench solve --lcp`, .hdf5 for `--fclib`)"),
+    Hotkey("record", ("Ctrl+R",), "start / stop recording the 3D view to an MP4 "
+           "(marbles-YYYYmmdd-HHMMSS.mp4, one second of video per simulated second)"),
     Hotkey("camera", ("V",), "reset the camera"),
-    Hotkey("help", ("F1",), "show / hide this help"),
+    Hotkey("controls", ("D",), "show / hide the controls dock"),
+    Hotkey("help", ("F1",), "show / hide this help (Esc hides it too)"),
     Hotkey("quit", ("Q", "Ctrl+Q"), "quit (runs the benchmark on close unless --no-benchmark "
            "or the scene has friction)"),
 )

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QLabel, QWidget
 
-from lab.session import friction_text
+from lab.session import STABLE_SOLVER, friction_text
 from solver.methods import registry
 from solver.methods.driver import COMMON_PARAMS
 from solver.metrics import DIVERGENCE
@@ -23,28 +23,46 @@ _COMMON = {p.name for p in COMMON_PARAMS}
 
 
 class RateMeter:
-    """Events per second over the last `window` seconds of wall time (e.g. frames drawn)."""
+    """Events per second (or any amount per second: `add(count)`) over the last `window`
+    seconds of wall time, honest when events are rare: it always keeps the last `keep` events
+    (up to `max_age` s old), so a step every 1.3 s reads 0.77/s, not 0; and when the time since
+    the newest event is longer than the usual gap between them, the rate counts up to now, so
+    it falls towards 0 once events stop instead of holding the last value. NaN until two
+    events are known."""
 
-    def __init__(self, window: float = 1.0):
+    def __init__(self, window: float = 1.0, keep: int = 3, max_age: float = 30.0):
         self.window = window
-        self._stamps: deque[tuple[float, int]] = deque()
+        self.keep = keep
+        self.max_age = max_age
+        self._stamps: deque[tuple[float, float]] = deque()
 
-    def add(self, count: int = 1, now: float | None = None) -> None:
+    def add(self, count: float = 1, now: float | None = None) -> None:
         self._stamps.append((time.perf_counter() if now is None else now, count))
 
     def rate(self, now: float | None = None) -> float:
         now = time.perf_counter() if now is None else now
-        while self._stamps and self._stamps[0][0] < now - self.window:
-            self._stamps.popleft()
-        if len(self._stamps) < 2:
-            return 0.0
+        stamps = self._stamps
+        while stamps and (stamps[0][0] < now - self.max_age or (
+                len(stamps) > self.keep and stamps[0][0] < now - self.window)):
+            stamps.popleft()
+        if len(stamps) < 2:
+            return math.nan
         # Events after the first one, over the span they cover: unbiased at start-up too.
-        span = self._stamps[-1][0] - self._stamps[0][0]
-        total = sum(c for _, c in self._stamps) - self._stamps[0][1]
-        return total / span if span > 0 else 0.0
+        first, last = stamps[0][0], stamps[-1][0]
+        span = last - first
+        if span <= 0:
+            return math.nan
+        total = sum(c for _, c in stamps) - stamps[0][1]
+        if now - last > span / (len(stamps) - 1):
+            span = now - first  # overdue: the rate falls while nothing comes
+        return total / span
 
     def reset(self) -> None:
         self._stamps.clear()
+
+
+# The HUD warns when the simulation makes less than this share of the real-time factor asked.
+SLOW_SHARE = 0.9
 
 
 def _fmt_params(solver: str, params: dict) -> str:
@@ -63,21 +81,46 @@ def warm_text(fraction: float) -> str:
     return "off" if fraction <= 0.0 else "full" if fraction >= 1.0 else f"x{fraction:g}"
 
 
+def _number(value: float, fmt: str) -> str:
+    return "—" if not math.isfinite(value) else format(value, fmt)
+
+
+def run_text(state) -> str:
+    """The HUD's line on the run: paused, running, or the divergence it is in."""
+    if state.diverged and state.paused:
+        return (f"DIVERGED: paused ({state.alarm}); R resets, X switches to {STABLE_SOLVER} "
+                "and resets")
+    if state.diverged:
+        return (f"DIVERGED, running on: pauses at the next divergence ({state.alarm}); "
+                f"R resets, X switches to {STABLE_SOLVER}")
+    if state.paused:
+        return "PAUSED (Space resumes, S steps)"
+    return "running " + ("as fast as possible" if state.speed <= 0 else "in real time"
+                         if state.speed == 1 else f"at {state.speed:g}x real time")
+
+
+def slow_text(frame, steps_per_second: float) -> str | None:
+    """A warning when the run asks for real time (times speed) and makes less than SLOW_SHARE
+    of it, else None."""
+    s = frame.state
+    factor = steps_per_second * frame.dt
+    if s.paused or s.speed <= 0 or not math.isfinite(factor) or factor >= SLOW_SHARE * s.speed:
+        return None
+    step_ms = 1e3 * frame.timings.get("total", math.nan)
+    return (f"SLOWER THAN REAL TIME: {factor:.2f}x of the {s.speed:g}x asked; a step takes "
+            f"{_number(step_ms, '.1f')} ms, real time allows {1e3 * frame.dt / s.speed:.1f} ms")
+
+
 def hud_text(frame, fps: float, steps_per_second: float) -> str:
-    """Lines of the HUD for `frame` (app.worker.Frame); rates in 1/s of wall time."""
+    """Lines of the HUD for `frame` (app.worker.Frame); rates in 1/s of wall time (NaN: not
+    measured yet, shown as —): 3D frames drawn and simulation steps, whose product with dt is
+    the real-time factor (simulated seconds per second)."""
     s = frame.state
     label = registry.METHODS[s.solver].label if s.solver in registry.METHODS else s.solver
     params = _fmt_params(s.solver, s.solver_params)
     t = frame.timings
     ms = {k: 1e3 * t.get(k, math.nan) for k in ("collide", "assemble", "solve", "integrate",
                                                  "total")}
-    if s.diverged:
-        run = "DIVERGED: paused; R resets"
-    elif s.paused:
-        run = "PAUSED (Space resumes, S steps)"
-    else:
-        run = "running" + (" as fast as possible" if s.speed <= 0 else
-                           "" if s.speed == 1 else f" at {s.speed:g}x real time")
     residual = "—" if math.isnan(frame.residual) else f"{frame.residual:.3e} m/s"
     status = frame.status or "—"
     if status == DIVERGENCE:
@@ -90,11 +133,15 @@ def hud_text(frame, fps: float, steps_per_second: float) -> str:
         f"colour by {s.colour_mode}",
         f"step {ms['total']:.2f} ms: collide {ms['collide']:.2f}  assemble {ms['assemble']:.2f}"
         f"  solve {ms['solve']:.2f}  integrate {ms['integrate']:.2f}",
-        f"{fps:5.1f} fps   {steps_per_second:6.1f} steps/s   t = {frame.time:.2f} s"
-        f" (step {frame.steps}, dt {frame.dt:g} s)",
-        f"residual {residual}   {status} after {frame.iterations_done} it",
-        run,
+        f"{_number(fps, '.1f')} frames/s   {_number(steps_per_second, '.1f')} steps/s   "
+        f"{_number(steps_per_second * frame.dt, '.2f')}x real time",
+        f"t = {frame.time:.2f} s (step {frame.steps}, dt {frame.dt:g} s)   residual {residual}"
+        f"   {status} after {frame.iterations_done} it",
+        run_text(s),
     ]
+    slow = slow_text(frame, steps_per_second)
+    if slow:
+        lines.append(slow)
     if s.message:
         lines.append(s.message)
     return "\n".join(lines)
@@ -115,6 +162,18 @@ class Hud(QLabel):
         self.setStyleSheet("QLabel { color: #f0f0f0; background: rgba(20, 20, 28, 170);"
                            " padding: 6px; border-radius: 4px; }")
         self.setText("starting…")
+
+    def fit(self, max_width: int, margin: int = 8) -> None:
+        """Size to the text, at most `max_width` px wide (lines wrap at spaces beyond it), at
+        (margin, margin) of the parent. The HUD sits over the view, outside any layout, so its
+        text never widens the window's layout and squeezes the plot panel."""
+        self.setWordWrap(False)
+        natural = self.sizeHint()
+        width = max(60, min(natural.width(), max_width - 2 * margin))
+        wrap = width < natural.width()
+        self.setWordWrap(wrap)
+        height = self.heightForWidth(width) if wrap else natural.height()
+        self.setGeometry(margin, margin, width, max(height, natural.height()))
 
     def set_alarm(self, alarm: bool) -> None:
         """Red background while the simulation is diverged. Restyling re-polishes and repaints

@@ -9,13 +9,15 @@ import signal
 import sys
 from pathlib import Path
 
+import scenes
 from lab import cli
 from lab.compare import COMPARE_ITERATIONS
 from lab.files import OutputError, check_folder, check_writable
 from lab.session import FRICTION_ON
 from lab.spec import SCENE
 from solver.methods import registry
-from solver.params import Param, ParamError
+from lab.snapshot import read_state
+from solver.params import Param, ParamError, parse_assignments
 
 BENCH_ITERATIONS = COMPARE_ITERATIONS.but(name="benchmark-iterations")
 # Without --scene the window opens on the bowl with friction: the marbles pour in, roll and come
@@ -50,7 +52,24 @@ def build_parser() -> argparse.ArgumentParser:
                              "then exit")
     cli.option(parser, FRAMES, "N", default=None,
                help_text=FRAMES.help_text().replace("(default", "(default with --screenshot"))
+    parser.add_argument("--state", metavar="FILE",
+                        help="open a state snapshot (saved with Ctrl+S, or `marbles-bench run "
+                             "--save-state`) instead of building the scene; R goes back to it")
     return parser
+
+
+def check_state_options(args: argparse.Namespace) -> None:
+    """With --state the world comes from the file: --scene and scene parameters are refused
+    (they would be ignored), and the file is read now, so a bad one is refused before any
+    window opens (ParamError / ValueError, one line)."""
+    if args.scene is not None:
+        raise ParamError(f"--scene {args.scene}: with --state the world comes from {args.state}")
+    names = {p.name for p in scenes.get(SCENE.default).params}
+    given = [name for name in parse_assignments(args.assignments) if name in names]
+    if given:
+        raise ParamError(f"--set {given[0]}: a scene parameter, but with --state the world "
+                         f"comes from {args.state}")
+    read_state(args.state)
 
 
 def window_defaults(args: argparse.Namespace) -> argparse.Namespace:
@@ -68,6 +87,9 @@ def options_from(args: argparse.Namespace):
     """Validate everything and build the world; raises ParamError/OutputError (one line)."""
     from .window import Options
 
+    if args.state:
+        check_state_options(args)
+        args = argparse.Namespace(**{**vars(args), "scene": SCENE.default})
     spec = cli.spec_from_args(window_defaults(args))
     bench_iterations = int(BENCH_ITERATIONS.parse(args.benchmark_iterations))
     frames = None if args.frames is None else int(FRAMES.parse(args.frames))
@@ -82,7 +104,7 @@ def options_from(args: argparse.Namespace):
     return Options(spec=spec, benchmark_out=str(out), benchmark_iterations=bench_iterations,
                    benchmark_on_close=not args.no_benchmark, screenshot=args.screenshot,
                    frames=frames, block_on_close=frames is None, show_dialogs=frames is None,
-                   world=world)
+                   world=world, state=args.state)
 
 
 def _set_up_qt():

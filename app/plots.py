@@ -1,14 +1,22 @@
 """Live convergence plots docked beside the view (pyqtgraph, log scale).
 
 Three plots: the residual after each iteration of the latest traced step; the final residual of
-every step over the last `HISTORY_SECONDS` of simulated time; the time of each step phase.
-`add_frame` only appends to buffers, which keep just the steps the plots show (it runs for every
-frame the worker sends); `refresh`, called by a GUI timer at 20 Hz or more, hands the buffers to
-pyqtgraph, so drawing cost does not grow with the simulation rate. The history plots' time axis
-is relative to the newest step (−10 s to 0, like an oscilloscope rolling), so it never moves:
-with an absolute axis, stepping as fast as possible scrolled it on every refresh, and laying
-out an axis (tick text, grid) was the costliest part of a refresh. Residuals are clamped to
-`FLOOR` because a log axis cannot show zero.
+every step over the last `HISTORY_SECONDS` of simulated time; the time of each step phase, with
+its legend in a row of its own below the data. `add_frame` only appends to buffers, which keep
+just the steps the plots show (it runs for every frame the worker sends); `refresh`, called by a
+GUI timer at 20 Hz or more, hands the buffers to pyqtgraph, so drawing cost does not grow with
+the simulation rate. The history plots' time axis is relative to the newest step (−10 s to 0,
+like an oscilloscope rolling), so it never moves: with an absolute axis, stepping as fast as
+possible scrolled it on every refresh, and laying out an axis (tick text, grid) was the
+costliest part of a refresh. The history runs on across resets and scene changes (a new world's
+clock continues where the last one ended), and a marker line with a label shows where the
+scene, the solver or a reset changed it. Residuals are clamped to `FLOOR` because a log axis
+cannot show zero. Colours come from the program's one palette (lab.colours.PALETTE); axes from
+app.axes, whose tick labels never overlap.
+
+The axes follow the data. A zoom or pan with the mouse holds a plot's range; the panel's
+"follow data" button (unchecked while any plot is held) gives every plot back to the data, and
+so does a reset, a new scene or a new solver.
 """
 from __future__ import annotations
 
@@ -17,10 +25,13 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPainterPath, QPen
-from PySide6.QtWidgets import (QGraphicsItem, QGraphicsPathItem, QGraphicsView, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QGraphicsItem, QGraphicsPathItem, QGraphicsView, QHBoxLayout,
+                               QLabel, QToolButton, QVBoxLayout, QWidget)
 
+from lab.colours import PALETTE, PLOT_BACKGROUND
 from lab.session import RECORD_FIELDS
+
+from .axes import fit_axes, tick_font
 
 FLOOR = 1e-16  # m/s: the smallest residual drawn (exact zeros appear at convergence)
 CEILING = 1e30  # m/s: the largest (a divergence's inf is drawn here)
@@ -28,11 +39,15 @@ HISTORY_SECONDS = 10.0  # s of simulated time in the history plots
 MAX_POINTS = 20000  # steps kept at most (10 s of steps unless dt < 0.5 ms)
 SHRINK_AFTER = 25  # updates (1 s at 25 Hz) a log axis keeps unused decades before it narrows
 MIN_MS = 1e-6  # ms: the shortest phase time drawn (log axis)
+MIN_WIDTH = 280  # px: the panel never gets narrower (the window keeps it at least this wide)
 _EMPTY = np.zeros(0)
 TIME_LABEL = "simulated time before the latest step (s)"
 PHASES = ("collide", "assemble", "solve", "integrate")
-HISTORY_COLOUR = "#06d6a0"
-PHASE_COLOURS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2")
+TRACE_COLOUR = PALETTE[3]
+HISTORY_COLOUR = PALETTE[2]
+PHASE_COLOURS = tuple(PALETTE[k] for k in (0, 1, 6, 3))
+MARKER_COLOUR = PALETTE[7]
+MARKER_SPAN = 40.0  # marker lines reach from 1e-40 to 1e40 (log10 units): any range shown
 # Where time, residual and the phases sit in a frame's records, by name.
 _COLUMNS = [RECORD_FIELDS.index(name) for name in ("time", "residual") + PHASES]
 
@@ -56,10 +71,11 @@ class _Canvas(pg.GraphicsLayoutWidget):
 
 
 def _plot(canvas: pg.GraphicsLayoutWidget, row: int, title: str, x_label: str, y_label: str,
-          log_y: bool = True) -> pg.PlotItem:
+          on_hold, log_y: bool = True) -> pg.PlotItem:
     """A plot in row `row` of `canvas`: all three share one QGraphicsView, so a refresh is one
-    paint event, not three (each one walks its scene's items through Python)."""
-    item = canvas.addPlot(row=row, col=0)
+    paint event, not three (each one walks its scene's items through Python). `on_hold()` is
+    called when the user zooms or pans it."""
+    item = canvas.addPlot(row=row, col=0, axisItems=fit_axes())
     item.setTitle(title, size="9pt")
     item.setLabel("bottom", x_label)
     item.setLabel("left", y_label)
@@ -72,6 +88,7 @@ def _plot(canvas: pg.GraphicsLayoutWidget, row: int, title: str, x_label: str, y
         # pixmap, it is redrawn only when its range or size changes.
         item.getAxis(axis).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
     item.setMenuEnabled(False)
+    item.hideButtons()  # the panel's "follow data" button replaces pyqtgraph's "A"
     # Ranges are set once per refresh (set_view); pyqtgraph's own auto-range would repaint
     # again a moment later.
     box = item.getViewBox()
@@ -80,12 +97,15 @@ def _plot(canvas: pg.GraphicsLayoutWidget, row: int, title: str, x_label: str, y
     # change that leaves the transform stale.
     box.sigRangeChanged.connect(box.prepareForPaint)
     box.sigStateChanged.connect(box.prepareForPaint)
-    # A zoom or pan with the mouse holds the range the user chose; the "A" button (auto
-    # range) gives the plot back to set_view. The curves have no bounds for pyqtgraph's own
-    # auto range (_curve), so the button's own action would show nothing useful.
+    # A zoom or pan with the mouse holds the range the user chose, until the panel follows
+    # the data again (LivePlots.follow).
     item._held = False
-    item.sigRangeChangedManually.connect(lambda *_: setattr(item, "_held", True))
-    item.autoBtn.clicked.connect(lambda *_: _release(item))
+
+    def hold(*_):
+        item._held = True
+        on_hold()
+
+    item.sigRangeChangedManually.connect(hold)
     return item
 
 
@@ -113,10 +133,11 @@ class _Curve(QGraphicsPathItem):
         self.setPen(pen)
         self.x = self.y = _EMPTY
 
-    def setData(self, x: np.ndarray, y: np.ndarray) -> None:  # noqa: N802 (pyqtgraph's name)
-        """x, y: (k,) float64, in view coordinates."""
+    def setData(self, x: np.ndarray, y: np.ndarray, connect: str = "all") -> None:  # noqa: N802
+        """x, y: (k,) float64, in view coordinates; connect "pairs": separate segments."""
         self.x, self.y = x, y
-        self.setPath(pg.arrayToQPath(x, y, finiteCheck=False) if x.size else QPainterPath())
+        self.setPath(pg.arrayToQPath(x, y, connect=connect, finiteCheck=False) if x.size
+                     else QPainterPath())
 
     def getData(self) -> tuple[np.ndarray, np.ndarray]:  # noqa: N802 (pyqtgraph's name)
         return self.x, self.y
@@ -130,7 +151,7 @@ def _curve(plot: pg.PlotItem, colour: str, legend: pg.LegendItem | None = None,
     if legend is not None:
         # The legend draws its sample from a pyqtgraph item's options; this one is never
         # plotted, and clicking the entry toggles it, which the curve follows.
-        sample = pg.PlotDataItem(pen=pg.mkPen(colour, width=1))
+        sample = pg.PlotDataItem(pen=pg.mkPen(colour, width=2))
         sample.visibleChanged.connect(lambda: curve.setVisible(sample.isVisible()))
         legend.addItem(sample, name)
         curve.sample = sample
@@ -189,39 +210,59 @@ def set_view(plot: pg.PlotItem, x: np.ndarray, ys: list[np.ndarray],
 
 
 class LivePlots(QWidget):
-    """The dock's content. Counters `frames_added` and `refreshes` let tests see data flow."""
+    """The dock's content. Counters `frames_added` and `refreshes` let tests see data flow;
+    `markers` holds (simulated time on the history's clock, label) of the changes shown."""
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self.setMinimumWidth(MIN_WIDTH)
         self.canvas = _Canvas()
-        self.canvas.setBackground("#15151c")
+        self.canvas.setBackground(PLOT_BACKGROUND)
         self.canvas.setMinimumHeight(3 * 140)
         # Keys belong to the hotkey map (MainWindow.keyPressEvent): a focused plot would take
         # some itself (its view box zooms on + and -).
         self.canvas.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        hold = self._on_hold
         self.trace_plot = _plot(self.canvas, 0, "residual per iteration (latest step)",
-                                "iteration", "residual (m/s)")
+                                "iteration", "residual (m/s)", hold)
         self.history_plot = _plot(self.canvas, 1, "final residual per step", TIME_LABEL,
-                                  "residual (m/s)")
-        self.timing_plot = _plot(self.canvas, 2, "step time by phase", TIME_LABEL, "time (ms)")
+                                  "residual (m/s)", hold)
+        self.timing_plot = _plot(self.canvas, 2, "step time by phase", TIME_LABEL, "time (ms)",
+                                 hold)
+        self.plots = (self.trace_plot, self.history_plot, self.timing_plot)
         # Curves painted by Qt, fed log10 values (_Curve): PlotDataItem (what PlotItem.plot
         # makes) redoes the log mapping, the bounds and a scatter item in Python on every
         # setData, and paints in Python.
-        self.trace_curve = _curve(self.trace_plot, "#ffd166", width=2)
+        self.trace_curve = _curve(self.trace_plot, TRACE_COLOUR, width=2)
         self.history_curve = _curve(self.history_plot, HISTORY_COLOUR)
-        # On a backdrop, so the entries stay legible over the curves; cached as a pixmap, so
-        # it is painted (in Python) once, not on every refresh of the curves beneath it.
-        legend = self.timing_plot.addLegend(offset=(-5, 5), labelTextSize="8pt",
-                                            brush=pg.mkBrush(21, 21, 28, 210))
-        legend.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-        self.phase_curves = {name: _curve(self.timing_plot, colour, legend, name)
+        # In a row of its own under the step-time plot, so it never covers data; cached as a
+        # pixmap, so it is painted (in Python) once, not on every refresh.
+        self.legend = pg.LegendItem(colCount=len(PHASES), labelTextSize="8pt")
+        self.canvas.addItem(self.legend, row=3, col=0)
+        self.legend.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.phase_curves = {name: _curve(self.timing_plot, colour, self.legend, name)
                              for name, colour in zip(PHASES, PHASE_COLOURS)}
+        self._marker_lines = [_curve(plot, MARKER_COLOUR) for plot in self.plots[1:]]
+        for line in self._marker_lines:
+            pen = line.pen()
+            pen.setStyle(Qt.PenStyle.DashLine)
+            line.setPen(pen)
+        self._marker_labels: list[pg.TextItem] = []
+        self.markers: list[tuple[float, str]] = []
+        self.follow_button = self._follow_button()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
-        layout.addWidget(self.canvas)
-        # One row per step kept: simulated time (s), then log10 of the residual (m/s) and of
-        # each phase's time (ms), ready for the curves.
+        layout.setSpacing(2)
+        header = QHBoxLayout()
+        header.addWidget(QLabel("mouse: zoom / pan a plot"), 1)
+        header.addWidget(self.follow_button)
+        layout.addLayout(header)
+        layout.addWidget(self.canvas, 1)
+        # One row per step kept: simulated time (s, on the history's clock), then log10 of the
+        # residual (m/s) and of each phase's time (ms), ready for the curves.
         self._rows = np.empty((0, 2 + len(PHASES)))
+        self._offset = 0.0  # s: the history's clock when the current world's clock was 0
+        self._state_key: tuple | None = None  # (generation, scene, solver) last seen
         self._trace: np.ndarray | None = None
         self._trace_step = -1
         self._shown_trace_step = -2
@@ -230,9 +271,43 @@ class LivePlots(QWidget):
         self.refreshes = 0
         self.shown_time = float("nan")  # simulated time of the latest step shown (s)
 
+    def _follow_button(self) -> QToolButton:
+        button = QToolButton()
+        button.setText("follow data")
+        button.setCheckable(True)
+        button.setChecked(True)
+        button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        button.setToolTip("The plots' axes follow the data. A zoom or pan with the mouse holds "
+                          "them (this button turns off); press it to follow again. A reset, a "
+                          "new scene or a new solver follows again too.")
+        button.toggled.connect(lambda on: self.follow() if on else None)
+        return button
+
+    @property
+    def following(self) -> bool:
+        """No plot is held by a zoom or pan of the user."""
+        return not any(plot._held for plot in self.plots)
+
+    def _on_hold(self) -> None:
+        self.follow_button.blockSignals(True)
+        self.follow_button.setChecked(False)
+        self.follow_button.blockSignals(False)
+
+    def follow(self) -> None:
+        """Every plot's axes follow the data again."""
+        for plot in self.plots:
+            if plot._held:
+                _release(plot)
+        self.follow_button.blockSignals(True)
+        self.follow_button.setChecked(True)
+        self.follow_button.blockSignals(False)
+        self._dirty = True
+
     def clear(self) -> None:
-        """Forget the history (a new scene or a reset starts the clock again)."""
+        """Forget the history and its markers (the clock starts again at the next world)."""
         self._rows = self._rows[:0]
+        self._offset = 0.0
+        self.markers = []
         self._trace = None
         self._trace_step = -1
         self._dirty = True
@@ -242,13 +317,41 @@ class LivePlots(QWidget):
         """Steps in the history buffers (those the history plots show)."""
         return self._rows.shape[0]
 
+    @property
+    def _end(self) -> float:
+        """The history's clock at its newest step (s)."""
+        return float(self._rows[-1, 0]) if self._rows.shape[0] else self._offset
+
+    def _note_state(self, state) -> None:
+        """A new world (reset, scene) continues the history's clock; a change of scene, solver
+        or a reset gets a marker, and the axes follow the data again."""
+        key = (state.generation, state.scene, state.solver)
+        last, self._state_key = self._state_key, key
+        if last is None or key == last:
+            return
+        changes = []
+        if key[1] != last[1]:
+            changes.append(f"scene {key[1]}")
+        elif key[0] != last[0]:
+            changes.append("reset")
+        if key[2] != last[2]:
+            changes.append(key[2])
+        if key[0] != last[0]:
+            self._offset = self._end
+        self.markers.append((self._end, ", ".join(changes)))
+        self.follow()
+
     def add_frame(self, frame) -> None:
         """Buffer the numbers of every step of a frame (app.worker.Frame, its `records`);
         cheap, no drawing: the logarithms are taken once per step here, not per refresh."""
+        state = getattr(frame, "state", None)
+        if state is not None:
+            self._note_state(state)
         if not frame.stepped:
             return
         records = np.asarray(frame.records)  # (k,) of float64 fields: a (k, fields) view
         block = records.view(np.float64).reshape(records.shape[0], -1)[:, _COLUMNS]
+        block[:, 0] += self._offset
         block[:, 1] = np.log10(clamp_residual(block[:, 1]))
         ms = np.nan_to_num(1e3 * block[:, 2:], nan=MIN_MS)
         block[:, 2:] = np.log10(np.clip(ms, MIN_MS, None))
@@ -283,6 +386,7 @@ class LivePlots(QWidget):
             self.history_curve.setData(_EMPTY, _EMPTY)
             for curve in self.phase_curves.values():
                 curve.setData(_EMPTY, _EMPTY)
+            self._draw_markers(self._end)
             return
         self.shown_time = float(rows[-1, 0])
         t = rows[:, 0] - rows[-1, 0]
@@ -291,6 +395,29 @@ class LivePlots(QWidget):
         for k, curve in enumerate(self.phase_curves.values()):
             curve.setData(t, rows[:, 2 + k])
         set_view(self.timing_plot, t, [rows[:, 2:]], history=True)
+        self._draw_markers(float(rows[-1, 0]))
+
+    def _draw_markers(self, now: float) -> None:
+        """Vertical lines at the markers of the last HISTORY_SECONDS (relative to `now`, the
+        newest step), labelled on the residual history."""
+        self.markers = [(t, label) for t, label in self.markers if t >= now - HISTORY_SECONDS]
+        x = np.repeat([t - now for t, _ in self.markers], 2).astype(np.float64)
+        y = np.tile([-MARKER_SPAN, MARKER_SPAN], len(self.markers)).astype(np.float64)
+        for line in self._marker_lines:
+            line.setData(x, y, connect="pairs")
+        while len(self._marker_labels) < len(self.markers):
+            label = pg.TextItem(color=MARKER_COLOUR, anchor=(0.0, 0.0))
+            label.setFont(tick_font())
+            self.history_plot.getViewBox().addItem(label, ignoreBounds=True)
+            self._marker_labels.append(label)
+        top = getattr(self.history_plot, "_shown_range", (0.0, 0.0, 0.0, 0.0))[3]
+        for k, label in enumerate(self._marker_labels):
+            if k < len(self.markers):
+                t, text = self.markers[k]
+                if label.textItem.toPlainText() != text:
+                    label.setText(text)
+                label.setPos(t - now, top)
+            label.setVisible(k < len(self.markers))
 
     def curve_data(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """What the curves currently show (x, y), for tests and the screenshot check."""

@@ -18,18 +18,22 @@ from . import qt_compat  # noqa: F401  (before any signal is emitted: see its do
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QGridLayout, QLabel, QMainWindow, QMessageBox,
-                               QProgressBar, QWidget)
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QProgressBar
 
 from lab import commands as cmd
 from lab.compare import COMPARE_ITERATIONS
-from lab.files import OutputError, atomic_write
+from lab.files import OutputError
 from lab.spec import RunSpec
 
-from . import hotkeys
+from . import dialogs, hotkeys
 from .benchmark_window import BenchmarkWindow
+from .controls import ControlsPanel
 from .hud import Hud, RateMeter, hud_text
+from .images import write_image
+from .overlays import ColourBar, ViewStack, overlay_label
+from .plots import MIN_WIDTH as PLOT_MIN_WIDTH
 from .plots import LivePlots
+from .recording import Recording
 from .worker import Benchmark, BenchmarkResult, Frame, SimThread, SimWorker
 
 TICK_MS = 16  # hand the newest frame to the view at up to ~60 Hz
@@ -42,22 +46,7 @@ HUD_PERIOD = 0.1  # s: the HUD rides on the plot timer at 10 Hz (one window repa
 # threads run at a lower priority, so a frame then takes longer: app.view.render_thread.RENDER_NICE).
 # With a GPU a frame costs a few ms and the cap stays at TICK_MS.
 VIEW_SHARE = 0.7
-IMAGE_FORMATS = {".png": "PNG", ".jpg": "JPG", ".jpeg": "JPG", ".bmp": "BMP"}
-
-
-def image_bytes(image, path: str | Path) -> bytes | None:
-    """A QImage encoded in the format `path`'s suffix names (PNG for any other), or None when
-    Qt cannot encode it."""
-    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
-
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    ok = image.save(buffer, IMAGE_FORMATS.get(Path(path).suffix.lower(), "PNG"))
-    buffer.close()
-    return bytes(data.data()) if ok else None
-
-
+PLOT_SHARE = 0.25  # the plot panel's least share of the window's width
 @dataclass
 class Options:
     """Everything the window needs from the command line (app.main builds it).
@@ -73,6 +62,7 @@ class Options:
     block_on_close: bool = True
     show_dialogs: bool = True
     world: object = None  # a prebuilt World (main validates the scene before any window opens)
+    state: str | None = None  # a state snapshot to open at the start (--state)
 
 
 def _view_class():
@@ -95,6 +85,7 @@ class MainWindow(QMainWindow):
         self.latest: Frame | None = None
         self._drawn_seq = 0
         self._generation = -1
+        self._message_seq = 0
         self._scene_shown = None
         self._fps = RateMeter()
         self._sps = RateMeter()
@@ -120,7 +111,10 @@ class MainWindow(QMainWindow):
 
         self._build_centre(view_class or _view_class())
         self._build_dock_and_status()
-        self.sim = SimThread(SimWorker(o.spec, o.world, o.benchmark_out, o.benchmark_iterations))
+        first = [cmd.OpenState(o.state)] if o.state else []
+        self.sim = SimThread(SimWorker(o.spec, o.world, o.benchmark_out, o.benchmark_iterations,
+                                       first))
+        self._build_controls()
         self._connect()
         self.handlers = self._key_handlers()
         missing = set(hotkeys.ACTIONS) ^ set(self.handlers)
@@ -137,30 +131,40 @@ class MainWindow(QMainWindow):
         self.sim.start()
 
     def _build_centre(self, view_class) -> None:
-        """The 3D view with the HUD, the F1 help and the start-up notice over it."""
+        """The 3D view with its overlays: the HUD, the F1 help, the start-up notice and the
+        colour bar (app.overlays.ViewStack places them)."""
         self.view = view_class()
         self.view.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.hud = Hud()
-        self.help = QLabel()
+        self.stack = ViewStack(self.view, self.hud)
+        self.help = self.stack.add(overlay_label(), "centred")
         self.help.setTextFormat(Qt.TextFormat.RichText)
-        self.help.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        self.help.setStyleSheet("QLabel { color: #f4f4f4; background: rgba(10, 10, 16, 215);"
-                                " padding: 12px; border-radius: 6px; }")
-        self.help.hide()
-        self.notice = QLabel()  # start-up compilation, shown in the middle of the view
-        self.notice.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        # The start-up compilation, shown in the middle of the view.
+        self.notice = self.stack.add(overlay_label(200, 14, "font-size: 12pt; "), "centred")
         self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.notice.setStyleSheet("QLabel { color: #f4f4f4; background: rgba(10, 10, 16, 200);"
-                                  " padding: 14px; border-radius: 6px; font-size: 12pt; }")
-        self.notice.hide()
-        centre = QWidget()
-        grid = QGridLayout(centre)
-        grid.setContentsMargins(0, 0, 0, 0)
-        grid.addWidget(self.view, 0, 0)
-        grid.addWidget(self.hud, 0, 0, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        grid.addWidget(self.help, 0, 0, Qt.AlignmentFlag.AlignCenter)
-        grid.addWidget(self.notice, 0, 0, Qt.AlignmentFlag.AlignCenter)
-        self.setCentralWidget(centre)
+        self.colour_bar = self.stack.add(ColourBar(), "bottom_left")
+        # The clicked marble's card (lab.network.MarbleCard), bottom right, above the badge.
+        self.card = self.stack.add(overlay_label(200, 8, "font-family: monospace; "),
+                                   "bottom_right")
+        self.setCentralWidget(self.stack)
+
+    def _build_controls(self) -> None:
+        """The controls dock on the left (app.controls), made once the worker exists."""
+        # The keyboard goes back to the view once the edited widget has handled its key.
+        self.controls = ControlsPanel(self.sim.send,
+                                      lambda: QTimer.singleShot(0, self.view.setFocus))
+        self.controls_dock = QDockWidget("Controls", self)
+        self.controls_dock.setObjectName("controls")
+        self.controls_dock.setWidget(self.controls)
+        self.controls_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                                       | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.controls_dock)
+        self.resizeDocks([self.controls_dock], [300], Qt.Orientation.Horizontal)
+        self._controls_state = None
+        self.recording = Recording(self)
+
+    def _toggle_controls(self) -> None:
+        self.controls_dock.setVisible(not self.controls_dock.isVisible())
 
     def _build_dock_and_status(self) -> None:
         self.plots = LivePlots()
@@ -179,6 +183,12 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.progress)
         self.resize(1280, 800)
 
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """The plot panel keeps at least PLOT_SHARE of the window's width (and MIN_WIDTH),
+        whatever resizes came before: a minimum the window's layout enforces."""
+        super().resizeEvent(event)
+        self.dock.setMinimumWidth(max(PLOT_MIN_WIDTH, int(PLOT_SHARE * self.width())))
+
     def _connect(self) -> None:
         worker = self.sim.worker
         worker.frameReady.connect(self._on_frame)
@@ -190,6 +200,7 @@ class MainWindow(QMainWindow):
         self.view.dragMoved.connect(lambda i, p: self.sim.send(
             cmd.DragMove(int(i), np.array(p, dtype=np.float64).reshape(3))))
         self.view.dragEnded.connect(lambda i: self.sim.send(cmd.DragEnd()))
+        self.view.marbleClicked.connect(lambda i: self.sim.send(cmd.Pick(int(i))))
         # Queued: the slot may grab the window for a screenshot, which must not happen inside
         # the view's paint event that rendered the frame.
         self.view.frameRendered.connect(self._on_rendered, Qt.ConnectionType.QueuedConnection)
@@ -203,10 +214,14 @@ class MainWindow(QMainWindow):
                  "more_iterations": cmd.CycleIterations(1),
                  "fewer_iterations": cmd.CycleIterations(-1), "omega_up": cmd.Relax(0.1),
                  "omega_down": cmd.Relax(-0.1), "warm_start": cmd.CycleWarmStart(),
-                 "colour": cmd.SetColourMode(), "friction": cmd.ToggleFriction()}
+                 "colour": cmd.SetColourMode(), "friction": cmd.ToggleFriction(),
+                 "recover": cmd.Recover(), "network": cmd.ToggleNetwork()}
         handlers = {action: (lambda c=c: send(c)) for action, c in sends.items()}
         handlers.update({"benchmark": self.run_benchmark, "screenshot": self._screenshot_key,
+                         "save_state": self._save_state, "open_state": self._open_state,
+                         "export_problem": self._export_problem,
                          "camera": self.view.reset_camera, "help": self._toggle_help,
+                         "controls": self._toggle_controls, "record": self.recording.toggle,
                          "quit": self.close})
         return handlers
 
@@ -215,6 +230,7 @@ class MainWindow(QMainWindow):
             solver = self.latest.state.solver if self.latest is not None else None
             self.help.setText(hotkeys.help_html(solver))
         self.help.setVisible(not self.help.isVisible())
+        self.stack.place()
 
     # --------------------------------------------------------------------------- keys
     def handle_key(self, event) -> bool:
@@ -243,12 +259,16 @@ class MainWindow(QMainWindow):
         # parent); only the view can take focus, so none of them is eaten by a plot's own keys.
         # Not an application-wide event filter: that calls into Python, taking the GIL from
         # the simulation thread, for each of the ~500 events per second the window handles.
+        if event.key() == Qt.Key.Key_Escape and self.help.isVisible():
+            self.help.hide()  # Esc closes the help, as it closes any dialog
+            return
         if not self.handle_key(event):
             super().keyPressEvent(event)
 
     # --------------------------------------------------------------------------- frames
     def _on_frame(self, frame: Frame) -> None:
         self.latest = frame
+        self.recording.on_frame(frame)
         if frame.stepped and self._first_step is None:
             self._first_step = (frame.wall, frame.steps, self._renders, self.plots.refreshes)
         if frame.stepped and self.options.frames is not None:
@@ -256,17 +276,34 @@ class MainWindow(QMainWindow):
         if frame.stepped:
             # Stamped by the worker: queued delivery arrives in bursts while the GUI draws.
             self._sps.add(len(frame.records), now=frame.wall)
-            self.plots.add_frame(frame)
-        if frame.state.generation != self._generation:
-            self._generation = frame.state.generation
-            self.plots.clear()
-            self.plots.add_frame(frame)
+        # Every frame: the plots mark a change of scene, solver or a reset even while paused.
+        self.plots.add_frame(frame)
+        state = frame.state
+        if state.generation != self._generation:
+            self._generation = state.generation
             self._sps.reset()
             self.view.set_container(frame.container)
-            if frame.state.scene != self._scene_shown:
-                self._scene_shown = frame.state.scene
+            if state.scene != self._scene_shown:
+                self._scene_shown = state.scene
                 self.view.reset_camera()
-        self.hud.set_alarm(frame.state.diverged)
+        if state.message_seq != self._message_seq:
+            self._message_seq = state.message_seq
+            if state.message:
+                self.status_label.setText(state.message)
+        self.hud.set_alarm(state.diverged)
+        self.colour_bar.set_mode(state.colour_mode)
+        if state != self._controls_state:
+            self._controls_state = state
+            self.controls.show_state(state)
+        self._show_card(frame.card)
+
+    def _show_card(self, card) -> None:
+        """The picked marble's card over the view's top right corner, or none."""
+        text = card.text() if card is not None else ""
+        if text != self.card.text() or self.card.isVisible() != bool(text):
+            self.card.setText(text)
+            self.card.setVisible(bool(text))
+            self.stack.place()
 
     def _refresh_plots(self) -> None:
         """Plots at 25 Hz and the HUD at 10 Hz, independent of the 3D view: repainting them
@@ -280,15 +317,21 @@ class MainWindow(QMainWindow):
     def _draw(self) -> None:
         """Hand the newest frame to the view, unless it is still rendering the previous one or
         that one's cost says to wait (VIEW_SHARE)."""
-        frame = self.latest
+        recording = self.recording.pending
+        frame = recording if recording is not None else self.latest
         if frame is None or frame.seq == self._drawn_seq or self._gl_failed:
             return
-        if self._awaiting_render or time.perf_counter() < self._view_ready_at:
+        if self._awaiting_render:
+            return
+        if recording is None and time.perf_counter() < self._view_ready_at:
             return
         self._drawn_seq = frame.seq
+        self.view.set_network(frame.network)
         self.view.set_marbles(frame.x, frame.radius, frame.colour, frame.orientation)
         self.view.update()
         self._awaiting_render = self.view.marbles_version
+        if recording is not None:
+            self.recording.handed(self._awaiting_render)
 
     def _on_rendered(self, cost: float, marbles_version: int) -> None:
         # Camera moves and scene changes render too: only the rendering of the frame handed
@@ -301,6 +344,7 @@ class MainWindow(QMainWindow):
         self._view_ready_at = self.view.paint_started + cost / VIEW_SHARE
         self._fps.add()
         self._renders += 1
+        self.recording.drawn(marbles_version)
         if self.latest is None or self.options.frames is None or self._scripted_done:
             return
         if self.latest.steps > 0:
@@ -316,7 +360,7 @@ class MainWindow(QMainWindow):
         if self.latest is None:
             return
         self.hud.setText(hud_text(self.latest, self.fps, self.steps_per_second))
-        self.hud.adjustSize()
+        self.hud.fit(self.stack.width())
 
     @property
     def fps(self) -> float:
@@ -369,28 +413,25 @@ class MainWindow(QMainWindow):
             self.notice.setText(f"{text}\n(the window stays responsive; later runs load the "
                                 "compiled kernels from Numba's cache)")
             self.notice.show()
+            self.stack.place()
 
     # --------------------------------------------------------------------------- screenshot
     def grab_image(self):
         """The whole window, 3D view included, as a QImage."""
         return self.grab().toImage()
 
-    def save_screenshot(self, path: str) -> bool:
+    def save_screenshot(self, path: str, fatal: bool = True) -> bool:
         """The window as an image file, written atomically like every output (lab.files: a
-        temporary name in the same folder, then a rename); the folder is created if needed."""
-        data = image_bytes(self.grab_image(), path)
+        temporary name in the same folder, then a rename); the folder is created if needed.
+        A failure is one line on stderr and in the status bar; `fatal` (the scripted
+        --screenshot, whose whole point is the file) also makes the exit code 1."""
         try:
-            if data is None:
-                raise OutputError(f"cannot write {path}: the image cannot be encoded")
-            try:
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
-            except OSError as err:
-                raise OutputError(f"cannot write {path}: {err.strerror}") from None
-            atomic_write(path, lambda f: f.write(data))
+            write_image(self.grab_image(), path, make_folder=True)
         except OutputError as err:
             sys.stderr.write(f"marbles: error: screenshot not saved: {err}\n")
             self.status_label.setText(f"screenshot not saved: {err}")
-            self.exit_code = 1
+            if fatal:
+                self.exit_code = 1
             return False
         self.screenshots.append(str(path))
         self.status_label.setText(f"screenshot saved: {path}")
@@ -398,7 +439,31 @@ class MainWindow(QMainWindow):
 
     def _screenshot_key(self) -> None:
         name = time.strftime("marbles-%Y%m%d-%H%M%S.png")
-        self.save_screenshot(str(Path(self.options.benchmark_out) / name))
+        self.save_screenshot(str(Path(self.options.benchmark_out) / name), fatal=False)
+
+    # --------------------------------------------------------------------------- files
+    def _default_path(self, stem: str, suffix: str) -> str:
+        """A new name in the output folder: stem-YYYYmmdd-HHMMSS.suffix."""
+        return str(Path(self.options.benchmark_out) / time.strftime(f"{stem}-%Y%m%d-%H%M%S")) \
+            + suffix
+
+    def _save_state(self) -> None:
+        path = dialogs.ask_save_path(self, "Save the state", self._default_path(
+            "marbles-state", ".npz"), dialogs.STATES)
+        if path:
+            self.sim.send(cmd.SaveState(path))
+
+    def _open_state(self) -> None:
+        path = dialogs.ask_open_path(self, "Open a saved state", self.options.benchmark_out,
+                                     dialogs.STATES)
+        if path:
+            self.sim.send(cmd.OpenState(path))
+
+    def _export_problem(self) -> None:
+        path = dialogs.ask_save_path(self, "Export the contact problem", self._default_path(
+            "marbles-lcp", ".npz"), dialogs.PROBLEMS)
+        if path:
+            self.sim.send(cmd.ExportProblem(path))
 
     # --------------------------------------------------------------------------- benchmark
     def run_benchmark(self, reason: str = "key") -> None:
@@ -482,6 +547,7 @@ class MainWindow(QMainWindow):
         self._shut_down = True
         for timer in self._timers:
             timer.stop()
+        self.recording.stop()  # a video under way is finished, not lost
         self.view.shutdown()
         end = time.perf_counter()
         if not self.sim.stop(1500):

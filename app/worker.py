@@ -51,6 +51,25 @@ class Benchmark:
 
 
 @dataclass(frozen=True)
+class RecordStart:
+    """Record: emit a frame marked `record` now and then every `every` steps, and step no
+    further until the GUI has taken each (RecordAck): every video frame shows the simulation
+    at its own time, however long drawing it takes."""
+
+    every: int
+
+
+@dataclass(frozen=True)
+class RecordAck:
+    """The record frame sent last is drawn and written: step on to the next."""
+
+
+@dataclass(frozen=True)
+class RecordStop:
+    """Stop recording; stepping is paced as before."""
+
+
+@dataclass(frozen=True)
 class Stop:
     """End the thread's work: stop the timer, release the core, emit `stopped`."""
 
@@ -89,6 +108,11 @@ class Frame:
     wall: float = 0.0  # time.perf_counter() in the worker when the frame was made, s
     records: np.recarray = field(default_factory=lambda: _NO_RECORDS)
     orientation: np.ndarray | None = None
+    record: bool = False  # a frame of a recording (RecordStart): the GUI acknowledges it
+    # With the contact network shown: (ends (m, 2, 3), width (m,) m, colour (m, 3)) float32
+    # of the last step's contacts (lab.network); else None.
+    network: tuple | None = None
+    card: object = None  # the picked marble's lab.network.MarbleCard, or None
 
 
 @dataclass
@@ -122,8 +146,10 @@ class SimWorker(QObject):
 
     def __init__(self, spec: RunSpec, world: World | None = None,
                  benchmark_out: str | Path = ".",
-                 benchmark_iterations: int = COMPARE_ITERATIONS.default):
+                 benchmark_iterations: int = COMPARE_ITERATIONS.default, first=()):
+        """first: commands applied once the Session has started (e.g. opening a state)."""
         super().__init__()
+        self._first = list(first)
         self._cancel = threading.Event()
         self.session = Session(spec, world, progress=self._report)
         self.benchmark_out = Path(benchmark_out)
@@ -133,6 +159,9 @@ class SimWorker(QObject):
         self._timer: QTimer | None = None
         self._armed: tuple[bool, int] | None = None
         self._running = False
+        self._record_every = 0  # steps between record frames (0: not recording)
+        self._record_due = 0  # steps left to the next record frame
+        self._record_wait = False  # a record frame is out, not yet acknowledged
 
     # ----------------------------------------------------------------------------- thread side
     def cancel(self) -> None:
@@ -159,6 +188,8 @@ class SimWorker(QObject):
         self.thread_id = threading.get_native_id()  # for tests and the cores it is pinned to
         try:
             self.session.start()
+            for command in self._first:
+                self.session.apply(command)
         except Cancelled:
             self.stopped.emit()
             return
@@ -177,6 +208,9 @@ class SimWorker(QObject):
             return
         if self._cancel.is_set() or self.session.sim is None:
             return
+        if isinstance(command, (RecordStart, RecordAck, RecordStop)):
+            self._record(command)
+            return
         try:
             if isinstance(command, Benchmark):
                 self._benchmark(command)
@@ -189,6 +223,19 @@ class SimWorker(QObject):
         # Drag moves arrive at mouse rate; they show up in the next stepped frame.
         if not isinstance(command, (commands.DragStart, commands.DragMove, commands.DragEnd)):
             self._emit_frame()
+
+    def _record(self, command) -> None:
+        """The lockstep of a recording (RecordStart, RecordAck, RecordStop)."""
+        if isinstance(command, RecordStart):
+            self._record_every = max(1, int(command.every))
+            self._record_due = self._record_every
+            self._record_wait = True
+            self._emit_frame(record=True)
+        elif isinstance(command, RecordAck):
+            self._record_wait = False
+        else:
+            self._record_every, self._record_wait = 0, False
+        self._arm_timer()
 
     def _stop(self) -> None:
         self._cancel.set()
@@ -215,11 +262,12 @@ class SimWorker(QObject):
             return
         s = self.session
         interval = 0 if s.spec.speed <= 0 else max(1, round(1000.0 * s.world.dt / s.spec.speed))
-        want = (s.paused, interval)
+        idle = s.paused or self._record_wait  # nothing to step until a record frame is taken
+        want = (idle, interval)
         if want == self._armed:
             return
         self._armed = want
-        if s.paused:
+        if idle:
             self._timer.stop()
             cores.release_core()
             return
@@ -237,14 +285,24 @@ class SimWorker(QObject):
             return
         s = self.session
         stepped = 0
-        if not s.paused:
-            stepped = s.run_for(BATCH_SECONDS) if s.spec.speed <= 0 else s.catch_up()
+        limit = self._record_due if self._record_every else None
+        if not s.paused and not self._record_wait:
+            stepped = (s.run_for(BATCH_SECONDS, limit) if s.spec.speed <= 0
+                       else s.catch_up(limit=limit))
+        if stepped and self._record_every:
+            self._record_due -= stepped
+            if self._record_due <= 0:
+                self._record_due = self._record_every
+                self._record_wait = True
+                self._emit_frame(record=True)
+                stepped = 0
         if stepped:
             self._emit_frame()
         self._arm_timer()  # a divergence may have paused it
 
-    def _emit_frame(self) -> None:
-        """Send the world as it is now, with the steps made since the last frame."""
+    def _emit_frame(self, record: bool = False) -> None:
+        """Send the world as it is now, with the steps made since the last frame; `record`:
+        a frame of a recording."""
         s = self.session
         records = s.log.take()
         w = s.world
@@ -262,7 +320,9 @@ class SimWorker(QObject):
             residual=float(result.residual) if result is not None else math.nan,
             trace=None if s.trace is None else _frozen(s.trace, np.float64),
             trace_step=s.trace_step, state=s.state(), compile_seconds=s.compile_seconds,
-            wall=time.perf_counter(), records=records, orientation=_frozen(w.orientation))
+            wall=time.perf_counter(), records=records, orientation=_frozen(w.orientation),
+            network=(tuple(_frozen(a) for a in s.contact_network()) if s.network else None),
+            card=s.card(), record=record)
         self.frameReady.emit(frame)
 
     def _benchmark(self, job: Benchmark) -> None:

@@ -1,8 +1,10 @@
 """What the colour modes of the Session show, per marble: a heat scale, the contact impulses
-and the slip speeds of the last step. Qt-free; arrays in, arrays out."""
+and the slip speeds of the last step, with the scale each mode's colour bar shows; and the one
+palette of the program's plots. Qt-free; arrays in, arrays out."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -14,6 +16,50 @@ IMPULSE_SCALE = 6.0  # contact impulse per step, in units of the marble's weight
 # Slip speeds are shown on a log scale: SLIP_RANGE[0] (creep) and less coldest, SLIP_RANGE[1]
 # (a marble skidding) and more hottest.
 SLIP_RANGE = (1e-3, 1.0)  # m/s
+
+# The plots' background (the live plots and the comparison window alike) and their one
+# palette: Okabe & Ito's colour-blind-safe set without its black, then near-white, spring green
+# and a deep blue, the last two chosen (from a grid of colours) to keep every pair at least 26
+# CIELAB units apart in normal vision and 15 as protanopes, deuteranopes and tritanopes see it,
+# every colour at least 45 from the background (a test simulates each vision). In registry
+# order the solvers get them, so the closest pair in normal vision is pgs / pcg, sky blue
+# against blue; a solver beyond the tenth also changes its dash pattern (LINE_STYLES).
+PLOT_BACKGROUND = "#15151c"
+PALETTE = ("#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00", "#cc79a7",
+           "#f4f4f4", "#00ee66", "#0044ee")
+LINE_STYLES = ("solid", "dash", "dot", "dashdot")
+
+
+def series_style(k: int) -> tuple[str, str]:
+    """(colour, line style) of the k-th series of a plot (a solver, a phase)."""
+    return PALETTE[k % len(PALETTE)], LINE_STYLES[(k // len(PALETTE)) % len(LINE_STYLES)]
+
+
+@dataclass(frozen=True)
+class ColourScale:
+    """What a colour mode's heat colours mean, for its colour bar: title (with unit) and ticks
+    as (position in [0, 1] along heat(), label)."""
+
+    title: str
+    ticks: tuple[tuple[float, str], ...]
+
+
+def colour_scale(mode: str) -> ColourScale | None:
+    """The scale of colour mode `mode`, None for "marble" (each marble its own colour)."""
+    if mode == "speed":
+        return ColourScale("speed (m/s)", tuple((v / SPEED_SCALE, f"{v:g}")
+                                                for v in np.linspace(0.0, SPEED_SCALE, 5)))
+    if mode == "impulse":
+        return ColourScale("normal impulse per step (weight × dt)",
+                           tuple((v / IMPULSE_SCALE, f"{v:g}")
+                                 for v in np.linspace(0.0, IMPULSE_SCALE, 4)))
+    if mode == "slip":
+        lo, hi = SLIP_RANGE
+        decades = np.arange(round(math.log10(lo)), round(math.log10(hi)) + 1)
+        return ColourScale("slip speed (m/s, log)",
+                           tuple((float(slip_heat(np.array([10.0 ** d]))[0]), f"{10.0 ** d:g}")
+                                 for d in decades))
+    return None
 
 
 def heat(values: np.ndarray) -> np.ndarray:

@@ -26,6 +26,12 @@ class Reset:
 
 
 @dataclass(frozen=True)
+class Recover:
+    """Switch to a solver that does not diverge (lab.session.STABLE_SOLVER) and reset: the one
+    key out of a divergence."""
+
+
+@dataclass(frozen=True)
 class SetScene:
     name: str
 
@@ -118,3 +124,37 @@ class DragMove:
 @dataclass(frozen=True)
 class DragEnd:
     """Let go."""
+
+
+@dataclass(frozen=True)
+class OpenState:
+    """Continue from a state snapshot (lab.snapshot.read_state): its world, impulses, scene."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class SaveState:
+    """Write the world as it is now, with the last step's impulses, as a state snapshot."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class ExportProblem:
+    """Write the contact problem the last step solved as an LCP snapshot (for
+    `marbles-bench solve`)."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class ToggleNetwork:
+    """Show the contact network (force chains) or hide it."""
+
+
+@dataclass(frozen=True)
+class Pick:
+    """Follow marble `index` on the card the display shows (-1: none)."""
+
+    index: int

@@ -280,15 +280,15 @@ def read_fclib(path: str | os.PathLike) -> tuple[MatrixProblem, dict]:
                              f"{' '.join(str(err).split())}") from None
 
 
-def fclib_refusal(world) -> None:
+def fclib_refusal(world, what: str = "--save-fclib") -> None:
     """ParamError (one line) when a run of `world` cannot be written as an FCLIB local problem:
     no friction, or rolling/spinning resistance (6 rows per contact, which FCLIB's local
     problem cannot hold; exporting only the Coulomb rows would be another problem)."""
     if not world.frictional:
-        raise ParamError("--save-fclib: FCLIB holds frictional problems and this run has no "
+        raise ParamError(f"{what}: FCLIB holds frictional problems and this run has no "
                          "friction; set mu or mu_wall > 0")
     if world.mu_roll > 0.0 or world.mu_spin > 0.0:
-        raise ParamError(f"--save-fclib: FCLIB's local problem has 3 rows per contact; "
+        raise ParamError(f"{what}: FCLIB's local problem has 3 rows per contact; "
                          f"mu_roll={world.mu_roll:g}, mu_spin={world.mu_spin:g} add rolling "
                          "rows: set both to 0")
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -20,14 +19,18 @@ import scenes
 from solver.metrics import DIVERGENCE
 from solver.methods import registry
 from solver.params import ParamError, resolve
-from solver.step import PHASES, Simulation, StepReport
+from solver.step import Simulation, StepReport
 from solver.warmup import warmup
 from solver.world import World
 
 from . import commands as cmd
+from . import network, session_files
 # COLOUR_MODES, IMPULSE_SCALE, heat and contact_slip are re-exported: the Session's colours.
 from .colours import COLOUR_MODES, IMPULSE_SCALE, contact_slip, heat, marble_colours
 from .compare import ComparisonTable, compare, write_benchmark
+from .run import EXPLOSION_SPEED, max_speed_squared
+from .session_state import (FRICTION_FALLBACK, RECORD_FIELDS, STABLE_SOLVER,  # noqa: F401
+                            SessionState, StepLog, friction_text, world_friction)
 from .spec import SIM_PARAMS, SPEED, RunSpec, default_warm_start, route_assignments
 
 ITERATION_LADDER = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
@@ -48,84 +51,9 @@ MAX_CATCH_UP = 10  # steps one call may do to keep real time (200 ms at 50 Hz)
 # The friction key on a scene without friction of its own gives it this μ, marbles and walls
 # (the issue's bowl with friction).
 FRICTION_ON = 0.5
-# What a scene with friction runs on when the solver chosen cannot solve friction: the
-# friction key and the scene keys switch to it (and say so) rather than refuse, since the
-# solver was chosen for a frictionless scene; choosing a solver (SetSolver) refuses instead.
-FRICTION_FALLBACK = "pgs"
 FRICTION_NAMES = scenes.FRICTION_NAMES  # mu, mu_wall, mu_roll, mu_spin
-
-# The numbers of one step that the plots show: simulated time after it (s), final natural-map
-# residual (m/s), then seconds per phase ("collide", ..., "total").
-RECORD_FIELDS = ("time", "residual") + PHASES
-RECORD_DTYPE = np.dtype([(name, np.float64) for name in RECORD_FIELDS])
-
-
-class StepLog:
-    """The numbers of the steps made since they were last taken, one RECORD_DTYPE row each,
-    in a buffer that only grows; `take` hands them over as one read-only array (no Python per
-    step for whoever reads them)."""
-
-    def __init__(self):
-        self._rows = np.empty(256, dtype=RECORD_DTYPE)
-        self.count = 0
-
-    def add(self, time_s: float, residual: float, timings: dict) -> None:
-        """One step: simulated time after it (s), residual (m/s), seconds per phase."""
-        if self.count == self._rows.shape[0]:
-            self._rows = np.concatenate((self._rows, np.empty_like(self._rows)))
-        self._rows[self.count] = (time_s, residual, *map(timings.__getitem__, PHASES))
-        self.count += 1
-
-    def take(self) -> np.recarray:
-        """The rows so far as a read-only (k,) record array (fields by name: `.time`,
-        `.residual`, `.solve`, ...); the log starts empty again."""
-        out = self._rows[:self.count].copy().view(np.recarray)
-        out.flags.writeable = False
-        self.count = 0
-        return out
-
-    def clear(self) -> None:
-        self.count = 0
-
-    def __len__(self) -> int:
-        return self.count
-
-
-@dataclass(frozen=True)
-class SessionState:
-    """What the user controls, as it is now: sent with every frame so a display shows the
-    Session's truth. generation: +1 on every new world (scene change or reset)."""
-
-    scene: str
-    solver: str
-    solver_params: dict
-    iterations: int
-    warm_start: float
-    paused: bool
-    colour_mode: str
-    diverged: bool
-    speed: float
-    generation: int
-    message: str = ""
-    friction: tuple = (0.0, 0.0, 0.0, 0.0)  # the world's mu, mu_wall, mu_roll (m), mu_spin (m)
-
-
-def friction_text(friction) -> str:
-    """'μ 0.5', 'μ 0.5 (walls 0.3)', with '  μ_roll 0.01 m' and '  μ_spin ... m' when not 0,
-    of a (mu, mu_wall, mu_roll, mu_spin) tuple."""
-    mu, mu_wall, mu_roll, mu_spin = friction
-    text = f"μ {mu:g}" + ("" if mu_wall == mu else f" (walls {mu_wall:g})")
-    if mu_roll > 0.0:
-        text += f"  μ_roll {mu_roll:g} m"
-    if mu_spin > 0.0:
-        text += f"  μ_spin {mu_spin:g} m"
-    return text
-
-
-def world_friction(world: World) -> tuple[float, float, float, float]:
-    """(mu, mu_wall, mu_roll, mu_spin) of `world`, plain floats."""
-    return (float(world.mu), float(world.mu_wall), float(world.mu_roll), float(world.mu_spin))
-
+# Scene parameters that a world carries as they are, so they change without a rebuild.
+MATERIAL_PARAMS = ("damping",) + FRICTION_NAMES
 
 class Session:
     """A run of `spec` (its world built by `start`, or `world` if given). `progress(text, done,
@@ -140,6 +68,12 @@ class Session:
         self.colour_mode = COLOUR_MODES[0]
         self.generation = 0
         self.message = ""
+        self.message_seq = 0
+        self.alarm = ""  # see SessionState.alarm
+        self.origin = ""  # the state file the world came from ("" : built from its scene)
+        self.origin_snapshot = None  # that file's StateSnapshot, what a reset goes back to
+        self.network = False  # the display shows the contact network (lab.network)
+        self.picked = -1  # the marble whose card the display shows
         self.log = StepLog()
         self.last_report: StepReport | None = None
         self.trace: np.ndarray | None = None  # residual per iteration of the last traced step
@@ -201,28 +135,53 @@ class Session:
             self._last_trace_wall = now
             self.trace = report.result.trace.copy()
             self.trace_step = self.sim.steps
-        if report.result.status == DIVERGENCE and not self.diverged:
-            self.diverged = True
-            self.paused = True
-            self.message = (f"{report.method} diverged at step {self.sim.steps} "
-                            f"(t = {self.world.time:.2f} s): paused, R resets")
+        self._check_world(report)
         self.log.add(self.world.time, float(report.result.residual), report.timings)
         return report
 
-    def run_for(self, seconds: float) -> int:
-        """Step flat out for `seconds` of wall time (at least one step) or until paused;
-        returns the steps made."""
+    def _check_world(self, report: StepReport) -> None:
+        """Pause at every divergence of the solver and whenever a marble moves faster than
+        EXPLOSION_SPEED (or not at all finitely): resuming after one runs on only up to the
+        next (a diverging solver usually diverges again at once), so the window never runs on
+        silently with marbles flying through the glass."""
+        w = self.world
+        what = ""
+        if report.result.status == DIVERGENCE:
+            what = f"{report.method} diverged"
+        else:
+            speed = math.sqrt(max_speed_squared(w.v)) if w.n else 0.0
+            if not speed <= EXPLOSION_SPEED:  # NaN too
+                what = (f"marbles exploded ({speed:.3g} m/s, over {EXPLOSION_SPEED:g} m/s)"
+                        if math.isfinite(speed) else "marbles became non-finite")
+        if not what:
+            return
+        self.diverged = True
+        self.paused = True
+        self._clock = None
+        self.alarm = f"{what} at step {self.sim.steps} (t = {w.time:.2f} s)"
+        self._tell(f"{self.alarm}: paused; R resets, X switches to {STABLE_SOLVER} and resets")
+
+    def _tell(self, message: str) -> None:
+        """A message for the display, counted so that it is shown even when repeated."""
+        self.message = message
+        self.message_seq += 1
+
+    def run_for(self, seconds: float, limit: int | None = None) -> int:
+        """Step flat out for `seconds` of wall time (at least one step) or until paused, at
+        most `limit` steps; returns the steps made."""
         end = time.perf_counter() + seconds
         self.step()
         done = 1
-        while not self.paused and time.perf_counter() < end:
+        while (not self.paused and time.perf_counter() < end
+               and (limit is None or done < limit)):
             self.step()
             done += 1
         return done
 
-    def catch_up(self, now: float | None = None) -> int:
-        """Step as many times as real time times `speed` asks since the pacing began; a lag
-        of more than MAX_CATCH_UP steps is dropped rather than replayed. Returns the steps."""
+    def catch_up(self, now: float | None = None, limit: int | None = None) -> int:
+        """Step as many times as real time times `speed` asks since the pacing began, at most
+        `limit`; a lag of more than MAX_CATCH_UP steps is dropped rather than replayed.
+        Returns the steps."""
         if self.paused or self.spec.speed <= 0:
             self._clock = None
             return 0
@@ -235,6 +194,8 @@ class Session:
         if due > MAX_CATCH_UP:
             self._clock = (now - w.dt / speed, w.time)  # too far behind: drop the lag
             due = 1
+        if limit is not None:
+            due = min(due, limit)
         done = 0
         for _ in range(due):
             self.step(now)
@@ -264,11 +225,24 @@ class Session:
         s = self.spec
         return SessionState(s.scene, s.solver, dict(s.solver_params), s.iterations,
                             s.warm_start, self.paused, self.colour_mode, self.diverged, s.speed,
-                            self.generation, self.message, world_friction(self.world))
+                            self.generation, self.message, world_friction(self.world),
+                            self.alarm, self.message_seq, dict(s.scene_params), self.origin,
+                            self.network, self.picked, s.stabilise)
 
     def colours(self) -> np.ndarray:
         """(n, 3) float32 RGB of every marble in the colour mode (lab.colours)."""
         return marble_colours(self.colour_mode, self.world, self.sim.problem, self.sim.lam)
+
+    def contact_network(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The last step's contacts as ribbons: ends (m, 2, 3) m, width (m,) m, colour (m, 3)
+        (lab.network)."""
+        ends, impulse = network.contact_network(self.sim.problem, self.sim.lam, self.world)
+        width, colour = network.network_style(impulse, self.world)
+        return ends, width, colour
+
+    def card(self) -> network.MarbleCard | None:
+        """The picked marble's card, None when none is picked."""
+        return network.marble_card(self.world, self.sim.problem, self.sim.lam, self.picked)
 
     # ------------------------------------------------------------------------- commands
     def apply(self, command) -> None:
@@ -278,14 +252,20 @@ class Session:
         if handler is None:
             raise TypeError(f"not a Session command: {command!r}")
         self.message = ""
+        seq = self.message_seq
         try:
             handler(self, command)
         except ParamError as err:
             self.message = str(err)
+        if self.message and self.message_seq == seq:
+            self.message_seq += 1
 
     def _pause(self, c: cmd.Pause) -> None:
         self.paused = (not self.paused) if c.paused is None else bool(c.paused)
         self._clock = None
+        if self.diverged and not self.paused:
+            self.message = (f"running on after: {self.alarm}; it pauses again at the next "
+                            f"divergence (R resets, X switches to {STABLE_SOLVER})")
 
     def _single_step(self, c: cmd.Step) -> None:
         self.paused = True
@@ -293,9 +273,29 @@ class Session:
         self.step()
 
     def _reset(self, c: cmd.Reset) -> None:
-        world = self.spec.build_world()  # may refuse (ParamError): then nothing changes
+        """The scene from t = 0 (or the state file as opened); a pause the user chose stays,
+        one a divergence made ends."""
+        paused = self.paused and not self.diverged
+        self._restart()
+        self.paused = paused
+
+    def _restart(self) -> None:
+        """A new world: the state file's again, or the scene's at t = 0."""
+        if self.origin_snapshot is not None:
+            session_files.start_from(self, self.origin_snapshot, self.origin)
+        else:
+            self._new_world(self.spec.build_world())  # may refuse: then nothing changes
+
+    def _recover(self, c: cmd.Recover) -> None:
+        """STABLE_SOLVER (with its last parameters and the current iterations), then a reset
+        that runs."""
+        solver = self.spec.solver
+        if solver != STABLE_SOLVER:
+            self._set_solver(cmd.SetSolver(STABLE_SOLVER))
+        self._restart()
         self.paused = False
-        self._new_world(world)
+        self.message = (f"switched from {solver} to {STABLE_SOLVER} and reset"
+                        if solver != STABLE_SOLVER else f"{STABLE_SOLVER}: reset")
 
     def _set_scene(self, c: cmd.SetScene) -> None:
         """A scene with friction while the solver cannot solve it: FRICTION_FALLBACK, said."""
@@ -386,6 +386,10 @@ class Session:
             nxt = next((v for v in ITERATION_LADDER if v > now), now)
         else:
             nxt = next((v for v in reversed(ITERATION_LADDER) if v < now), now)
+        if nxt == now:
+            end = "largest" if c.delta > 0 else "smallest"
+            self.message = f"iterations already at the {end} step of the ladder ({now})"
+            return
         self._set_iterations(cmd.SetIterations(nxt))
 
     def _set_parameter(self, c: cmd.SetParameter) -> None:
@@ -406,10 +410,22 @@ class Session:
             params = resolve(scenes.get(s.scene).params, {**s.scene_params, **scene_over},
                              f"scene {s.scene}")
             registry.check_friction(s.solver, scenes.has_friction(params))
+            if set(scene_over) <= set(MATERIAL_PARAMS):
+                self._set_material(params)
+                return
             world = s.changed(scene_params=params).build_world()  # may refuse: no change
             self._scene_params[s.scene] = params
             self.spec = s.changed(scene_params=params)
             self._new_world(world)
+
+    def _set_material(self, params: dict) -> None:
+        """Scene parameters the world carries as they are (drag, friction): changed on the
+        current world from the next step, no rebuild (a reset keeps them)."""
+        w = self.world
+        w.damping = float(params["damping"])
+        w.mu, w.mu_wall, w.mu_roll, w.mu_spin = map(float, scenes.friction_of(params))
+        self._scene_params[self.spec.scene] = params
+        self.spec = self.spec.changed(scene_params=params)
 
     def _relax(self, c: cmd.Relax) -> None:
         method = registry.get(self.spec.solver)
@@ -442,6 +458,12 @@ class Session:
         self.spec = self.spec.changed(speed=float(SPEED.parse(c.speed)))
         self._clock = None
 
+    def _toggle_network(self, c: cmd.ToggleNetwork) -> None:
+        self.network = not self.network
+
+    def _pick(self, c: cmd.Pick) -> None:
+        self.picked = int(c.index) if 0 <= int(c.index) < self.world.n else -1
+
     def _drag_start(self, c: cmd.DragStart) -> None:
         i = int(c.index)
         self._drag = (i, self.world.x[i].copy()) if 0 <= i < self.world.n else None
@@ -457,13 +479,15 @@ class Session:
         self._drag = None
 
     _HANDLERS = {cmd.Pause: _pause, cmd.Step: _single_step, cmd.Reset: _reset,
-                 cmd.SetScene: _set_scene, cmd.CycleScene: _cycle_scene,
+                 cmd.Recover: _recover, cmd.SetScene: _set_scene, cmd.CycleScene: _cycle_scene,
                  cmd.SetSolver: _set_solver, cmd.CycleSolver: _cycle_solver,
                  cmd.SetIterations: _set_iterations, cmd.CycleIterations: _cycle_iterations,
                  cmd.SetParameter: _set_parameter, cmd.Relax: _relax,
                  cmd.CycleWarmStart: _cycle_warm_start, cmd.SetColourMode: _set_colour_mode,
                  cmd.SetSpeed: _set_speed, cmd.DragStart: _drag_start, cmd.DragMove: _drag_move,
-                 cmd.DragEnd: _drag_end, cmd.ToggleFriction: _toggle_friction}
+                 cmd.DragEnd: _drag_end, cmd.ToggleFriction: _toggle_friction,
+                 cmd.ToggleNetwork: _toggle_network, cmd.Pick: _pick,
+                 **session_files.HANDLERS}
 
     def _use(self, settings) -> None:
         """Solver settings from the next step on (already validated)."""
@@ -475,10 +499,15 @@ class Session:
         self.spec = self.spec.changed(warm_start=fraction, warm_start_given=True)
         self.sim.warm_start = fraction
 
-    def _new_world(self, world: World) -> None:
+    def _new_world(self, world: World, origin: str = "", snapshot=None) -> None:
+        """`world` from now on; `origin` and `snapshot`: the state file it came from."""
         self.sim = self.spec.simulation(world)
+        self.origin, self.origin_snapshot = origin, snapshot
+        if self.picked >= world.n:
+            self.picked = -1
         self.generation += 1
         self.diverged = False
+        self.alarm = ""
         self.last_report = None
         self.log.clear()
         self.trace = None

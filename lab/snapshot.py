@@ -221,7 +221,9 @@ def _spin_and_friction(z: Archive) -> dict:
         if off.any():
             raise z.error(f"q must hold unit quaternions, got one of norm "
                           f"{_first_bad(norm, off)}")
-        out["orientation"] = q / norm[:, None]
+        # Renormalised only where they are off by more than rounding: a saved state then
+        # reopens bit for bit (the window's Ctrl+S, Ctrl+O).
+        out["orientation"] = np.where(np.abs(norm - 1.0)[:, None] <= 1e-12, q, q / norm[:, None])
     for name, param in FRICTION.items():
         if name in z:
             try:

@@ -5,7 +5,11 @@
 // Variants are chosen with #define (inserted by the loader), not with uniform booleans: the
 // software rasteriser (llvmpipe) runs both sides of a branch under a mask, so code behind a
 // false uniform condition would still cost its full price per fragment.
-//   SHADOWS  sample the shadow map
+//   SHADOWS       sample the shadow map
+//   SOFT_SHADOWS  (with SHADOWS) four filtered lookups on a rotated grid instead of one: the
+//                 marbles' shadow edges blend over about three texels instead of one, so they
+//                 are smooth instead of stair-stepped (used by the marbles only: the floor's
+//                 many pixels would pay three more lookups each for little to see)
 
 uniform vec3 u_light_dir;            // unit vector from the scene towards the key light
 uniform vec3 u_eye;                  // camera position
@@ -35,7 +39,18 @@ float key_visibility(vec3 p, vec3 n)
     vec3 s = l.xyz / l.w * 0.5 + 0.5;
     if (s.x <= 0.0 || s.x >= 1.0 || s.y <= 0.0 || s.y >= 1.0 || s.z >= 1.0)
         return 1.0;
-    return texture(u_shadow_map, vec3(s.xy, s.z - u_shadow_bias));
+    float z = s.z - u_shadow_bias;
+#ifdef SOFT_SHADOWS
+    // Each lookup already averages 2x2 texels (LINEAR comparison); four of them, offset on a
+    // grid turned by about 27 degrees, cover 4x4 texels without a regular pattern showing.
+    vec2 texel = 1.0 / vec2(textureSize(u_shadow_map, 0));
+    return 0.25 * (texture(u_shadow_map, vec3(s.xy + vec2(-1.5, -0.5) * texel, z))
+                 + texture(u_shadow_map, vec3(s.xy + vec2(0.5, -1.5) * texel, z))
+                 + texture(u_shadow_map, vec3(s.xy + vec2(1.5, 0.5) * texel, z))
+                 + texture(u_shadow_map, vec3(s.xy + vec2(-0.5, 1.5) * texel, z)));
+#else
+    return texture(u_shadow_map, vec3(s.xy, z));
+#endif
 #endif
 }
 

@@ -24,6 +24,7 @@ from .geometry import (box_walls_mesh, checker_period, circle_segments, containe
                        plane_basis, plane_model, screen_rect, sphere_mesh, torus_mesh)
 from .glsl import (GBuffer, GLFailure, Impostors, Mesh, Target, Uniforms, blend_over,
                    check_version, no_context_message, program, shadow_map, surface_format)
+from .network import NetworkMesh, ribbon_vertices
 from .render_thread import share_priority
 
 SHADOW_MAP_SIZE = 512  # texels; 4.5 mm each over the 1 m bowl, ample for 10 cm marbles
@@ -70,6 +71,11 @@ class Scene:
     debug_flat: bool
     shadows: bool
     exact_quads: bool
+    soft_shadows: bool = True  # the marbles' shadow edges filtered over ~3 texels
+    # The contact network, (ends (m, 2, 3), width (m,), colour (m, 3)), or None; with it the
+    # marbles are drawn at `marble_scale` of their radius (lab.network.MARBLE_SCALE).
+    network: tuple | None = None
+    marble_scale: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -257,6 +263,8 @@ class Renderer(QObject):
         self._shade_progs = {
             "lit": program("background.vert", "marble_shade.frag"),
             "lit+shadows": program("background.vert", "marble_shade.frag", ("SHADOWS",)),
+            "lit+shadows+soft": program("background.vert", "marble_shade.frag",
+                                        ("SHADOWS", "SOFT_SHADOWS")),
         }
         self._surface_progs = {
             "lit": program("surface.vert", "surface.frag"),
@@ -265,6 +273,7 @@ class Renderer(QObject):
             "line": program("surface.vert", "surface.frag", ("LINE",)),
         }
         self._bg_prog = program("background.vert", "background.frag")
+        self._network = NetworkMesh()
         self._uniforms = Uniforms()
 
     def _set(self, prog: int, name: str, value) -> None:
@@ -358,6 +367,9 @@ class Renderer(QObject):
             self._draw_marbles("flat", **frame.marble_uniforms())
         elif n:
             self._shade_pass(frame)
+        if scene.network is not None:
+            self._network.upload(ribbon_vertices(*scene.network, scene.eye))
+            self._network.draw(scene.viewproj, self._uniforms)
         if not scene.debug_flat:
             self._line_pass(frame)
             self._glass_pass(frame)
@@ -373,7 +385,8 @@ class Renderer(QObject):
             self._container_version = scene.container_version
             self._shadow_dirty = True
         if scene.marbles_version != self._marbles_version:
-            self._impostors.upload(scene.x, scene.radius, scene.colour, scene.orientation)
+            self._impostors.upload(scene.x, scene.radius * scene.marble_scale, scene.colour,
+                                   scene.orientation)
             self._marbles_version = scene.marbles_version
             self._shadow_dirty = True
 
@@ -500,7 +513,8 @@ class Renderer(QObject):
         if box is not None:
             GL.glEnable(GL.GL_SCISSOR_TEST)
             GL.glScissor(*box)
-        prog = self._shade_progs[frame.variant]
+        soft = frame.shadows and scene.soft_shadows
+        prog = self._shade_progs[frame.variant + ("+soft" if soft else "")]
         GL.glUseProgram(prog)
         for k, v in frame.lighting().items():
             self._set(prog, k, v)

@@ -18,11 +18,16 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QWidget
 
+from lab.network import MARBLE_SCALE
+
 from .camera import Camera
 from .geometry import container_bounds, slope_azimuth
 from .picking import pick_sphere, ray_plane
 from .render_thread import Link
 from .renderer import Renderer, Result, Scene
+
+
+CLICK_SLOP = 3.0  # px a click may move between press and release and still pick
 
 
 class MarbleView(QWidget):
@@ -41,13 +46,16 @@ class MarbleView(QWidget):
 
     ``debug_flat``: draw only the marbles in their unshaded colour on black, without floor,
     container or shadows (the pixel test compares this against a numpy ray cast).
-    ``shadows``: render the key light's shadow map (on by default).
+    ``shadows``: render the key light's shadow map (on by default); ``soft_shadows``: filter
+    the marbles' shadow edges over about three texels of the map (on by default).
     """
 
     glFailed = Signal(str)
     dragStarted = Signal(int)
     dragMoved = Signal(int, object)
     dragEnded = Signal(int)
+    # A left click (press and release without moving, no Ctrl): the marble under it, or -1.
+    marbleClicked = Signal(int)
     # After each rendering that replaced the image: its cost in seconds (drawing and reading
     # back, in the render thread), for the window's pacing, and which marbles it shows (the
     # `marbles_version` that set_marbles had made when the rendering was asked for).
@@ -61,6 +69,7 @@ class MarbleView(QWidget):
         self.camera = Camera()
         self.debug_flat = bool(debug_flat)
         self.shadows = bool(shadows)
+        self.soft_shadows = True
         # False draws the naive impostor (parallel to the image, circumscribing radius r, not
         # the silhouette), which clips marbles off the view axis; it exists only so the pixel
         # test can show that it fails.
@@ -74,8 +83,10 @@ class MarbleView(QWidget):
         self._container: dict | None = None
         self._container_version = 0
         self._frame_on_marbles = False
+        self._network: tuple | None = None  # see set_network
         self._drag: dict | None = None
         self._press_pos: QPointF | None = None
+        self._click_at: QPointF | None = None
         self._link: Link | None = None
         self._seq = 0  # renderings asked for
         self._in_flight = 0  # seq of the rendering under way (0: none)
@@ -140,6 +151,15 @@ class MarbleView(QWidget):
             # Marbles on a tilted plane roll away down it for ever: the camera follows them
             # (its angles and distance stay as the user left them).
             self.camera.target = container_bounds(self._container, x, self._radius)[0]
+        self.update()
+
+    def set_network(self, network: tuple | None) -> None:
+        """The contact network to draw, (ends (m, 2, 3) m, width (m,) m, colour (m, 3)), or
+        None for none; while it is shown the marbles shrink to lab.network.MARBLE_SCALE of
+        their radius (picking still uses their true size)."""
+        if (network is None) != (self._network is None):
+            self._marbles_version += 1  # the marbles' drawn radius changes
+        self._network = network
         self.update()
 
     @property
@@ -249,7 +269,9 @@ class MarbleView(QWidget):
                       marbles_version=self._marbles_version,
                       container=self._container, container_version=self._container_version,
                       drag_line=drag_line, debug_flat=self.debug_flat, shadows=self.shadows,
-                      exact_quads=self.exact_quads)
+                      exact_quads=self.exact_quads, soft_shadows=self.soft_shadows,
+                      network=self._network,
+                      marble_scale=1.0 if self._network is None else MARBLE_SCALE)
 
     def _on_rendered(self, result: Result) -> None:
         if result.seq == self._in_flight:
@@ -295,6 +317,7 @@ class MarbleView(QWidget):
     def mousePressEvent(self, event) -> None:
         pos = event.position()
         self._press_pos = pos
+        self._click_at = pos if event.button() == Qt.MouseButton.LeftButton else None
         if (event.button() == Qt.MouseButton.LeftButton
                 and event.modifiers() & Qt.KeyboardModifier.ControlModifier):
             index, point = self.pick(pos.x(), pos.y())
@@ -337,6 +360,11 @@ class MarbleView(QWidget):
             self._drag = None
             self.dragEnded.emit(index)
             self.update()
+        elif (event.button() == Qt.MouseButton.LeftButton and self._click_at is not None
+              and (event.position() - self._click_at).manhattanLength() <= CLICK_SLOP
+              and not event.modifiers() & Qt.KeyboardModifier.ControlModifier):
+            self.marbleClicked.emit(self.pick(event.position().x(), event.position().y())[0])
+        self._click_at = None
         self._press_pos = None
         event.accept()
 

@@ -163,3 +163,73 @@ def test_killed_mid_write_leaves_complete_files_or_none(tmp_path):
         if mid_write:
             break
     assert mid_write, "the temporary file was never seen: the kill never hit the write"
+
+
+def fake_table(solvers=tuple(registry.METHODS), iterations=50):
+    """A ComparisonTable of made-up curves: solver k falls by 10^-(k+1)/iteration and takes
+    (k + 1)^3 µs per iteration, so the slowest is a thousand times the fastest (as pgs-sm's
+    300-1250 ms against the others' few)."""
+    from lab.compare import ComparisonTable
+
+    k = np.arange(len(solvers))[:, None]
+    it = np.arange(iterations + 1)[None, :]
+    residual = 10.0 ** (-(k + 1) * it / iterations)
+    seconds = 1e-6 * (k + 1) ** 3 * it
+    return ComparisonTable(list(solvers), residual, seconds, ["max_iterations"] * len(solvers),
+                           {"contacts": 1270, "metric": "natural map"})
+
+
+def test_the_comparison_reads_on_a_log_time_axis_in_the_palette(qtbot, tmp_path):
+    from lab.colours import PALETTE, PLOT_BACKGROUND
+    from app.benchmark_window import BenchmarkWindow
+
+    table = fake_table()
+    plot = BenchmarkWindow(table, [str(tmp_path / "benchmark.npy")], {"scene": "bowl"})
+    qtbot.addWidget(plot)
+    plot.show()
+    qtbot.waitExposed(plot)
+    assert plot.by_time.getAxis("bottom").logMode and plot.by_time.getAxis("left").logMode
+    colours = []
+    for k, name in enumerate(table.solvers):
+        by_iteration, by_time = plot.curves[name]
+        assert np.all(by_time.xData > 0)  # t = 0 has no place on a log axis: left out
+        assert by_time.xData.size == table.residual.shape[1] - 1
+        colours.append((by_time.opts["pen"].color().name(), by_time.opts["pen"].style()))
+        assert by_iteration.opts["pen"].color().name() == colours[-1][0]
+    # The palette's ten colours in order, then again dashed: every solver its own pen.
+    assert [c for c, _ in colours] == [PALETTE[k % len(PALETTE)] for k in range(len(colours))]
+    assert len(set(colours)) == len(colours) == len(registry.METHODS) > len(PALETTE)
+    assert plot.canvas.backgroundBrush().color().name() == PLOT_BACKGROUND
+    # Each solver's curve spans its own decades of time, none squashed against the axis.
+    box = plot.by_time.getViewBox()
+    qtbot.waitUntil(lambda: box.viewRange()[0][1] - box.viewRange()[0][0] > 3.0, timeout=5000)
+    legend = plot.legend.sceneBoundingRect()
+    assert legend.width() > 100
+    for item in (plot.by_iteration, plot.by_time):
+        assert not legend.intersects(item.getViewBox().sceneBoundingRect())
+    assert {label.text for _, label in plot.legend.items} == set(table.solvers)
+
+
+def test_save_figure_writes_the_window_atomically_or_says_why(qtbot, tmp_path, monkeypatch):
+    from PySide6.QtGui import QImage
+
+    import app.benchmark_window as bw
+    from app import dialogs
+
+    plot = bw.BenchmarkWindow(fake_table(), [str(tmp_path / "benchmark.npy")], {"scene": "x"})
+    qtbot.addWidget(plot)
+    plot.show()
+    qtbot.waitExposed(plot)
+    asked = []
+    monkeypatch.setattr(dialogs, "ask_save_path",
+                        lambda parent, caption, start, filters: asked.append(start) or "")
+    plot.save_button.click()  # cancelled: nothing written
+    assert asked == [str(tmp_path / "benchmark-window.png")] and not list(tmp_path.iterdir())
+    monkeypatch.setattr(dialogs, "ask_save_path", lambda *a: str(tmp_path / "fig.png"))
+    plot.save_button.click()
+    image = QImage(str(tmp_path / "fig.png"))
+    assert image.width() >= plot.width() - 2 and plot.status.text().startswith("figure saved")
+    assert not plot.save_figure(str(tmp_path / "no" / "fig.png"))
+    assert plot.status.text().startswith("figure not saved: ") and "does not exist" in \
+        plot.status.text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fig.png"]

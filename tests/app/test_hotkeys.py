@@ -11,7 +11,9 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 REQUIRED = {"pause", "step", "reset", "next_scene", "prev_scene", "next_solver", "prev_solver",
             "more_iterations", "fewer_iterations", "omega_up", "omega_down", "warm_start",
-            "colour", "friction", "benchmark", "screenshot", "camera", "help", "quit"}
+            "colour", "friction", "benchmark", "screenshot", "camera", "help", "quit",
+            "recover", "controls", "save_state", "open_state", "export_problem",
+            "network", "record"}
 
 
 def test_table_has_every_required_action_once():

@@ -1,15 +1,16 @@
-"""The HUD's text is a pure function of a frame and two measured rates; the rate meter."""
+"""The HUD's text is a pure function of a frame and two measured rates; the rate meter; the
+HUD fits the view's width."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from app.hud import RateMeter, hud_text
+from app.hud import Hud, RateMeter, hud_text
 from app.worker import Frame
 from lab.session import SessionState
 
 
-def frame(**state) -> Frame:
+def frame(timings=None, **state) -> Frame:
     s = dict(scene="bowl", solver="psor", solver_params={"omega": 1.5, "abs_tol": 1e-12},
              iterations=20, warm_start=0.5, paused=False, colour_mode="marble", diverged=False,
              speed=1.0, generation=0)
@@ -17,8 +18,8 @@ def frame(**state) -> Frame:
     return Frame(seq=1, stepped=True, x=np.zeros((3, 3), np.float32),
                  radius=np.full(3, 0.1, np.float32), colour=np.zeros((3, 3), np.float32),
                  container={}, time=1.5, steps=75, dt=0.02, contacts=12,
-                 timings={"collide": 1e-4, "assemble": 1e-5, "solve": 2e-4, "integrate": 1e-5,
-                          "total": 3.2e-4}, status="max_iterations", iterations_done=20,
+                 timings=timings or {"collide": 1e-4, "assemble": 1e-5, "solve": 2e-4,
+                                     "integrate": 1e-5, "total": 3.2e-4}, status="max_iterations", iterations_done=20,
                  residual=3.2e-3, trace=None, trace_step=-1, state=SessionState(**s))
 
 
@@ -28,19 +29,50 @@ def test_the_hud_says_what_runs_with_which_parameters():
     assert "solver psor (Projected SOR) omega=1.5" in text
     assert "abs_tol" not in text  # the shared tolerances are not the solver's own
     assert "warm start x0.5" in text and "iterations 20" in text
-    assert "step 0.32 ms" in text and " 15.0 fps" in text and "49.9 steps/s" in text
+    assert "step 0.32 ms" in text
+    # 49.9 steps of 0.02 s per second: the real-time factor is their product.
+    assert "15.0 frames/s   49.9 steps/s   1.00x real time" in text
     assert "residual 3.200e-03 m/s   max_iterations after 20 it" in text
+    assert "SLOWER" not in text
+
+
+ALARM = "jacobi diverged at step 6 (t = 0.12 s)"
 
 
 @pytest.mark.parametrize("state, line", [
-    (dict(diverged=True, paused=True), "DIVERGED: paused; R resets"),
+    (dict(diverged=True, paused=True, alarm=ALARM),
+     f"DIVERGED: paused ({ALARM}); R resets, X switches to pgs and resets"),
+    (dict(diverged=True, paused=False, alarm=ALARM),
+     f"DIVERGED, running on: pauses at the next divergence ({ALARM}); R resets, X switches "
+     "to pgs"),
     (dict(paused=True), "PAUSED (Space resumes, S steps)"),
     (dict(speed=0.0), "running as fast as possible"),
+    (dict(speed=1.0), "running in real time"),
     (dict(speed=2.0), "running at 2x real time"),
     (dict(message="omega=1.9 is at its limit"), "omega=1.9 is at its limit"),
 ])
 def test_the_hud_states_the_run(state, line):
-    assert line in hud_text(frame(**state), 0.0, 0.0).splitlines()
+    assert line in hud_text(frame(**state), 10.0, 50.0).splitlines()
+
+
+def test_rates_not_measured_yet_are_a_dash_not_zero():
+    assert "— frames/s   — steps/s   —x real time" in hud_text(frame(), np.nan, np.nan)
+
+
+def test_a_solver_that_cannot_keep_real_time_is_said_so():
+    """pgs-sm at 32 of 50 steps per second (issue 15): 0.64x of the 1x asked, with the step
+    time that explains it; at 2x asked, 60 steps/s are 1.2x, short of it too; flat out and
+    paused there is nothing to keep up with."""
+    slow = dict(timings={"collide": 1e-3, "assemble": 1e-3, "solve": 28e-3, "integrate": 1e-3,
+                         "total": 31e-3})
+    lines = hud_text(frame(**slow), 10.0, 32.0).splitlines()
+    assert ("SLOWER THAN REAL TIME: 0.64x of the 1x asked; a step takes 31.0 ms, real time "
+            "allows 20.0 ms") in lines
+    assert any(line.startswith("SLOWER THAN REAL TIME: 1.20x of the 2x asked")
+               for line in hud_text(frame(speed=2.0, **slow), 10.0, 60.0).splitlines())
+    assert "SLOWER" not in hud_text(frame(speed=0.0, **slow), 10.0, 32.0)
+    assert "SLOWER" not in hud_text(frame(paused=True, **slow), 10.0, 32.0)
+    assert "SLOWER" not in hud_text(frame(**slow), 10.0, 46.0)  # 0.92x: within the margin
 
 
 def test_rate_meter_counts_events_per_second_over_its_window():
@@ -48,7 +80,37 @@ def test_rate_meter_counts_events_per_second_over_its_window():
     for k in range(11):
         meter.add(now=10.0 + 0.1 * k)
     assert meter.rate(now=11.0) == pytest.approx(10.0)
-    assert meter.rate(now=13.0) == 0.0
+    assert meter.rate(now=11.05) == pytest.approx(10.0)  # not overdue yet
+    # Events stopped: the rate falls with the time since (the last three are kept).
+    assert meter.rate(now=13.0) == pytest.approx(2 / 2.2)
+    assert meter.rate(now=100.0) != meter.rate(now=100.0)  # NaN: nothing left to measure
+
+
+def test_rare_events_give_their_rate_not_zero():
+    """A step every 1.3 s (a slow solver) read "0.0 steps/s" with a one-second window."""
+    meter = RateMeter(window=1.0)
+    for k in range(5):
+        meter.add(now=1.3 * k)
+    assert meter.rate(now=1.3 * 4 + 0.5) == pytest.approx(1 / 1.3)
+    assert meter.rate(now=1.3 * 4 + 2.6) == pytest.approx(2 / (2 * 1.3 + 2.6))  # overdue
+    counted = RateMeter(window=1.0)
+    for k in range(5):
+        counted.add(count=7, now=0.1 * k)  # frames of 7 steps each
+    assert counted.rate(now=0.4) == pytest.approx(70.0)
+
+
+def test_the_hud_wraps_within_the_width_it_is_given(qtbot):
+    hud = Hud()
+    qtbot.addWidget(hud)
+    hud.setText(hud_text(frame(solver="prox-gs", solver_params={
+        "r": "local", "gamma": 1.0, "r_global": 5.0, "adapt": 1, "merit": "objective",
+        "nu": 0.0, "grow": 0.0, "rho_abs_tol": 0.0, "rho_rel_tol": 0.0}), 10.0, 50.0))
+    hud.fit(2000)
+    natural = hud.width()
+    assert not hud.wordWrap() and hud.x() == 8
+    hud.fit(300)
+    assert hud.wordWrap() and hud.width() <= 300 - 16 and hud.height() > 0
+    assert natural > 300
 
 
 @pytest.mark.parametrize("friction, shown", [

@@ -1,7 +1,10 @@
 """The live plots alone: what the curves hold after frames of many steps each."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
+import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QImage
 
@@ -128,7 +131,7 @@ def test_log_axis_widens_at_once_and_narrows_after_a_while(qtbot):
     assert show(-1.5, -0.5) == (-2.0, 0.0)
 
 
-def test_a_mouse_zoom_holds_the_range_until_the_auto_button(qtbot):
+def test_a_mouse_zoom_holds_the_range_until_the_follow_button(qtbot):
     plots = LivePlots()
     qtbot.addWidget(plots)
     plot = plots.history_plot
@@ -137,19 +140,150 @@ def test_a_mouse_zoom_holds_the_range_until_the_auto_button(qtbot):
         plots.add_frame(f)
     plots.refresh()
     chosen = plot._shown_range
+    assert plots.following and plots.follow_button.isChecked()
     box.scaleBy((0.5, 0.5))  # what the wheel does, as the user
     box.sigRangeChangedManually.emit(box.state["mouseEnabled"])
+    assert not plots.following and not plots.follow_button.isChecked()  # visibly held
     zoomed = box.viewRange()
     for f in constant_frames(0.02, 100, 1e-9):  # new data, other decades
         plots.add_frame(f)
     plots.refresh()
     assert np.allclose(box.viewRange(), zoomed)  # held
-    plot.autoBtn.clicked.emit(plot.autoBtn)
+    plots.follow_button.click()
+    assert plots.following and plots.follow_button.isChecked()
     plots.add_frame(constant_frames(0.02, 1, 1e-9)[0])
     plots.refresh()
     assert plot._shown_range != chosen and plot._shown_range[2:] == (-9.0, -2.0)  # widened
     (y0, y1) = box.viewRange()[1]
     assert y0 < -9.0 + 0.2 and y1 > -2.0 - 0.2  # the decades chosen, shown again
+
+
+def state(generation=0, scene="bowl", solver="pgs"):
+    return SimpleNamespace(generation=generation, scene=scene, solver=solver)
+
+
+def with_state(frame, **kw):
+    frame.state = state(**kw)
+    return frame
+
+
+@pytest.mark.parametrize("change, label", [
+    (dict(generation=1), "reset"),
+    (dict(generation=1, scene="box"), "scene box"),
+    (dict(solver="psor"), "psor"),
+    (dict(generation=1, scene="box", solver="psor"), "scene box, psor"),
+])
+def test_a_reset_a_new_scene_or_solver_follows_the_data_again_and_is_marked(qtbot, change,
+                                                                            label):
+    """One wheel turn froze a plot's range for good and left it empty after N (issue 15)."""
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    dt = 0.02
+    for f in frames(dt, 200, 50):
+        plots.add_frame(with_state(f))
+    plots.refresh()
+    box = plots.history_plot.getViewBox()
+    box.scaleBy((0.1, 0.1))
+    box.sigRangeChangedManually.emit(box.state["mouseEnabled"])
+    assert not plots.following
+    # A new world's clock starts at 0 again; the history's continues from 4 s.
+    for f in frames(dt, 100, 50, start=0 if "generation" in change else 200):
+        plots.add_frame(with_state(f, **change))
+    plots.refresh()
+    assert plots.following and plots.follow_button.isChecked()
+    assert plots.markers == [(pytest.approx(200 * dt), label)]
+    x, _ = plots.curve_data()["history"]
+    assert np.all(np.diff(x) > 0) and x[-1] == 0.0  # one clock, rising
+    assert plots.shown_time == pytest.approx(300 * dt)
+    lines = plots._marker_lines[0].getData()[0]
+    np.testing.assert_allclose(lines, [-100 * dt, -100 * dt])  # 2 s before the newest step
+    shown = [item for item in plots._marker_labels if item.isVisible()]
+    assert [item.textItem.toPlainText() for item in shown] == [label]
+    (lo, hi), _ = box.viewRange()
+    assert lo < -9.5 and hi > -0.5  # the whole history again, not the zoom
+
+
+def test_markers_leave_with_the_history(qtbot):
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    for f in frames(0.02, 10, 10):
+        plots.add_frame(with_state(f))
+    plots.add_frame(with_state(frames(0.02, 1, 1, start=10)[0], solver="psor"))
+    for f in frames(0.02, 600, 100, start=11):  # 12 s more: the marker is older than 10 s
+        plots.add_frame(with_state(f, solver="psor"))
+    plots.refresh()
+    assert plots.markers == [] and not any(item.isVisible() for item in plots._marker_labels)
+
+
+def text_rects(axis) -> list:
+    from PySide6.QtGui import QPainter
+
+    image = QImage(10, 10, QImage.Format.Format_RGB32)
+    painter = QPainter(image)
+    try:
+        _, _, texts = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [(rect, text) for rect, _, text in texts if text]
+
+
+@pytest.mark.parametrize("size", [(280, 420), (330, 600), (420, 780)])
+@pytest.mark.parametrize("trace", [(0.95, 0.62), (0.9, 0.85), (1e-2, 1e-14), (3.0, 2e-3)])
+def test_tick_labels_never_overlap(qtbot, size, trace):
+    """Log axes over less than a decade labelled 0.9, 0.8, 0.7 ... on top of each other
+    (issue 15); narrow plots crowd the time axes too."""
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    plots.resize(*size)
+    plots.show()
+    qtbot.waitExposed(plots)
+    steps = 40
+    plots.add_frame(FakeFrame([((k + 1) * 0.02, trace[1], {n: 1e-4 * (1 + k % 3)
+                                                            for n in PHASES + ("total",)})
+                               for k in range(steps)],
+                              trace=np.geomspace(*trace, 21), trace_step=1))
+    plots.refresh()
+    # A zoom into less than a decade, as the wheel can leave it.
+    plots.timing_plot.getViewBox().setRange(yRange=(-3.9, -3.75), padding=0)
+    qtbot.wait(50)
+    labelled = 0
+    for plot in plots.plots:
+        for name in ("left", "bottom"):
+            rects = text_rects(plot.getAxis(name))
+            labelled += len(rects)
+            assert len(rects) >= 2, (name, [t for _, t in rects])
+            for i, (a, ta) in enumerate(rects):
+                for b, tb in rects[i + 1:]:
+                    assert not a.intersects(b), (plot.titleLabel.text, name, ta, tb)
+    assert labelled >= 12
+
+
+def test_the_legend_sits_outside_the_data(qtbot):
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    plots.resize(400, 700)
+    plots.show()
+    qtbot.waitExposed(plots)
+    for f in frames(0.02, 600, 50):
+        plots.add_frame(f)
+    plots.refresh()
+    qtbot.wait(50)
+    legend = plots.legend.sceneBoundingRect()
+    assert legend.width() > 50 and legend.height() > 5
+    for plot in plots.plots:
+        assert not legend.intersects(plot.getViewBox().sceneBoundingRect())
+
+
+def test_the_plots_draw_in_the_one_palette_on_their_background(qtbot):
+    from lab.colours import PALETTE, PLOT_BACKGROUND
+
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    colours = [plots.trace_curve.pen().color().name(), plots.history_curve.pen().color().name()]
+    colours += [c.pen().color().name() for c in plots.phase_curves.values()]
+    assert set(colours) <= set(PALETTE)
+    assert len(set(colours[2:])) == len(PHASES)
+    assert plots.canvas.backgroundBrush().color().name() == PLOT_BACKGROUND
 
 
 def test_a_legend_entry_shows_and_hides_its_phase_curve(qtbot):

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QMessageBox, QPushButton, QWidget
 
 import scenes
 from app import hotkeys
@@ -178,6 +178,12 @@ def test_every_hotkey_changes_the_workers_state(qtbot, make_window, tmp_path):
     covered.add("camera")
     assert window.view.camera.azimuth != moved
 
+    _press(qtbot, window, _key("controls"))
+    covered.add("controls")
+    assert window.controls_dock.isHidden()
+    _press(qtbot, window, _key("controls"))
+    assert window.controls_dock.isVisible()
+
     _press(qtbot, window, _key("help"))
     covered.add("help")
     assert window.help.isVisible()
@@ -191,22 +197,33 @@ def test_every_hotkey_changes_the_workers_state(qtbot, make_window, tmp_path):
 
     gen = window.latest.state.generation
     press("reset", lambda f: f.state.generation == gen + 1 and f.time < 0.5)
+    window.sim.send(cmd.SetSolver("psor"))
+    wait_state(qtbot, window, lambda f: f.state.solver == "psor")
+    press("recover", lambda f: f.state.solver == "pgs" and f.state.generation == gen + 2)
     second = scene_names[1]
     press("next_scene", lambda f: f.state.scene == second)
     press("prev_scene", lambda f: f.state.scene == scene_names[0])
 
-    # B has its own test (test_benchmark_gui.py), Q below.
-    assert covered | {"benchmark", "quit"} == set(hotkeys.ACTIONS)
+    # B has its own test (test_benchmark_window.py), Q below, the files and the network
+    # test_window_e2e.py, recording test_recorder.py.
+    assert covered | {"benchmark", "quit", "save_state", "open_state", "export_problem",
+                      "network", "record"} == set(hotkeys.ACTIONS)
 
 
 def test_keys_reach_the_map_from_every_widget_that_can_take_focus(qtbot, make_window):
     """No application-wide key filter: a key pressed in a focused child must reach
     MainWindow.keyPressEvent by propagation, so no child may keep hotkeys for itself. The
-    plots, which would (their view boxes zoom on + and -), cannot take focus."""
+    plots, which would (their view boxes zoom on + and -), cannot take focus. The controls
+    dock's editors take the keys while they are being edited (test_window_e2e.py: after an
+    edit the keyboard goes back to the view), its buttons never take focus."""
     window = make_window(scene="column")
+    editors = window.controls.findChildren(QWidget)
     focusable = [w for w in window.findChildren(QWidget)
-                 if w.focusPolicy() != Qt.FocusPolicy.NoFocus and w.isVisible()]
+                 if w.focusPolicy() != Qt.FocusPolicy.NoFocus and w.isVisible()
+                 and w not in editors and w is not window.controls]
     assert window.view in focusable and window.plots.canvas not in focusable
+    assert not any(b.focusPolicy() != Qt.FocusPolicy.NoFocus
+                   for b in window.controls.findChildren(QPushButton))
     paused = False
     for widget in focusable:
         widget.setFocus()
@@ -292,25 +309,40 @@ def test_quit_key_closes_and_joins_the_worker(qtbot, make_window):
     assert window.sim.thread.isFinished()
 
 
-def test_divergence_pauses_and_reset_recovers(qtbot, make_window):
+def test_divergence_pauses_every_time_and_the_hud_tells_the_truth(qtbot, make_window):
+    """`marbles --solver jacobi --set beta=1` (issue 15): Space after the divergence ran on for
+    good at 1e7 m/s with the HUD still reading "paused". Now Space runs one step, the next
+    divergence pauses again, and the HUD and the status bar say so each time; R, then X."""
     window = make_window(scene="bowl", solver="jacobi", solver_params={"beta": 1.0})
     f = wait_state(qtbot, window, lambda f: f.state.diverged, since=0)
-    assert f.state.paused and f.status == "divergence"
-    qtbot.waitUntil(lambda: "DIVERGED" in window.hud.text(), timeout=5000)
+    assert f.state.paused and f.state.alarm.startswith("marbles exploded (")
+    qtbot.waitUntil(lambda: "DIVERGED: paused" in window.hud.text(), timeout=5000)
+    qtbot.waitUntil(lambda: window.status_label.text().startswith(f.state.alarm), timeout=5000)
     steps = window.latest.steps
     qtbot.wait(300)
     assert window.latest.steps == steps and np.all(np.isfinite(window.latest.x))
+    for _ in range(3):
+        _press(qtbot, window, "Space")
+        f = wait_state(qtbot, window, lambda f: f.steps > steps and f.state.paused)
+        assert f.steps == steps + 1 and f.state.diverged and "diverged at step" in f.state.alarm
+        steps = f.steps
+        qtbot.waitUntil(lambda: f"step {steps} " in window.hud.text()
+                        and "DIVERGED: paused" in window.hud.text(), timeout=5000)
+        qtbot.wait(200)
+        assert window.latest.steps == steps  # it did not run on
+    session = window.sim.worker.session
+    assert np.abs(session.world.v).max() < 1e3  # not the 1e7 m/s of running on
     frames = window.frame_log
-    _press(qtbot, window, "R")
+    _press(qtbot, window, "R")  # the reset ends the divergence's pause
     qtbot.waitUntil(lambda: any(f.state.generation == 1 for f in frames), timeout=5000)
     first = next(f for f in frames if f.state.generation == 1)
     assert not first.state.diverged and not first.state.paused and first.time < 0.05
-    # β = 1 diverges again within a few steps; with another solver the reset scene runs on.
-    window.sim.send(cmd.SetSolver("pgs"))
-    _press(qtbot, window, "R")
+    wait_state(qtbot, window, lambda f: f.state.diverged)  # β = 1 diverges again at once
+    _press(qtbot, window, "X")  # a stable solver, from t = 0, running
     f = wait_state(qtbot, window, lambda f: f.state.generation == 2 and f.steps > 30)
-    assert not f.state.diverged and not f.state.paused
+    assert f.state.solver == "pgs" and not f.state.diverged and not f.state.paused
     qtbot.waitUntil(lambda: "DIVERGED" not in window.hud.text(), timeout=5000)
+    assert window.status_label.text() == "switched from jacobi to pgs and reset"
 
 
 def test_gl_failure_is_a_message_not_a_traceback(qtbot, make_window, capfd):
@@ -434,8 +466,14 @@ def test_screenshots_are_written_atomically(qtbot, make_window, tmp_path, capsys
     (["--speed", "x"], "speed=x"),
     (["--screenshot", "/nonexistent-dir/a.png"], "does not exist"),
     (["--benchmark-out", "/nonexistent-dir/x/y"], "does not exist"),
+    (["--benchmark-out", "/proc/version"], "is not a folder"),
+    (["--benchmark-out", "/proc/marbles"], "cannot be written"),
     (["--scene", "bowl", "--set", "n=100000"], "n=100000"),
     (["--bogus"], "unrecognized arguments"),
+    (["--state", "/nonexistent.npz"], "no such state snapshot file"),
+    (["--state", "/etc/hostname", "--scene", "box"], "with --state the world comes from"),
+    (["--state", "/etc/hostname", "--set", "n=3"], "a scene parameter, but with --state"),
+    (["--state", "/etc/hostname"], "not a usable state snapshot"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, words, capsys, monkeypatch):
     opened = []

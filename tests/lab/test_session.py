@@ -9,8 +9,10 @@ import pytest
 
 import scenes
 from lab import commands as cmd
+from lab.run import EXPLOSION_SPEED
 from lab.session import (COLOUR_MODES, FRICTION_FALLBACK, FRICTION_ON, IMPULSE_SCALE,
-                         ITERATION_LADDER, MAX_CATCH_UP, Session, StepLog, friction_text, heat)
+                         ITERATION_LADDER, MAX_CATCH_UP, STABLE_SOLVER, Session, StepLog,
+                         friction_text, heat)
 from lab.spec import RunSpec
 from solver.methods import registry
 from solver.params import ParamError
@@ -57,14 +59,28 @@ def test_warm_start_cycles_off_half_full_and_is_a_parameter_too():
     assert "warm_start=2" in s.message and s.sim.warm_start == 0.25
 
 
-def test_iteration_ladder_stops_at_its_ends():
+def test_iteration_ladder_stops_at_its_ends_and_says_so():
     s = session()
     for _ in range(len(ITERATION_LADDER) + 2):
         s.apply(cmd.CycleIterations(-1))
     assert s.spec.iterations == ITERATION_LADDER[0]
+    assert s.message == "iterations already at the smallest step of the ladder (1)"
     for _ in range(len(ITERATION_LADDER) + 2):
         s.apply(cmd.CycleIterations(1))
     assert s.spec.iterations == ITERATION_LADDER[-1]
+    assert s.message == f"iterations already at the largest step of the ladder " \
+                        f"({ITERATION_LADDER[-1]})"
+
+
+def test_each_message_is_counted_so_a_display_shows_it_once():
+    s = session()
+    seq = s.message_seq
+    s.apply(cmd.Relax(0.1))  # pgs has no relaxation: said
+    assert "no relaxation" in s.message and s.message_seq == seq + 1
+    s.apply(cmd.Relax(0.1))  # the same words again: said again
+    assert s.message_seq == seq + 2 and s.state().message_seq == seq + 2
+    s.apply(cmd.CycleWarmStart())  # nothing to say
+    assert s.message == "" and s.message_seq == seq + 2
 
 
 def test_a_scene_parameter_rebuilds_the_scene_and_a_bad_one_changes_nothing():
@@ -77,6 +93,26 @@ def test_a_scene_parameter_rebuilds_the_scene_and_a_bad_one_changes_nothing():
     assert "n=5000" in s.message and s.world.n == 3 and s.generation == generation + 1
     s.apply(cmd.SetParameter("nope", 1))
     assert "unknown parameter 'nope'" in s.message
+
+
+def test_drag_and_friction_change_the_running_world_without_a_rebuild():
+    s = session(scene="column")
+    for _ in range(5):
+        s.step()
+    generation, steps = s.generation, s.sim.steps
+    s.apply(cmd.SetParameter("damping", "0.5"))
+    s.apply(cmd.SetParameter("mu", 0.4))
+    assert s.message == "" and s.generation == generation and s.sim.steps == steps
+    assert s.world.damping == 0.5 and (s.world.mu, s.world.mu_wall) == (0.4, 0.0)
+    assert s.state().scene_params["damping"] == 0.5 and s.state().friction[0] == 0.4
+    s.apply(cmd.Reset())  # a reset keeps them
+    assert s.world.damping == 0.5 and s.world.mu == 0.4
+    s.apply(cmd.SetSolver("pcg"))  # refused: pcg cannot solve friction
+    assert "pcg" in s.message and s.spec.solver == "pgs"
+    s.apply(cmd.SetParameter("mu", 0.0))
+    s.apply(cmd.SetSolver("pcg"))
+    s.apply(cmd.SetParameter("mu", 0.3))  # refused the other way round: nothing changes
+    assert s.world.mu == 0.0 and s.spec.scene_params["mu"] == 0.0 and "pcg" in s.message
 
 
 def test_pause_and_single_step():
@@ -108,12 +144,76 @@ def test_flat_out_steps_at_least_once_and_stops_on_a_divergence():
     assert s.run_for(0.0) == 1
     while not s.diverged:
         s.run_for(0.05)
-    assert s.paused and "diverged" in s.message
+    # β = 1 flings marbles at 182 m/s (an explosion) a step before its residual diverges.
+    assert s.paused and "marbles exploded (182 m/s" in s.message
+    s.apply(cmd.Pause(False))
+    s.run_for(1.0)
+    assert s.paused and "jacobi diverged" in s.message
     assert s.last_report.result.status == "divergence"
     assert np.all(np.isfinite(s.world.x)) and np.all(np.isfinite(s.world.v))
     s.apply(cmd.SetSolver("pgs"))
     s.apply(cmd.Reset())
     assert not s.diverged and not s.paused and s.world.time == 0.0
+
+
+def diverged(s: Session) -> Session:
+    while not s.diverged:
+        s.run_for(0.05)
+    return s
+
+
+def test_every_divergence_pauses_so_resuming_never_runs_on_silently():
+    """Issue 15: Space after a divergence ran on for good, marbles at 1e7 m/s, the display
+    still saying "paused". Now each divergence pauses again (β = 1 diverges at every step)."""
+    s = diverged(session(scene="bowl", solver="jacobi", speed=0.0, beta=1.0))
+    first = s.sim.steps
+    assert s.paused and s.alarm.endswith(f"at step {first} (t = {s.world.time:.2f} s)")
+    for k in range(1, 4):
+        s.apply(cmd.Pause())
+        assert not s.paused and s.diverged and "pauses again at the next" in s.message
+        assert s.run_for(1.0) == 1  # one step: it diverged again and paused
+        assert s.paused and s.state().paused and s.state().diverged
+        assert s.alarm.startswith("jacobi diverged at step ")
+        assert s.alarm.endswith(f"at step {first + k} (t = {s.world.time:.2f} s)")
+    assert np.all(np.isfinite(s.world.v)) and np.abs(s.world.v).max() < 1e3
+
+
+def test_marbles_flung_faster_than_the_explosion_speed_pause_the_run():
+    s = session(scene="column", speed=0.0)
+    s.step()
+    s.world.v[6] = (0.0, 0.0, 3 * EXPLOSION_SPEED)  # the top marble, as a wild solver might
+    s.step()
+    assert s.paused and s.diverged and s.alarm.startswith("marbles exploded (")
+    assert f"over {EXPLOSION_SPEED:g} m/s) at step 2" in s.alarm
+    s.world.v[6] = np.nan
+    s.apply(cmd.Pause(False))
+    s.step()
+    assert s.paused and s.alarm.startswith("marbles became non-finite at step 3")
+    s.apply(cmd.Reset())
+    assert not s.diverged and s.alarm == "" and not s.paused  # the alarm's pause ends
+
+
+def test_reset_keeps_a_pause_the_user_chose():
+    s = session()
+    s.step()
+    s.apply(cmd.Pause(True))
+    s.apply(cmd.Reset())
+    assert s.paused and s.sim.steps == 0  # issue 15: R while paused resumed
+
+
+def test_the_recover_command_switches_to_a_stable_solver_and_runs_a_reset_world():
+    s = diverged(session(scene="bowl", solver="jacobi", speed=0.0, beta=1.0))
+    generation = s.generation
+    s.apply(cmd.Recover())
+    assert s.spec.solver == STABLE_SOLVER == s.sim.method.name and s.spec.iterations == 20
+    assert s.generation == generation + 1 and s.world.time == 0.0
+    assert not s.paused and not s.diverged
+    assert s.message == f"switched from jacobi to {STABLE_SOLVER} and reset"
+    for _ in range(50):
+        s.step()
+    assert not s.diverged
+    s.apply(cmd.Recover())  # already on it: a reset, said so
+    assert s.message == f"{STABLE_SOLVER}: reset" and s.sim.steps == 0
 
 
 def test_every_step_is_logged_once_in_order():

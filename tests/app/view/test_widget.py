@@ -605,3 +605,36 @@ def test_no_context_at_all_reports_gl_failed(qtbot, monkeypatch):
     with qtbot.waitSignal(view.glFailed, timeout=5000) as blocker:
         view.show()
     assert blocker.args[0] == "could not create an OpenGL 3.3 core context"
+
+
+def test_soft_shadow_edges_on_the_marbles_are_smooth_not_stair_stepped(make_view):
+    """A small marble shadows a big one. With one filtered lookup of the 512-texel shadow map
+    the shadow's edge steps from texel to texel (issue 15: stair-stepped); four lookups on a
+    rotated grid (SOFT_SHADOWS) spread it over about three texels. The darkening the shadow
+    causes is the same in sum; its steepest change across the receiver drops by a third."""
+    from app.view.renderer import _LIGHT_DIR
+
+    view = make_view()
+    x = np.array([[0.0, 0.0, 0.0], 0.9 * _LIGHT_DIR + [0.12, 0.0, 0.0]])
+    radius = np.array([0.5, 0.18])
+    view.set_marbles(x, radius, np.array([[0.8, 0.8, 0.8], [0.8, 0.2, 0.2]], dtype=np.float32))
+    cam = Camera(target=(0.0, 0.0, 0.2), distance=1.6, azimuth=-60.0, elevation=35.0,
+                 fov_y=30.0, scene_radius=1.0)
+    view.camera = cam
+    soft = render(view).astype(float)
+    view.soft_shadows = False
+    hard = render(view).astype(float)
+    view.shadows = False
+    unshadowed = render(view).astype(float)
+    idx, _ = ray_spheres(cam.eye(), cam.pixel_rays(W, H).reshape(-1, 3), x, radius)
+    receiver = (idx == 0).reshape(H, W)
+    for _ in range(3):  # away from its silhouette, whose edge is no shadow's
+        receiver &= ~edge_mask(receiver)
+    steepest = {}
+    for name, image in (("soft", soft), ("hard", hard)):
+        darkening = (unshadowed - image).sum(axis=-1)
+        gy, gx = np.gradient(darkening)
+        steepest[name] = np.hypot(gx, gy)[receiver].max()
+        assert darkening[receiver].sum() > 5e5  # a real shadow on the receiver
+    assert steepest["soft"] < 0.75 * steepest["hard"], steepest
+    assert abs((unshadowed - soft)[receiver].sum() / (unshadowed - hard)[receiver].sum() - 1) < 0.03

@@ -1,0 +1,142 @@
+"""What is drawn over the 3D view: the stack that holds the view and its overlays (HUD, help,
+notices, the colour bar, the picked marble's card), and the colour bar of the colour modes.
+
+The overlays are children of `ViewStack` placed by hand in its resizeEvent, not items of a
+layout: a layout would take their size hints into the window's minimum size, and a long HUD
+line then squeezed the plot panel (issue 15).
+"""
+from __future__ import annotations
+
+from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
+import numpy as np
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QLinearGradient, QPainter
+from PySide6.QtWidgets import QLabel, QWidget
+
+from lab.colours import ColourScale, colour_scale, heat
+
+MARGIN = 8  # px between the view's edge and an overlay
+PANEL_STYLE = ("QLabel {{ color: #f4f4f4; background: rgba(10, 10, 16, {alpha});"
+               " padding: {pad}px; border-radius: 6px; {extra}}}")
+
+
+def overlay_label(alpha: int = 215, pad: int = 12, extra: str = "") -> QLabel:
+    """A translucent label that lets the mouse through to the view."""
+    label = QLabel()
+    label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+    label.setStyleSheet(PANEL_STYLE.format(alpha=alpha, pad=pad, extra=extra))
+    label.hide()
+    return label
+
+
+class ColourBar(QWidget):
+    """The scale of the current colour mode (lab.colours.colour_scale): the heat gradient with
+    its ticks and title; hidden in the "marble" mode. Painted only when the mode changes."""
+
+    BAR_WIDTH = 220
+    BAR_HEIGHT = 12
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.scale: ColourScale | None = None
+        self.mode = ""
+        self._font = QFont()
+        self._font.setPointSize(8)
+        metrics = QFontMetricsF(self._font)
+        self._line = metrics.height()
+        self.setFixedSize(self.BAR_WIDTH + 40, int(3 * self._line + self.BAR_HEIGHT + 16))
+        self.hide()
+
+    def set_mode(self, mode: str) -> None:
+        if mode == self.mode:
+            return
+        self.mode = mode
+        self.scale = colour_scale(mode)
+        self.setVisible(self.scale is not None)
+        self.update()
+
+    def bar_rect(self) -> QRectF:
+        """Where the gradient is drawn, in widget pixels."""
+        return QRectF(20, 6 + self._line, self.BAR_WIDTH, self.BAR_HEIGHT)
+
+    def paintEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        if self.scale is None:
+            return
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(QColor(10, 10, 16, 200))
+        p.drawRoundedRect(QRectF(self.rect()), 6, 6)
+        bar = self.bar_rect()
+        gradient = QLinearGradient(bar.left(), 0, bar.right(), 0)
+        for t, rgb in zip(np.linspace(0.0, 1.0, 17), heat(np.linspace(0.0, 1.0, 17))):
+            gradient.setColorAt(float(t), QColor.fromRgbF(*map(float, rgb)))
+        p.fillRect(bar, gradient)
+        p.setFont(self._font)
+        p.setPen(QColor("#f4f4f4"))
+        p.drawText(QRectF(bar.left(), 2, bar.width(), self._line),
+                   Qt.AlignmentFlag.AlignLeft, self.scale.title)
+        for t, text in self.scale.ticks:
+            x = bar.left() + t * bar.width()
+            p.drawLine(int(x), int(bar.bottom()), int(x), int(bar.bottom() + 3))
+            p.drawText(QRectF(x - 30, bar.bottom() + 3, 60, self._line),
+                       Qt.AlignmentFlag.AlignHCenter, text)
+        p.end()
+
+
+class ViewStack(QWidget):
+    """The central widget: the 3D view filling it, and overlays placed over it on every resize:
+    `hud` top left (fitted to the width: app.hud.Hud.fit), `corner` top right, `centred` ones
+    in the middle, `bottom_left` (the colour bar) and `bottom_right` (the recording badge,
+    the picked marble's card), stacked upwards."""
+
+    def __init__(self, view: QWidget, hud, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.view = view
+        self.hud = hud
+        view.setParent(self)
+        hud.setParent(self)
+        self.corner: list[QWidget] = []
+        self.centred: list[QWidget] = []
+        self.bottom_left: list[QWidget] = []
+        self.bottom_right: list[QWidget] = []
+        self.setMinimumSize(200, 150)
+
+    def add(self, widget: QWidget, where: str) -> QWidget:
+        """Put `widget` over the view at `where`: "corner", "centred", "bottom_left" or
+        "bottom_right"."""
+        widget.setParent(self)
+        getattr(self, where).append(widget)
+        self.place()
+        return widget
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self.view.setGeometry(self.rect())
+        self.place()
+
+    def place(self) -> None:
+        """Lay the overlays out over the view at its current size."""
+        w, h = self.width(), self.height()
+        self.hud.fit(w)
+        self.hud.raise_()
+        for widget in self.centred:
+            widget.setMaximumSize(max(1, w - 2 * MARGIN), max(1, h - 2 * MARGIN))
+            widget.adjustSize()
+            widget.move((w - widget.width()) // 2, (h - widget.height()) // 2)
+            widget.raise_()
+        for widget in self.corner:
+            widget.adjustSize()
+            widget.move(w - widget.width() - MARGIN, MARGIN)
+            widget.raise_()
+        for widget in self.bottom_left:
+            widget.move(MARGIN, h - widget.height() - MARGIN)
+            widget.raise_()
+        bottom = h - MARGIN
+        for widget in self.bottom_right:  # stacked upwards, the first at the bottom
+            widget.adjustSize()
+            widget.move(w - widget.width() - MARGIN, bottom - widget.height())
+            widget.raise_()
+            if not widget.isHidden():
+                bottom -= widget.height() + MARGIN

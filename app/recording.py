@@ -1,0 +1,104 @@
+"""The window's recording (Ctrl+R): the lockstep with the simulation thread and the badge.
+
+While recording, the worker sends a frame marked `record` every `steps_per_frame` steps and
+waits (app.worker.RecordStart); the window draws that frame before any other, skipping the
+view's pacing, hands the rendered pixels to the VideoRecorder (app.recorder) and lets the worker
+step on (RecordAck). So the video has one frame per 1/fps of simulated time, whatever the
+drawing costs; the simulation slows to the pace of the drawing meanwhile.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from lab.files import OutputError
+
+from .overlays import overlay_label
+from .recorder import VideoRecorder, steps_per_frame
+from .worker import RecordAck, RecordStart, RecordStop
+
+
+class Recording:
+    """Owned by the MainWindow `window`; `recorder` is the video under way (None: none);
+    `pending` the record frame waiting to be drawn."""
+
+    def __init__(self, window):
+        self.window = window
+        self.recorder: VideoRecorder | None = None
+        self.pending = None
+        self._version = 0  # the view's marbles_version of the record frame handed over
+        # A red badge with the video's length, over the view's bottom right.
+        self.badge = window.stack.add(overlay_label(
+            220, 6, "color: #ffffff; background: rgba(170, 20, 20, 220); "), "bottom_right")
+
+    def toggle(self) -> None:
+        """Start recording to marbles-YYYYmmdd-HHMMSS.mp4 in the output folder, or stop."""
+        if self.recorder is None:
+            self.start()
+        else:
+            self.stop()
+
+    def start(self) -> None:
+        w = self.window
+        if w.latest is None or w._gl_failed:
+            w.status_label.setText("nothing to record yet")
+            return
+        dt = w.latest.dt
+        every = steps_per_frame(dt)
+        path = w._default_path("marbles", ".mp4")
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self.recorder = VideoRecorder(path, w.view.pixel_size(), 1.0 / (every * dt))
+        except (OSError, OutputError) as err:
+            w.status_label.setText(f"not recording: {err}")
+            return
+        w.sim.send(RecordStart(every))
+        w.status_label.setText(f"recording {path} at {self.recorder.fps:g} frames per "
+                               "simulated second (Ctrl+R stops)")
+        self._show_badge()
+
+    def on_frame(self, frame) -> None:
+        """Every frame from the worker: keep a record frame to be drawn first."""
+        if frame.record and self.recorder is not None:
+            self.pending = frame
+
+    def handed(self, marbles_version: int) -> None:
+        """The pending frame went to the view as `marbles_version`."""
+        self._version = marbles_version
+
+    def drawn(self, marbles_version: int) -> None:
+        """The view finished rendering `marbles_version`: the pending frame, if it is that,
+        goes to the video and the worker steps on."""
+        if self.pending is None or marbles_version < self._version:
+            return
+        self.pending = None
+        if self.recorder is not None:
+            self.recorder.add(self.window.view.pixels)
+            self.window.sim.send(RecordAck())
+            self._show_badge()
+
+    def _show_badge(self) -> None:
+        rec = self.recorder
+        self.badge.setVisible(rec is not None)
+        if rec is not None:
+            self.badge.setText(f"● REC {rec.seconds:5.2f} s  {rec.frames} frames")
+        self.window.stack.place()
+
+    def stop(self) -> str | None:
+        """Stop, finish the video and put it in place; its path, or None when there was none
+        or it failed (the reason in the status bar)."""
+        rec, self.recorder = self.recorder, None
+        if rec is None:
+            return None
+        w = self.window
+        w.sim.send(RecordStop())
+        self.pending = None
+        self._show_badge()
+        w.status_label.setText(f"writing {rec.path}…")
+        try:
+            path = rec.finish()
+        except OutputError as err:
+            w.status_label.setText(f"video not saved: {err}")
+            return None
+        w.status_label.setText(f"video saved: {path} ({rec.written} frames, "
+                               f"{rec.seconds:.2f} s of simulated time)")
+        return str(path)

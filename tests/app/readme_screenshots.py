@@ -1,0 +1,99 @@
+"""The README's screenshots, made by the program itself:
+
+    xvfb-run -a -s "-screen 0 1920x1080x24" python -m tests.app.readme_screenshots [--out docs]
+
+Opens the window as `marbles` does (the bowl with friction), lets the marbles pour in and
+settle, and saves: the whole window (docs/screenshot.png), the controls dock
+(screenshot-controls.png), the 3D view with the contact network and a clicked marble's card
+(screenshot-network.png) and, with friction off, the comparison window of the B key
+(screenshot-comparison.png). Each PNG is reduced to 256 colours (Pillow), which keeps it a
+few hundred kilobytes.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lab import commands as cmd
+from lab.files import atomic_write
+
+SETTLE_SECONDS = 6.0  # simulated seconds flat out before the first picture
+
+
+def wait(app, seconds: float, until=None) -> None:
+    """Run the event loop for `seconds` (or until `until()` holds)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end and not (until is not None and until()):
+        app.processEvents()
+        time.sleep(0.005)
+
+
+def save(image, path: Path) -> None:
+    """A QImage as a 256-colour PNG, written atomically."""
+    from PIL import Image
+
+    from app.images import image_bytes
+
+    picture = Image.open(io.BytesIO(image_bytes(image, path))).convert("RGB")
+    small = picture.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    buffer = io.BytesIO()
+    small.save(buffer, "PNG", optimize=True)
+    atomic_write(path, lambda f: f.write(buffer.getvalue()))
+    print(f"{path}: {picture.width}x{picture.height}, {len(buffer.getvalue()) // 1024} KB")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.app.readme_screenshots",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default="docs", help="folder of the PNG files (default docs)")
+    args = parser.parse_args(argv)
+    out = Path(args.out).resolve()
+    from app.main import _set_up_qt, build_parser, options_from
+
+    app = _set_up_qt()
+    from app.window import MainWindow
+
+    with tempfile.TemporaryDirectory() as scratch:
+        os.chdir(scratch)  # the comparison window names its files as `bench/benchmark.npy`
+        options = options_from(build_parser().parse_args(
+            ["--benchmark-out", "bench", "--no-benchmark", "--speed", "0"]))
+        options.show_dialogs = options.block_on_close = False
+        window = MainWindow(options)
+        window.resize(1280, 800)
+        window.show()
+        send = window.sim.send
+        wait(app, 600, lambda: window.latest is not None and window.latest.time >= SETTLE_SECONDS)
+        send(cmd.SetSpeed(1.0))
+        wait(app, 5.0)
+        save(window.grab_image(), out / "screenshot.png")
+        save(window.controls_dock.grab().toImage(), out / "screenshot-controls.png")
+        send(cmd.ToggleNetwork())
+        send(cmd.Pick(int(window.latest.x[:, 2].argmin())))  # the lowest marble: the most load
+        wait(app, 4.0)
+        save(window.stack.grab().toImage(), out / "screenshot-network.png")
+        send(cmd.ToggleNetwork())
+        send(cmd.Pick(-1))
+        send(cmd.ToggleFriction())  # the article's frictionless bowl: every solver compares
+        wait(app, 4.0)
+        send(cmd.Pause(True))
+        wait(app, 0.5)
+        window.run_benchmark()
+        wait(app, 900, lambda: bool(window.benchmark_windows))
+        comparison = window.benchmark_windows[-1]
+        comparison.resize(1100, 560)
+        wait(app, 2.0)
+        save(comparison.grab().toImage(), out / "screenshot-comparison.png")
+        window._close_benchmark = "skip"
+        window.close()
+        wait(app, 10, lambda: window._shut_down)
+        os.chdir(out)  # out of the folder before it goes
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

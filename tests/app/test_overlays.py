@@ -1,0 +1,71 @@
+"""The overlays of the 3D view: the colour bar of each colour mode, and overlays that stay in
+place, inside the view, whatever its size."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QLabel, QWidget
+
+from app.hud import Hud
+from app.overlays import MARGIN, ColourBar, ViewStack
+from lab.colours import heat
+
+
+def pixels(widget) -> np.ndarray:
+    img = widget.grab().toImage().convertToFormat(QImage.Format.Format_RGB888)
+    w, h, row = img.width(), img.height(), img.bytesPerLine()
+    buf = np.frombuffer(img.constBits(), dtype=np.uint8, count=row * h).reshape(h, row)
+    return buf[:, :3 * w].reshape(h, w, 3).astype(int)
+
+
+@pytest.mark.parametrize("mode", ["speed", "impulse", "slip"])
+def test_the_colour_bar_shows_the_heat_scale_of_its_mode(qtbot, mode):
+    bar = ColourBar()
+    qtbot.addWidget(bar)
+    bar.set_mode(mode)
+    assert bar.isVisibleTo(bar.parentWidget() or bar) and bar.scale is not None
+    image = pixels(bar)
+    rect = bar.bar_rect()
+    row = int(rect.center().y())
+    dpr = bar.devicePixelRatioF()
+    for t in (0.0, 0.5, 1.0):
+        x = int((rect.left() + min(t * rect.width(), rect.width() - 2) + 1) * dpr)
+        want = np.round(255 * heat(np.array([t]))[0]).astype(int)
+        assert np.abs(image[int(row * dpr), x] - want).max() <= 12, (t, image[row, x], want)
+
+
+def test_the_colour_bar_hides_when_each_marble_has_its_own_colour(qtbot):
+    bar = ColourBar()
+    qtbot.addWidget(bar)
+    bar.set_mode("speed")
+    bar.set_mode("marble")
+    assert bar.scale is None and bar.isHidden()
+
+
+def test_overlays_stay_in_their_corners_and_inside_the_view(qtbot):
+    view = QWidget()
+    hud = Hud()
+    stack = ViewStack(view, hud)
+    qtbot.addWidget(stack)
+    hud.setText("a long line of the HUD " * 8)
+    help_box = stack.add(QLabel("help\n" * 5), "centred")
+    bar = stack.add(ColourBar(), "bottom_left")
+    badge = stack.add(QLabel("REC 00:03"), "bottom_right")
+    card = stack.add(QLabel("marble 3\nspeed 0.1 m/s"), "bottom_right")
+    corner = stack.add(QLabel("marble 12"), "corner")
+    bar.set_mode("speed")
+    for size in ((900, 600), (400, 300), (1280, 800)):
+        stack.resize(*size)
+        stack.show()
+        qtbot.waitExposed(stack)
+        w, h = size
+        assert view.geometry() == stack.rect()
+        assert hud.x() == MARGIN and hud.geometry().right() <= w - MARGIN
+        assert bar.x() == MARGIN and bar.geometry().bottom() == h - MARGIN - 1
+        assert badge.geometry().right() == w - MARGIN - 1
+        assert badge.geometry().bottom() == h - MARGIN - 1
+        assert card.geometry().bottom() == badge.geometry().top() - MARGIN - 1  # stacked
+        assert corner.geometry().right() == w - MARGIN - 1 and corner.y() == MARGIN
+        centre = help_box.geometry().center()
+        assert abs(centre.x() - w // 2) <= 1 and abs(centre.y() - h // 2) <= 1
