@@ -75,8 +75,9 @@ def random_block(rng, coupling):
     """A symmetric positive definite 3x3 block: diag(a, b1, b2) with off-diagonal terms up to
     `coupling` times the geometric mean of their diagonals."""
     d = np.array([rng.uniform(0.2, 3.0), rng.uniform(0.5, 5.0), rng.uniform(0.5, 5.0)])
-    W = np.diag(d)
-    for i, j in ((0, 1), (0, 2), (1, 2)):
-        W[i, j] = W[j, i] = rng.uniform(-coupling, coupling) * np.sqrt(d[i] * d[j])
-    assert np.linalg.eigvalsh(W).min() > 0
-    return W
+    while True:  # above coupling 0.5 three such terms can make it indefinite: draw again
+        W = np.diag(d)
+        for i, j in ((0, 1), (0, 2), (1, 2)):
+            W[i, j] = W[j, i] = rng.uniform(-coupling, coupling) * np.sqrt(d[i] * d[j])
+        if np.linalg.eigvalsh(W).min() > 1e-3 * d.min():
+            return W
