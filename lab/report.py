@@ -362,7 +362,8 @@ def add_parser(sub) -> None:
                         + ", ".join(f"{s} {p.settle}" for s, p in BUDGETS.items()) + ")")
     p.add_argument("--exit-scene", default=EXIT_SCENE, metavar="S",
                    help=f"scene of the exit-status experiment, or none (default {EXIT_SCENE})")
-    p.add_argument("--exit-steps", metavar="K", help=EXIT_STEPS_PARAM.help_text())
+    p.add_argument("--exit-steps", metavar="K",  # its default depends on the part: said once
+                   help=f"{EXIT_STEPS_PARAM.help}; {EXIT_STEPS_PARAM.range_text()}")
     p.add_argument("--exit-iterations", default=str(EXIT_ITERATIONS), metavar="N",
                    help=EXIT_ITERATIONS_PARAM.help_text())
     p.add_argument("--repeats", default=REPEATS.default_text(), metavar="R",
