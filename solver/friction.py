@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numba import njit
 
-from .problem import ROW_KERNEL
+from .products import ROW_KERNEL, frictional_gather, frictional_scatter
 
 INERTIA_FACTOR = 0.4  # I = 2/5 m r^2, a solid sphere
 ROWS_SLIDING = 3  # normal, t1, t2
@@ -90,89 +90,15 @@ def frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, in
     """dV (n, 6) <- M^-1 J^T λ: the linear (m/s) and angular (rad/s) velocity changes that
     impulses λ (m * rows, N s and N m s) cause."""
     dV[:] = 0.0
-    for c in range(body_a.shape[0]):
-        a = body_a[c]
-        b = body_b[c]
-        k = c * rows
-        ln = lam[k]
-        l1 = lam[k + 1]
-        l2 = lam[k + 2]
-        # Linear impulse P = ln n + l1 t1 + l2 t2; angular (about b's centre) -r_b (l1 t2 - l2 t1).
-        p0 = ln * normal[c, 0] + l1 * t1[c, 0] + l2 * t2[c, 0]
-        p1 = ln * normal[c, 1] + l1 * t1[c, 1] + l2 * t2[c, 1]
-        p2 = ln * normal[c, 2] + l1 * t1[c, 2] + l2 * t2[c, 2]
-        g0 = l1 * t2[c, 0] - l2 * t1[c, 0]
-        g1 = l1 * t2[c, 1] - l2 * t1[c, 1]
-        g2 = l1 * t2[c, 2] - l2 * t1[c, 2]
-        r0 = 0.0
-        r1 = 0.0
-        r2 = 0.0
-        if rows == 6:
-            lr1 = lam[k + 3]
-            lr2 = lam[k + 4]
-            ls = lam[k + 5]
-            r0 = lr1 * t1[c, 0] + lr2 * t2[c, 0] + ls * normal[c, 0]
-            r1 = lr1 * t1[c, 1] + lr2 * t2[c, 1] + ls * normal[c, 1]
-            r2 = lr1 * t1[c, 2] + lr2 * t2[c, 2] + ls * normal[c, 2]
-        wb = inv_mass[b]
-        ib = inv_inertia[b]
-        rb = arm_b[c]
-        dV[b, 0] += wb * p0
-        dV[b, 1] += wb * p1
-        dV[b, 2] += wb * p2
-        dV[b, 3] += ib * (r0 - rb * g0)
-        dV[b, 4] += ib * (r1 - rb * g1)
-        dV[b, 5] += ib * (r2 - rb * g2)
-        if a >= 0:
-            wa = inv_mass[a]
-            ia = inv_inertia[a]
-            ra = arm_a[c]
-            dV[a, 0] -= wa * p0
-            dV[a, 1] -= wa * p1
-            dV[a, 2] -= wa * p2
-            dV[a, 3] -= ia * (r0 + ra * g0)
-            dV[a, 4] -= ia * (r1 + ra * g1)
-            dV[a, 5] -= ia * (r2 + ra * g2)
+    frictional_scatter(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia, lam,
+                       rows, dV, 0, body_a.shape[0])
 
 
 @njit(**ROW_KERNEL)
 def frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out):
     """out (m * rows) <- J V: each row's relative velocity (m/s; rad/s for rolling rows)."""
-    for c in range(body_a.shape[0]):
-        a = body_a[c]
-        b = body_b[c]
-        k = c * rows
-        dv0 = V[b, 0]
-        dv1 = V[b, 1]
-        dv2 = V[b, 2]
-        rb = arm_b[c]
-        s0 = rb * V[b, 3]  # r_b ω_b + r_a ω_a, the lever terms of the tangent rows
-        s1 = rb * V[b, 4]
-        s2 = rb * V[b, 5]
-        dw0 = V[b, 3]
-        dw1 = V[b, 4]
-        dw2 = V[b, 5]
-        if a >= 0:
-            ra = arm_a[c]
-            dv0 -= V[a, 0]
-            dv1 -= V[a, 1]
-            dv2 -= V[a, 2]
-            s0 += ra * V[a, 3]
-            s1 += ra * V[a, 4]
-            s2 += ra * V[a, 5]
-            dw0 -= V[a, 3]
-            dw1 -= V[a, 4]
-            dw2 -= V[a, 5]
-        out[k] = normal[c, 0] * dv0 + normal[c, 1] * dv1 + normal[c, 2] * dv2
-        # u_t1 = t1·Δv - t2·s, u_t2 = t2·Δv + t1·s (g1 = t2, g2 = -t1)
-        out[k + 1] = (t1[c, 0] * dv0 + t1[c, 1] * dv1 + t1[c, 2] * dv2
-                      - (t2[c, 0] * s0 + t2[c, 1] * s1 + t2[c, 2] * s2))
-        out[k + 2] = (t2[c, 0] * dv0 + t2[c, 1] * dv1 + t2[c, 2] * dv2
-                      + (t1[c, 0] * s0 + t1[c, 1] * s1 + t1[c, 2] * s2))
-        if rows == 6:
-            out[k + 3] = t1[c, 0] * dw0 + t1[c, 1] * dw1 + t1[c, 2] * dw2
-            out[k + 4] = t2[c, 0] * dw0 + t2[c, 1] * dw1 + t2[c, 2] * dw2
-            out[k + 5] = normal[c, 0] * dw0 + normal[c, 1] * dw1 + normal[c, 2] * dw2
+    frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out, 0,
+                      body_a.shape[0])
 
 
 @njit(inline="always", cache=True, nogil=True)

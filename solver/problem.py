@@ -14,30 +14,14 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numba import njit
 
+from .products import ROW_KERNEL, gather, scatter
+
 
 @njit(cache=True, nogil=True)
 def impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv):
     """dv (n, 3) <- M^-1 J^T λ: the velocity change, m/s, that impulses λ (N s) cause."""
     dv[:] = 0.0
-    for c in range(lam.shape[0]):
-        a = body_a[c]
-        b = body_b[c]
-        lc = lam[c]
-        if a >= 0:
-            s = inv_mass[a] * lc
-            dv[a, 0] -= s * normal[c, 0]
-            dv[a, 1] -= s * normal[c, 1]
-            dv[a, 2] -= s * normal[c, 2]
-        s = inv_mass[b] * lc
-        dv[b, 0] += s * normal[c, 0]
-        dv[b, 1] += s * normal[c, 1]
-        dv[b, 2] += s * normal[c, 2]
-
-
-# The options of a kernel that calls row_error or apply_row: compiled without Numba's reference
-# counting, because handing an array to a helper otherwise costs an atomic incref/decref pair per
-# contact (it made a PGS sweep five times slower). Such kernels allocate nothing.
-ROW_KERNEL = dict(cache=True, nogil=True, _nrt=False)
+    scatter(body_a, body_b, normal, inv_mass, lam, dv, 0, lam.shape[0])
 
 
 @njit(inline="always", cache=True, nogil=True)
@@ -112,13 +96,7 @@ def contact_graph(body_a, body_b, n):
 @njit(cache=True, nogil=True)
 def contact_velocity(body_a, body_b, normal, v, out):
     """out (m,) <- J v: relative normal velocity of every contact, m/s."""
-    for c in range(out.shape[0]):
-        a = body_a[c]
-        b = body_b[c]
-        u = normal[c, 0] * v[b, 0] + normal[c, 1] * v[b, 1] + normal[c, 2] * v[b, 2]
-        if a >= 0:
-            u -= normal[c, 0] * v[a, 0] + normal[c, 1] * v[a, 1] + normal[c, 2] * v[a, 2]
-        out[c] = u
+    gather(body_a, body_b, normal, v, out, 0, out.shape[0])
 
 
 @njit(cache=True, nogil=True)
