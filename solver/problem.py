@@ -14,7 +14,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numba import njit
 
-from .products import ROW_KERNEL, gather, scatter
+from .products import (ROW_KERNEL, blocked_contact_velocity, blocked_finite,
+                       blocked_impulse_velocity, blocked_natural_residual, blocked_scan,
+                       cold_range, gather, is_zero, natural_range, scatter)
 
 
 @njit(cache=True, nogil=True)
@@ -110,34 +112,12 @@ def apply_matrix(body_a, body_b, normal, inv_mass, lam, dv, out):
 def natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv):
     """‖min(λ, A λ + b)‖∞, computed exactly from λ (one product with A); dv is scratch.
     Returns inf if any entry is not finite, so callers see divergence."""
-    worst = 0.0
-    cold = True
-    for c in range(lam.shape[0]):
-        if lam[c] != 0.0:
-            cold = False
-            break
-    if cold:
+    m = lam.shape[0]
+    if is_zero(lam):
         # λ = 0 (every cold start): A λ = 0 exactly, so e = b and the product can be skipped.
-        for c in range(lam.shape[0]):
-            r = max(-rhs[c], 0.0)
-            if not np.isfinite(r):
-                return np.inf
-            if r > worst:
-                worst = r
-        return worst
+        return cold_range(rhs, 0, m)
     impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv)
-    for c in range(lam.shape[0]):
-        a = body_a[c]
-        b = body_b[c]
-        e = rhs[c] + normal[c, 0] * dv[b, 0] + normal[c, 1] * dv[b, 1] + normal[c, 2] * dv[b, 2]
-        if a >= 0:
-            e -= normal[c, 0] * dv[a, 0] + normal[c, 1] * dv[a, 1] + normal[c, 2] * dv[a, 2]
-        r = abs(min(lam[c], e))
-        if not np.isfinite(r):
-            return np.inf
-        if r > worst:
-            worst = r
-    return worst
+    return natural_range(body_a, body_b, normal, rhs, lam, dv, 0, m)
 
 
 @njit(cache=True, nogil=True)

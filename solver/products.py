@@ -193,6 +193,95 @@ def largest(partial):
     return worst
 
 
+@njit(cache=True, nogil=True)
+def natural_range(body_a, body_b, normal, rhs, lam, dv, first, last):
+    """max over contacts [first, last) of |min(λ_c, e_c)| with e = J dv + b (dv = M^-1 J^T λ,
+    (n, 3)), m/s; inf as soon as one is not finite."""
+    worst = 0.0
+    for c in range(first, last):
+        a = body_a[c]
+        b = body_b[c]
+        e = rhs[c] + normal[c, 0] * dv[b, 0] + normal[c, 1] * dv[b, 1] + normal[c, 2] * dv[b, 2]
+        if a >= 0:
+            e -= normal[c, 0] * dv[a, 0] + normal[c, 1] * dv[a, 1] + normal[c, 2] * dv[a, 2]
+        r = abs(min(lam[c], e))
+        if not np.isfinite(r):
+            return np.inf
+        if r > worst:
+            worst = r
+    return worst
+
+
+@njit(cache=True, nogil=True)
+def cold_range(rhs, first, last):
+    """The natural map's max over [first, last) at λ = 0, where e = b: max(-b_c, 0); inf when
+    not finite."""
+    worst = 0.0
+    for c in range(first, last):
+        r = max(-rhs[c], 0.0)
+        if not np.isfinite(r):
+            return np.inf
+        if r > worst:
+            worst = r
+    return worst
+
+
+@njit(cache=True, nogil=True)
+def is_zero(lam):
+    """Whether every entry of λ is 0 (a cold start: A λ = 0 needs no product)."""
+    for c in range(lam.shape[0]):
+        if lam[c] != 0.0:
+            return False
+    return True
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv, ranges, phases):
+    """problem.natural_residual over a partition, in parallel: the same value."""
+    groups = ranges.shape[0] - 1
+    partial = np.zeros(groups)
+    if is_zero(lam):
+        for g in prange(groups):
+            partial[g] = cold_range(rhs, ranges[g], ranges[g + 1])
+        return largest(partial)
+    blocked_impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases)
+    for g in prange(groups):
+        partial[g] = natural_range(body_a, body_b, normal, rhs, lam, dv, ranges[g],
+                                   ranges[g + 1])
+    return largest(partial)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_scan(rhs, diag, rows, ranges):
+    """(finite, scale) of a partitioned problem's b and A's diagonal (rows entries per
+    contact): whether all are finite, and max |b| (m/s)."""
+    groups = ranges.shape[0] - 1
+    scale = np.zeros(groups)
+    bad = np.zeros(groups, dtype=np.int64)
+    for g in prange(groups):
+        for j in range(ranges[g] * rows, ranges[g + 1] * rows):
+            if not (np.isfinite(rhs[j]) and np.isfinite(diag[j])):
+                bad[g] = 1
+                break
+            scale[g] = max(scale[g], abs(rhs[j]))
+    if bad.sum() > 0:
+        return False, np.inf
+    return True, largest(scale)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_finite(lam, rows, ranges):
+    """Whether every entry of λ (rows per contact) is finite, over a partition's groups."""
+    groups = ranges.shape[0] - 1
+    bad = np.zeros(groups, dtype=np.int64)
+    for g in prange(groups):
+        for j in range(ranges[g] * rows, ranges[g + 1] * rows):
+            if not np.isfinite(lam[j]):
+                bad[g] = 1
+                break
+    return bad.sum() == 0
+
+
 def serial_partition(m: int) -> tuple[np.ndarray, np.ndarray]:
     """The partition of a serial problem: one group of all m contacts, one phase."""
     return np.array([0, m], dtype=np.int64), np.array([0, 1], dtype=np.int64)
