@@ -23,9 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-from .products import ROW_KERNEL, frictional_gather, frictional_scatter
+from .products import (ROW_KERNEL, blocked_finite, blocked_frictional_contact_velocity,
+                       blocked_frictional_impulse_velocity, blocked_scan, frictional_gather,
+                       frictional_scatter, largest)
 
 INERTIA_FACTOR = 0.4  # I = 2/5 m r^2, a solid sphere
 ROWS_SLIDING = 3  # normal, t1, t2
@@ -175,6 +177,52 @@ def scanned_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, in
 
 
 @njit(cache=True, nogil=True)
+def _errors_range(lam, e, rhs, mu, mu_roll, mu_spin, rows, add_rhs, first, last):
+    """max of `contact_error` over contacts [first, last) (inf at the first not finite), after
+    e += rhs on their rows when `add_rhs` (e = A λ + b from e = A λ)."""
+    worst = 0.0
+    for c in range(first, last):
+        k = c * rows
+        if add_rhs:
+            for j in range(rows):
+                e[k + j] += rhs[k + j]
+        r = contact_error(lam, e, k, mu[c], mu_roll[c], mu_spin[c], rows)
+        if not np.isfinite(r):
+            return np.inf
+        if r > worst:
+            worst = r
+    return worst
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                                inv_inertia, rhs, mu, mu_roll, mu_spin, rows, lam, dV, e,
+                                ranges, phases):
+    """friction.frictional_residual over a partition, the same value (m/s); dV (n, 6) and e
+    (m * rows) are scratch. λ = 0 (a cold start) needs no product: e = b."""
+    groups = ranges.shape[0] - 1
+    partial = np.zeros(groups)
+    cold = True
+    for j in range(lam.shape[0]):
+        if lam[j] != 0.0:
+            cold = False
+            break
+    if cold:
+        for g in prange(groups):
+            partial[g] = _errors_range(lam, rhs, rhs, mu, mu_roll, mu_spin, rows, False,
+                                       ranges[g], ranges[g + 1])
+        return largest(partial)
+    blocked_frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                                        inv_inertia, lam, rows, dV, ranges, phases)
+    blocked_frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows,
+                                        e, ranges)
+    for g in prange(groups):
+        partial[g] = _errors_range(lam, e, rhs, mu, mu_roll, mu_spin, rows, True, ranges[g],
+                                   ranges[g + 1])
+    return largest(partial)
+
+
+@njit(cache=True, nogil=True)
 def _assemble_frictional(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
                          inv_inertia, V_pred, h, rows, diag, rhs):
     """Everything derived, in one pass: t1, t2 (m, 3) the tangent frames; arm_a, arm_b (m,)
@@ -244,6 +292,7 @@ class FrictionalProblem:
     mu_spin: np.ndarray
     rows: int = ROWS_SLIDING
     key: np.ndarray | None = None
+    partition: tuple[np.ndarray, np.ndarray] | None = None
     t1: np.ndarray = field(init=False)
     t2: np.ndarray = field(init=False)
     arm_a: np.ndarray = field(init=False)
@@ -303,8 +352,13 @@ class FrictionalProblem:
     def velocity_change(self, lam: np.ndarray) -> np.ndarray:
         """M^-1 J^T λ, (n, 6)."""
         dV = np.empty_like(self.V_pred)
-        frictional_impulse_velocity(*self._args(), self.inv_mass, self.inv_inertia,
-                                    np.ascontiguousarray(lam, dtype=np.float64), self.rows, dV)
+        lam = np.ascontiguousarray(lam, dtype=np.float64)
+        if self.partition is None:
+            frictional_impulse_velocity(*self._args(), self.inv_mass, self.inv_inertia, lam,
+                                        self.rows, dV)
+        else:
+            blocked_frictional_impulse_velocity(*self._args(), self.inv_mass, self.inv_inertia,
+                                                lam, self.rows, dV, *self.partition)
         return dV
 
     def velocity(self, lam: np.ndarray) -> np.ndarray:
@@ -314,7 +368,11 @@ class FrictionalProblem:
     def apply(self, lam: np.ndarray) -> np.ndarray:
         """A λ, (m * rows,)."""
         out = np.empty(self.size)
-        frictional_contact_velocity(*self._args(), self.velocity_change(lam), self.rows, out)
+        if self.partition is None:
+            frictional_contact_velocity(*self._args(), self.velocity_change(lam), self.rows, out)
+        else:
+            blocked_frictional_contact_velocity(*self._args(), self.velocity_change(lam),
+                                                self.rows, out, self.partition[0])
         return out
 
     def error(self, lam: np.ndarray) -> np.ndarray:
@@ -323,14 +381,22 @@ class FrictionalProblem:
 
     def residual(self, lam: np.ndarray) -> float:
         """max over contacts of the FCLIB natural-map error (`contact_error`), m/s."""
+        lam = np.ascontiguousarray(lam, dtype=np.float64)
+        if self.partition is not None:
+            return blocked_frictional_residual(*self._args(), self.inv_mass, self.inv_inertia,
+                                               self.rhs, self.mu, self.mu_roll, self.mu_spin,
+                                               self.rows, lam, self._dV, self._e,
+                                               *self.partition)
         return frictional_residual(*self._args(), self.inv_mass, self.inv_inertia, self.rhs,
-                                   self.mu, self.mu_roll, self.mu_spin, self.rows,
-                                   np.ascontiguousarray(lam, dtype=np.float64), self._dV,
-                                   self._e)
+                                   self.mu, self.mu_roll, self.mu_spin, self.rows, lam,
+                                   self._dV, self._e)
 
     def scanned_residual(self, lam: np.ndarray) -> tuple[float, bool, float]:
         """(residual(λ), whether rhs and diag are finite, max |rhs|) in one kernel call; the
         residual is inf, and not computed, when they are not finite."""
+        if self.partition is not None:
+            finite, scale = blocked_scan(self.rhs, self.diag, self.rows, self.partition[0])
+            return (self.residual(lam) if finite else np.inf), finite, scale
         return scanned_frictional_residual(*self._args(), self.inv_mass, self.inv_inertia,
                                            self.rhs, self.diag, self.mu, self.mu_roll,
                                            self.mu_spin, self.rows,
@@ -338,7 +404,11 @@ class FrictionalProblem:
                                            self._dV, self._e)
 
     def checked_residual(self, lam: np.ndarray) -> tuple[float, bool]:
-        if not np.all(np.isfinite(lam)):
+        if self.partition is not None:
+            lam = np.ascontiguousarray(lam, dtype=np.float64)
+            if not blocked_finite(lam, self.rows, self.partition[0]):
+                return np.inf, False
+        elif not np.all(np.isfinite(lam)):
             return np.inf, False
         return self.residual(lam), True
 

@@ -4,7 +4,7 @@ A step with T > 1 blocks splits the marbles into T slabs of the grid (solver/par
 contacts come out grouped so that groups of one phase share no marble, and the parallel kernels
 sweep the groups of a phase at once. Everything a step computes then depends on T and the world
 only, never on how many threads the machine actually runs: a run repeats bit for bit with the
-same `threads` on any machine, and `threads=1` is the serial core (docs/benchmarks.md, issue 16).
+same `threads` on any machine, and `threads=1` is the serial core (docs/parallel.md).
 """
 from __future__ import annotations
 
@@ -14,26 +14,19 @@ import numba
 
 from .params import Param
 
-THREADS = Param("threads", 0, int, "threads of the simulation core (0: every core of the "
-                "machine); a run's results depend on this number, not on the machine, and 1 "
-                "is the serial core", lo=0, hi=256)
-# Below this many marbles a step stays serial whatever `threads` says: a parallel region costs a
-# few microseconds per launch and a boundary pass per sweep, which a small pile does not earn
-# back (the bowl of 350 marbles takes 0.2 ms a step). Measured in docs/benchmarks.md (issue 16).
+# The machine's cores: the default and the largest count (more threads than cores only wait).
+CORES = max(1, os.cpu_count() or 1)
+THREADS = Param("threads", CORES, int, "threads of the simulation core (default: every core); "
+                "a run's results depend on this number, not on the machine, and 1 is the serial "
+                "core", lo=1, hi=CORES)
+# Below this many marbles a step stays serial whatever `threads` says. A step in blocks starts
+# Numba's threads about 60 times (collide, products, two phases per sweep of 20 sweeps), a few
+# microseconds each, plus the layout of the contacts in groups: about 0.2-0.5 ms a step, where
+# the bowl's 350 marbles take 0.2 ms in all. The serial step costs about 0.8 us per marble
+# (box 10 000: 7.8 ms), so two threads save about 0.4 us per marble and earn the overhead back
+# from about 1000-1500 marbles; 4000 leaves a margin. Chosen by this estimate, to be confirmed
+# by measurement (docs/parallel.md).
 MIN_MARBLES = 4000
-
-
-def cores() -> int:
-    """The cores this process may run on."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return max(1, os.cpu_count() or 1)
-
-
-def resolve_threads(threads: int) -> int:
-    """The thread count a `threads` value means: itself, or every core for 0."""
-    threads = int(threads)
-    return threads if threads > 0 else cores()
 
 
 def blocks_for(n: int, threads: int) -> int:

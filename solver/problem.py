@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numba import njit
 
+from .blocked import blocked_assemble
 from .products import (ROW_KERNEL, blocked_contact_velocity, blocked_finite,
                        blocked_impulse_velocity, blocked_natural_residual, blocked_scan,
                        cold_range, gather, is_zero, natural_range, scatter)
@@ -171,6 +172,7 @@ class ContactProblem:
     v_pred: np.ndarray
     dt: float
     key: np.ndarray | None = None
+    partition: tuple[np.ndarray, np.ndarray] | None = None
     diag: np.ndarray = field(init=False)
     rhs: np.ndarray = field(init=False)
     _dv: np.ndarray = field(init=False, repr=False)
@@ -180,8 +182,9 @@ class ContactProblem:
         self.diag = np.empty(m)
         self.rhs = np.empty(m)
         self._dv = np.empty_like(self.v_pred)
-        _assemble(self.body_a, self.body_b, self.normal, self.gap, self.inv_mass, self.v_pred,
-                  float(self.dt), self.diag, self.rhs)
+        assemble = _assemble if self.partition is None else blocked_assemble
+        assemble(self.body_a, self.body_b, self.normal, self.gap, self.inv_mass, self.v_pred,
+                 float(self.dt), self.diag, self.rhs)
 
     @property
     def m(self) -> int:
@@ -205,9 +208,23 @@ class ContactProblem:
     def apply(self, lam: np.ndarray) -> np.ndarray:
         """A λ, (m,)."""
         out = np.empty(self.m)
-        apply_matrix(self.body_a, self.body_b, self.normal, self.inv_mass,
-                     np.ascontiguousarray(lam, dtype=np.float64), self._dv, out)
+        lam = np.ascontiguousarray(lam, dtype=np.float64)
+        if self.partition is None:
+            apply_matrix(self.body_a, self.body_b, self.normal, self.inv_mass, lam, self._dv, out)
+        else:
+            self.impulse_velocity(lam, self._dv)
+            blocked_contact_velocity(self.body_a, self.body_b, self.normal, self._dv, out,
+                                     self.partition[0])
         return out
+
+    def impulse_velocity(self, lam: np.ndarray, dv: np.ndarray) -> None:
+        """dv (n, 3) <- M^-1 J^T λ, m/s; in parallel over the partition if there is one (the
+        same result for the same contacts)."""
+        if self.partition is None:
+            impulse_velocity(self.body_a, self.body_b, self.normal, self.inv_mass, lam, dv)
+        else:
+            blocked_impulse_velocity(self.body_a, self.body_b, self.normal, self.inv_mass, lam,
+                                     dv, *self.partition)
 
     def error(self, lam: np.ndarray) -> np.ndarray:
         """e = A λ + b, (m,) m/s: post-impulse velocity errors."""
@@ -216,27 +233,38 @@ class ContactProblem:
     def velocity(self, lam: np.ndarray) -> np.ndarray:
         """v* + M^-1 J^T λ, (n, 3) m/s: the velocities the impulses λ leave."""
         dv = np.empty_like(self.v_pred)
-        impulse_velocity(self.body_a, self.body_b, self.normal, self.inv_mass,
-                         np.ascontiguousarray(lam, dtype=np.float64), dv)
+        self.impulse_velocity(np.ascontiguousarray(lam, dtype=np.float64), dv)
         return self.v_pred + dv
 
     def residual(self, lam: np.ndarray) -> float:
         """Natural-map residual ‖min(λ, Aλ + b)‖∞, m/s (inf when not finite)."""
+        lam = np.ascontiguousarray(lam, dtype=np.float64)
+        if self.partition is not None:
+            return blocked_natural_residual(self.body_a, self.body_b, self.normal,
+                                            self.inv_mass, self.rhs, lam, self._dv,
+                                            *self.partition)
         return natural_residual(self.body_a, self.body_b, self.normal, self.inv_mass, self.rhs,
-                                np.ascontiguousarray(lam, dtype=np.float64), self._dv)
+                                lam, self._dv)
 
     def scanned_residual(self, lam: np.ndarray) -> tuple[float, bool, float]:
         """(residual(λ), whether rhs and diag are all finite, max |rhs|) in one kernel call;
         the residual is inf, and not computed, when they are not finite."""
+        lam = np.ascontiguousarray(lam, dtype=np.float64)
+        if self.partition is not None:
+            finite, scale = blocked_scan(self.rhs, self.diag, 1, self.partition[0])
+            return (self.residual(lam) if finite else np.inf), finite, scale
         return scanned_residual(self.body_a, self.body_b, self.normal, self.inv_mass, self.rhs,
-                                self.diag, np.ascontiguousarray(lam, dtype=np.float64),
-                                self._dv)
+                                self.diag, lam, self._dv)
 
     def checked_residual(self, lam: np.ndarray) -> tuple[float, bool]:
         """(residual(λ), whether λ is all finite) in one kernel call; the residual is inf, and
         not computed, when λ is not finite."""
+        lam = np.ascontiguousarray(lam, dtype=np.float64)
+        if self.partition is not None:
+            finite = blocked_finite(lam, 1, self.partition[0])
+            return (self.residual(lam) if finite else np.inf), finite
         return checked_residual(self.body_a, self.body_b, self.normal, self.inv_mass, self.rhs,
-                                np.ascontiguousarray(lam, dtype=np.float64), self._dv)
+                                lam, self._dv)
 
     def jacobian(self) -> np.ndarray:
         """Dense J, (m, 3n). For tests and small exports."""

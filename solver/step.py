@@ -13,10 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from .blocked import blocked_integrate, blocked_predict
 from .collide import Collider, Contacts, key_bound
 from .methods import registry
 from .methods.driver import SolveResult, SolveSettings
 from .params import Param
+from .parallel import activate, blocks_for
+from .partition import kept
 from .problem import ContactProblem, impulse_velocity
 from .friction import ROWS_ROLLING, ROWS_SLIDING, FrictionalProblem, contact_coefficients
 from .rotation import integrate_spin, predict_spin, rotate, spinning
@@ -117,7 +120,7 @@ def drop_inert(contacts: Contacts, inv_mass: np.ndarray) -> Contacts:
     if keep.all():
         return contacts
     return Contacts(contacts.body_a[keep], contacts.body_b[keep], contacts.normal[keep],
-                    contacts.gap[keep], contacts.key[keep])
+                    contacts.gap[keep], contacts.key[keep], kept(contacts.partition, keep))
 
 
 def stabilised(contacts: Contacts, fraction: float) -> Contacts:
@@ -126,7 +129,8 @@ def stabilised(contacts: Contacts, fraction: float) -> Contacts:
     if fraction == 1.0:
         return contacts
     gap = np.where(contacts.gap < 0.0, fraction * contacts.gap, contacts.gap)
-    return Contacts(contacts.body_a, contacts.body_b, contacts.normal, gap, contacts.key)
+    return Contacts(contacts.body_a, contacts.body_b, contacts.normal, gap, contacts.key,
+                    contacts.partition)
 
 
 def impulses_error(keys: np.ndarray, lam: np.ndarray, n: int, walls: int) -> str | None:
@@ -174,12 +178,14 @@ class StepReport:
 class Simulation:
     """Steps `world` in place with the solver that `settings` chose (registry.settings builds
     them, validated); `warm_start`: fraction of last step's impulses each solve starts from;
-    `stabilise`: fraction of an overlap a step removes (STABILISE)."""
+    `stabilise`: fraction of an overlap a step removes (STABILISE); `threads`: threads of the
+    core (THREADS; 1, the default here, is the serial core, whatever the world's size)."""
 
     def __init__(self, world: World, settings: SolveSettings,
                  warm_start: float = WARM_START.default,
-                 stabilise: float = STABILISE.default):
+                 stabilise: float = STABILISE.default, threads: int = 1):
         self.world = world
+        self.threads = int(threads)
         self.collider = Collider(container_geometry(world.container))
         self.warm_start = float(warm_start)
         self.stabilise = float(stabilise)
@@ -254,27 +260,34 @@ class Simulation:
         h = float(w.dt)
         planar = w.planar
         t0 = time.perf_counter()
+        blocks = self._blocks()
         v_pred = np.empty_like(w.v)
         # Drag decays the velocity exactly over the step (e^(-c h)), so any c >= 0 is stable.
-        predict(w.v, w.gravity, h, math.exp(-w.damping * h), planar, v_pred)
+        (predict if blocks == 1 else blocked_predict)(w.v, w.gravity, h,
+                                                      math.exp(-w.damping * h), planar, v_pred)
         fixed = self.fixed_marbles()
         if fixed.size:
             # A fixed marble is a body of infinite mass: gravity and impulses cannot move it.
             v_pred[fixed] = 0.0
-        contacts = self.collider.collide(w.x, v_pred, w.radius, h)
+        contacts = self.collider.collide(w.x, v_pred, w.radius, h, blocks)
         if fixed.size:
             contacts = drop_inert(contacts, w.inv_mass)
         contacts = stabilised(contacts, self.stabilise)
         t1 = time.perf_counter()
         problem = ContactProblem(contacts.body_a, contacts.body_b, contacts.normal, contacts.gap,
-                                 w.inv_mass, v_pred, h, contacts.key)
+                                 w.inv_mass, v_pred, h, contacts.key, contacts.partition)
         lam0 = self._initial_impulses(contacts)
         t2 = time.perf_counter()
         result = self.method.solve(problem, lam0, self._by_trace[bool(trace)])
         t3 = time.perf_counter()
         v = np.empty_like(v_pred)
-        integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
-                  np.ascontiguousarray(result.lam, dtype=np.float64), v_pred, h, planar, w.x, v)
+        lam = np.ascontiguousarray(result.lam, dtype=np.float64)
+        if contacts.partition is None:
+            integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass, lam,
+                      v_pred, h, planar, w.x, v)
+        else:
+            blocked_integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
+                              lam, v_pred, h, planar, w.x, v, *contacts.partition)
         w.v = v
         if self._spinning:
             # Without friction nothing exerts a torque: spins only decay with the drag.
@@ -298,6 +311,13 @@ class Simulation:
                    "integrate": t4 - t3, "total": t4 - t0}
         return StepReport(timings, contacts.m, result, self.method.name)
 
+    def _blocks(self) -> int:
+        """Blocks of this step (parallel.blocks_for), with Numba's threads set to match."""
+        blocks = blocks_for(self.world.n, self.threads)
+        if blocks > 1:
+            activate(blocks)
+        return blocks
+
     @property
     def _spinning(self) -> bool:
         return spinning(self.world.omega)
@@ -310,15 +330,16 @@ class Simulation:
         h = float(w.dt)
         planar = w.planar
         t0 = time.perf_counter()
+        blocks = self._blocks()
         decay = math.exp(-w.damping * h)
         v_pred = np.empty_like(w.v)
-        predict(w.v, w.gravity, h, decay, planar, v_pred)
+        (predict if blocks == 1 else blocked_predict)(w.v, w.gravity, h, decay, planar, v_pred)
         fixed = self.fixed_marbles()
         if fixed.size:
             v_pred[fixed] = 0.0
         V_pred = np.empty((w.n, 6))
         predict_spin(v_pred, w.omega, decay, planar, self._fixed_mask, V_pred)
-        contacts = self.collider.collide(w.x, v_pred, w.radius, h)
+        contacts = self.collider.collide(w.x, v_pred, w.radius, h, blocks)
         if fixed.size:
             contacts = drop_inert(contacts, w.inv_mass)
         contacts = stabilised(contacts, self.stabilise)
@@ -328,7 +349,7 @@ class Simulation:
                                                     w.mu_spin)
         problem = FrictionalProblem(contacts.body_a, contacts.body_b, contacts.normal,
                                     contacts.gap, w.radius, w.inv_mass, V_pred, h, mu, mu_roll,
-                                    mu_spin, rows, contacts.key)
+                                    mu_spin, rows, contacts.key, contacts.partition)
         lam0 = self._initial_impulses(contacts, rows)
         t2 = time.perf_counter()
         result = self.method.solve(problem, lam0, self._by_trace[bool(trace)])
