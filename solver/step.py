@@ -311,9 +311,14 @@ class Simulation:
                    "integrate": t4 - t3, "total": t4 - t0}
         return StepReport(timings, contacts.m, result, self.method.name)
 
+    @property
+    def blocks(self) -> int:
+        """The blocks (and threads) a step of the world as it is uses: 1 is the serial core."""
+        return blocks_for(self.world.n, self.threads)
+
     def _blocks(self) -> int:
         """Blocks of this step (parallel.blocks_for), with Numba's threads set to match."""
-        blocks = blocks_for(self.world.n, self.threads)
+        blocks = self.blocks
         if blocks > 1:
             activate(blocks)
         return blocks
