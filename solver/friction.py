@@ -39,7 +39,13 @@ def tangent_frames(normal, t1, t2):
     """t1, t2 (m, 3) <- an orthonormal tangent pair of each unit normal, t1 x t2 = n, chosen the
     same way every time: t1 = (e x n)/|e x n| with e = y (x when n is within 45° of y), so a
     normal in the x-z plane gets t1 in that plane and t2 = ±y."""
-    for c in range(normal.shape[0]):
+    tangent_frames_range(normal, t1, t2, 0, normal.shape[0])
+
+
+@njit(cache=True, nogil=True)
+def tangent_frames_range(normal, t1, t2, first, last):
+    """tangent_frames for contacts [first, last)."""
+    for c in range(first, last):
         n0 = normal[c, 0]
         n1 = normal[c, 1]
         n2 = normal[c, 2]
@@ -231,11 +237,21 @@ def _assemble_frictional(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radi
     tangent_frames(normal, t1, t2)
     for i in range(radius.shape[0]):
         inv_inertia[i] = inv_mass[i] / (INERTIA_FACTOR * radius[i] * radius[i])
-    for c in range(body_a.shape[0]):
+    contact_rows(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
+                 inv_inertia, V_pred, h, rows, diag, rhs, 0, body_a.shape[0])
+
+
+@njit(cache=True, nogil=True)
+def contact_rows(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
+                 inv_inertia, V_pred, h, rows, diag, rhs, first, last):
+    """The lever arms, diag and rhs of contacts [first, last), from their frames and the
+    marbles' inverse inertias (_assemble_frictional)."""
+    for c in range(first, last):
         arm_b[c] = radius[body_b[c]]
         arm_a[c] = radius[body_a[c]] if body_a[c] >= 0 else 0.0
-    frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, V_pred, rows, rhs)
-    for c in range(body_a.shape[0]):
+    frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, V_pred, rows, rhs, first,
+                      last)
+    for c in range(first, last):
         a = body_a[c]
         b = body_b[c]
         k = c * rows
@@ -268,6 +284,18 @@ def contact_coefficients(body_a, mu, mu_wall, mu_roll, mu_spin):
     for c in range(m):
         out_mu[c] = mu_wall if body_a[c] < 0 else mu
     return out_mu, out_roll, out_spin
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_assemble_frictional(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius,
+                                inv_mass, inv_inertia, V_pred, h, rows, diag, rhs, ranges):
+    """_assemble_frictional over a partition's groups at once: the same values."""
+    for i in prange(radius.shape[0]):
+        inv_inertia[i] = inv_mass[i] / (INERTIA_FACTOR * radius[i] * radius[i])
+    for g in prange(ranges.shape[0] - 1):
+        tangent_frames_range(normal, t1, t2, ranges[g], ranges[g + 1])
+        contact_rows(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
+                     inv_inertia, V_pred, h, rows, diag, rhs, ranges[g], ranges[g + 1])
 
 
 @dataclass
@@ -316,10 +344,13 @@ class FrictionalProblem:
         self.rhs = np.empty(m * self.rows)
         self._dV = np.empty_like(self.V_pred)
         self._e = np.empty(m * self.rows)
-        _assemble_frictional(self.body_a, self.body_b, self.normal, self.t1, self.t2,
-                             self.arm_a, self.arm_b, self.gap, self.radius, self.inv_mass,
-                             self.inv_inertia, self.V_pred, float(self.dt), self.rows,
-                             self.diag, self.rhs)
+        args = (self.body_a, self.body_b, self.normal, self.t1, self.t2, self.arm_a,
+                self.arm_b, self.gap, self.radius, self.inv_mass, self.inv_inertia, self.V_pred,
+                float(self.dt), self.rows, self.diag, self.rhs)
+        if self.partition is None:
+            _assemble_frictional(*args)
+        else:
+            blocked_assemble_frictional(*args, self.partition[0])
 
     @property
     def m(self) -> int:
