@@ -2,6 +2,8 @@
 small pile) is the serial core, and a step in blocks moves the world as the serial one does."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numba
 import numpy as np
 import pytest
@@ -10,6 +12,7 @@ import scenes
 from solver.methods import registry
 from solver.parallel import MIN_MARBLES, THREADS, activate, blocks_for
 from solver.step import Simulation, max_penetration
+from tests.solver.blocks import packed_box, problem_of
 
 STEPS = 40
 
@@ -70,3 +73,22 @@ def test_a_small_pile_is_serial_whatever_the_thread_count():
     (w1, s1), (w2, s2) = (_run("bowl", {}, t, 100) for t in (1, 2))
     assert s2.problem.partition is None
     assert np.array_equal(w1.x, w2.x) and np.array_equal(w1.v, w2.v)
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.5])
+def test_every_solver_solves_a_problem_in_blocks_as_serially_on_its_order(mu):
+    """The parallel kernels (sweeps, products, residuals) change who computes, never what:
+    every registered solver, fast and traced, gives the serial kernels' impulses bit for bit
+    on the same contacts in the same order."""
+    blocked = problem_of(packed_box(5000, mu=mu), 2)
+    serial = replace(blocked, partition=None)
+    size = blocked.size if mu else blocked.m
+    for name, method in registry.METHODS.items():
+        if mu and not method.friction:
+            continue
+        for trace in (False, True):
+            settings = registry.settings(name, 15, trace)
+            one = method.solve(serial, np.zeros(size), settings)
+            two = method.solve(blocked, np.zeros(size), settings)
+            assert np.array_equal(one.lam, two.lam), name
+            assert one.residual == two.residual and one.status == two.status, name
