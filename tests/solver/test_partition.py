@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from solver.collide import INTERLEAVE, _deal
+from solver.collide import INTERLEAVE, Collider, _deal
 from solver.partition import PHASES, check, dealt_position, kept
+from solver.world import container_geometry
 from tests.solver.blocks import contacts_of, packed_box
 
 
@@ -71,3 +72,12 @@ def test_dealt_position_is_where_the_serial_deal_puts_a_contact(size):
     dealt = _deal(ids, ids, np.zeros((size, 3)), np.zeros(size), ids, size, INTERLEAVE)[0]
     where = np.array([dealt_position(u, size, INTERLEAVE) for u in range(size)], dtype=np.int64)
     assert np.array_equal(dealt[where], ids)
+
+
+def test_buffers_too_small_for_a_block_grow_and_the_contacts_are_the_same(box):
+    roomy = contacts_of(box, 3)
+    v_pred = box.v + box.dt * box.gravity
+    tight = Collider(container_geometry(box.container), capacity=8).collide(
+        box.x, v_pred, box.radius, box.dt, 3)
+    assert np.array_equal(tight.key, roomy.key) and np.array_equal(tight.gap, roomy.gap)
+    assert np.array_equal(tight.partition[0], roomy.partition[0])
