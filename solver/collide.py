@@ -391,6 +391,12 @@ class Collider:
         self._block_of = np.empty(n, dtype=np.int64)
         self._visit = np.empty(n, dtype=np.int64)
 
+    @property
+    def order(self) -> np.ndarray:
+        """(n,) int64: the marbles of the last `collide` sorted by grid cell (z-major, stable
+        by index), the order the contacts were found in; reused by the next call."""
+        return self._order
+
     def collide(self, x: np.ndarray, v: np.ndarray, radius: np.ndarray, h: float,
                 blocks: int = 1) -> Contacts:
         """x, v: (n, 3) positions (m) and the velocities (m/s) the step will move with;

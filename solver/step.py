@@ -17,6 +17,8 @@ from .blocked import blocked_integrate, blocked_predict
 from .collide import Collider, Contacts, key_bound
 from .methods import registry
 from .methods.driver import SolveResult, SolveSettings
+from . import locality
+from .locality import relabel, scattered, world_numbered
 from .params import Param
 from .parallel import activate, blocks_for
 from .partition import kept
@@ -190,7 +192,9 @@ class Simulation:
         self.warm_start = float(warm_start)
         self.stabilise = float(stabilise)
         self.set_solver(settings)
-        self.problem: ContactProblem | None = None
+        self._problem: ContactProblem | None = None  # in the grid's numbering if _order is set
+        self._order: np.ndarray | None = None  # slot -> marble of the last step, when renumbered
+        self._world_problem: ContactProblem | None = None
         self.lam = np.zeros(0)
         self._prev_keys = np.zeros(0, dtype=np.int64)
         self._prev_lam = np.zeros(0)
@@ -274,32 +278,58 @@ class Simulation:
             contacts = drop_inert(contacts, w.inv_mass)
         contacts = stabilised(contacts, self.stabilise)
         t1 = time.perf_counter()
-        problem = ContactProblem(contacts.body_a, contacts.body_b, contacts.normal, contacts.gap,
-                                 w.inv_mass, v_pred, h, contacts.key, contacts.partition)
+        order = self._grid_order()
+        body_a, body_b, inv_mass, v_local = contacts.body_a, contacts.body_b, w.inv_mass, v_pred
+        if order is not None:
+            body_a, body_b = relabel(order, body_a, body_b)
+            inv_mass, v_local = w.inv_mass[order], v_pred[order]
+        problem = ContactProblem(body_a, body_b, contacts.normal, contacts.gap, inv_mass, v_local,
+                                 h, contacts.key, contacts.partition)
         lam0 = self._initial_impulses(contacts)
         t2 = time.perf_counter()
         result = self.method.solve(problem, lam0, self._by_trace[bool(trace)])
         t3 = time.perf_counter()
         v = np.empty_like(v_pred)
+        x = w.x if order is None else w.x[order]
         lam = np.ascontiguousarray(result.lam, dtype=np.float64)
         if contacts.partition is None:
             integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass, lam,
-                      v_pred, h, planar, w.x, v)
+                      v_local, h, planar, x, v)
         else:
             blocked_integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
-                              lam, v_pred, h, planar, w.x, v, *contacts.partition)
-        w.v = v
+                              lam, v_local, h, planar, x, v, *contacts.partition)
+        if order is None:
+            w.v = v
+        else:
+            w.x[order] = x
+            w.v = scattered(v, order)
         if self._spinning:
             # Without friction nothing exerts a torque: spins only decay with the drag.
             w.omega *= math.exp(-w.damping * h)
             rotate(w.orientation, w.omega, h)
-        return self._finish(problem, contacts, result, 1, (t0, t1, t2, t3))
+        return self._finish(problem, contacts, result, 1, (t0, t1, t2, t3), order)
+
+    @property
+    def problem(self):
+        """The last step's contact problem in the world's numbering (None before a step)."""
+        if self._order is None or self._problem is None:
+            return self._problem
+        if self._world_problem is None:
+            self._world_problem = world_numbered(self._problem, self._order)
+        return self._world_problem
+
+    def _grid_order(self) -> np.ndarray | None:
+        """The collider's marble order when this step solves in it (solver/locality.py)."""
+        if not locality.wanted(self.world.n):
+            return None
+        return self.collider.order.copy()
 
     def _finish(self, problem, contacts: Contacts, result: SolveResult, rows: int,
-                marks: tuple[float, float, float, float]) -> StepReport:
+                marks: tuple[float, float, float, float],
+                order: np.ndarray | None = None) -> StepReport:
         """Keep what the next step and the caller need; the timings of the phases."""
         self.world.time += float(self.world.dt)
-        self.problem = problem
+        self._problem, self._order, self._world_problem = problem, order, None
         self.lam = result.lam
         self._prev_keys = contacts.key
         self._prev_lam = result.lam
@@ -352,18 +382,31 @@ class Simulation:
         rows = ROWS_ROLLING if max(w.mu_roll, w.mu_spin) > 0.0 else ROWS_SLIDING
         mu, mu_roll, mu_spin = contact_coefficients(contacts.body_a, w.mu, w.mu_wall, w.mu_roll,
                                                     w.mu_spin)
-        problem = FrictionalProblem(contacts.body_a, contacts.body_b, contacts.normal,
-                                    contacts.gap, w.radius, w.inv_mass, V_pred, h, mu, mu_roll,
-                                    mu_spin, rows, contacts.key, contacts.partition)
+        order = self._grid_order()
+        body_a, body_b, radius, inv_mass, V_local = (contacts.body_a, contacts.body_b, w.radius,
+                                                     w.inv_mass, V_pred)
+        if order is not None:
+            body_a, body_b = relabel(order, body_a, body_b)
+            radius, inv_mass, V_local = w.radius[order], w.inv_mass[order], V_pred[order]
+        problem = FrictionalProblem(body_a, body_b, contacts.normal, contacts.gap, radius,
+                                    inv_mass, V_local, h, mu, mu_roll, mu_spin, rows, contacts.key,
+                                    contacts.partition)
         lam0 = self._initial_impulses(contacts, rows)
         t2 = time.perf_counter()
         result = self.method.solve(problem, lam0, self._by_trace[bool(trace)])
         t3 = time.perf_counter()
-        w.v = np.empty_like(v_pred)
-        integrate_spin(V_pred, problem.velocity_change(result.lam), h, planar, w.x, w.v,
-                       w.omega)
+        dV = problem.velocity_change(result.lam)
+        if order is None:
+            w.v = np.empty_like(v_pred)
+            integrate_spin(V_pred, dV, h, planar, w.x, w.v, w.omega)
+        else:
+            x, v, omega = w.x[order], np.empty_like(v_pred), np.empty_like(v_pred)
+            integrate_spin(V_local, dV, h, planar, x, v, omega)
+            w.x[order] = x
+            w.v = scattered(v, order)
+            w.omega[order] = omega
         rotate(w.orientation, w.omega, h)
-        return self._finish(problem, contacts, result, rows, (t0, t1, t2, t3))
+        return self._finish(problem, contacts, result, rows, (t0, t1, t2, t3), order)
 
 
 def max_penetration(world: World) -> float:
