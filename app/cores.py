@@ -12,6 +12,12 @@ at real time the simulation needs little and the renderer may use every core.
 
 Elsewhere than Linux, with fewer than two cores available, or with MARBLES_PIN=0 in the
 environment, both do nothing. The simulation keeps the core it is running on when it is pinned.
+
+A simulation that steps with several threads (solver/parallel.py: `threads` > 1 on a pile
+large enough to be split) is not pinned at all: its Numba threads do the work on every core,
+and a thread pool started from a thread pinned to one core would inherit that one core. The
+scheduler then shares the cores between the simulation's threads and the GUI's, which sleep
+most of the time; `dedicate_core(threads)` with threads > 1 gives every thread every core.
 """
 from __future__ import annotations
 
@@ -55,11 +61,15 @@ def _set(tid: int, cores) -> None:
         pass
 
 
-def dedicate_core() -> int | None:
-    """Pin the calling thread to one core and all other threads of the process to the rest.
-    Returns the core, or None when nothing was done (not Linux, fewer than 2 cores, or
-    MARBLES_PIN set to anything but 1)."""
+def dedicate_core(threads: int = 1) -> int | None:
+    """Pin the calling thread to one core and all other threads of the process to the rest,
+    for a simulation that steps with `threads` threads: only when that is 1 (otherwise every
+    thread gets every core back). Returns the core, or None when nothing was pinned (threads >
+    1, not Linux, fewer than 2 cores, or MARBLES_PIN set to anything but 1)."""
     global _original, _core
+    if threads > 1:
+        release_core()
+        return None
     cores = available()
     if (len(cores) < 2 or not os.path.isdir("/proc/self/task")
             or os.environ.get(ENV_OFF, "") not in ("", "1")):

@@ -5,7 +5,9 @@ thread, in real time (times `speed`) or, at speed 0, in batches of `BATCH_SECOND
 each tick emits one immutable `Frame` through a queued signal. Commands from the GUI (the typed
 commands of lab.commands, plus `Benchmark` and `Stop` here) arrive as queued calls, so they run
 in this thread between two steps. Paused, the timer is stopped; stepping flat out, this thread
-has a core to itself (app.cores). Long jobs (compiling kernels, the solver comparison) report
+has a core to itself (app.cores) when it steps serially; a step in several threads gets every
+core. This is the only thread that steps or solves (the B-key comparison runs here too), so
+Numba's thread pool is never entered from two threads at once. Long jobs (compiling kernels, the solver comparison) report
 progress by signal and end early once `cancel()` is called from any thread.
 """
 from __future__ import annotations
@@ -157,7 +159,7 @@ class SimWorker(QObject):
         self.thread_id: int | None = None  # native id of the thread, once started
         self._seq = 0
         self._timer: QTimer | None = None
-        self._armed: tuple[bool, int] | None = None
+        self._armed: tuple[bool, int, int] | None = None
         self._running = False
         self._record_every = 0  # steps between record frames (0: not recording)
         self._record_due = 0  # steps left to the next record frame
@@ -257,13 +259,14 @@ class SimWorker(QObject):
     def _arm_timer(self) -> None:
         """The step timer for the Session's speed, stopped while paused (at speed 0 a running
         timer fires whenever the thread is idle: paused, it would spin); flat out, this thread
-        takes a core of its own. Only a change re-arms it."""
+        takes a core of its own if it steps serially. Only a change re-arms it."""
         if self._timer is None:
             return
         s = self.session
         interval = 0 if s.spec.speed <= 0 else max(1, round(1000.0 * s.world.dt / s.spec.speed))
         idle = s.paused or self._record_wait  # nothing to step until a record frame is taken
-        want = (idle, interval)
+        threads = s.sim.blocks if s.sim is not None else 1  # the threads a step uses now
+        want = (idle, interval, threads)
         if want == self._armed:
             return
         self._armed = want
@@ -272,7 +275,7 @@ class SimWorker(QObject):
             cores.release_core()
             return
         if interval == 0:
-            cores.dedicate_core()
+            cores.dedicate_core(threads)
         else:
             cores.release_core()
         self._timer.start(interval)

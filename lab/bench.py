@@ -103,7 +103,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     warnings = [w for w in (dt_warning(world),) if w]
     for warning in warnings:
         cli.warn(warning)
-    compile_seconds = warmup([spec.solver])
+    compile_seconds = warmup([spec.solver], threads=spec.threads)
     if args.state and not spec.warm_start_given:
         spec = spec.changed(warm_start=default_warm_start(
             {name: getattr(world, name) for name in scenes.FRICTION_NAMES}))

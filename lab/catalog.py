@@ -7,12 +7,13 @@ import scenes
 from scenes.seed import MATERIAL
 from solver.methods import registry
 from solver.methods.driver import COMMON_PARAMS, ITERATIONS
+from solver.parallel import THREADS
 from solver.params import Param
 from solver.world import DT
 
 from .spec import SIM_PARAMS, SPEED
 
-RUN_OPTIONS = (ITERATIONS, DT, SPEED)
+RUN_OPTIONS = (ITERATIONS, DT, SPEED, THREADS)
 
 
 def _short(params: tuple[Param, ...]) -> str:
@@ -39,7 +40,7 @@ def list_text() -> str:
     out += [f"      {p.describe()}" for p in COMMON_PARAMS]
     out.append("Simulation parameters (--set):")
     out += [f"      {p.describe()}" for p in SIM_PARAMS]
-    out.append("Run options (--iterations, --dt; --speed for the window):")
+    out.append("Run options (--iterations, --dt, --threads; --speed for the window):")
     out += [f"      {p.describe()}" for p in RUN_OPTIONS]
     return "\n".join(out)
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from solver.methods.driver import ITERATIONS
+from solver.parallel import THREADS
 from solver.params import Param, parse_assignments
 from solver.world import DT
 
@@ -45,7 +46,7 @@ def option(parser: argparse.ArgumentParser, param: Param, metavar: str, flag: st
     every front end refuses it with the same message) and the help comes from the declaration.
     default="declared" uses the declared default; None leaves the option unset."""
     parser.add_argument(flag or f"--{param.name.replace('_', '-')}", metavar=metavar,
-                        default=param.default_text() if default == "declared" else default,
+                        default=param.value_text() if default == "declared" else default,
                         help=help_text or param.help_text())
 
 
@@ -64,10 +65,12 @@ def add_run_options(parser: argparse.ArgumentParser, speed: bool = False,
                              "list` shows them all with ranges, defaults and units")
     if speed:
         option(parser, SPEED, "X")
+    option(parser, THREADS, "N")
 
 
 def spec_from_args(args: argparse.Namespace) -> RunSpec:
     """The validated RunSpec of the run options; ParamError with a one-line message."""
     return RunSpec.create(args.scene, args.solver, args.iterations, args.dt,
                           getattr(args, "speed", SPEED.default),
-                          parse_assignments(args.assignments))
+                          parse_assignments(args.assignments),
+                          getattr(args, "threads", THREADS.default))

@@ -366,7 +366,7 @@ def add_parser(sub) -> None:
                    help=f"{EXIT_STEPS_PARAM.help}; {EXIT_STEPS_PARAM.range_text()}")
     p.add_argument("--exit-iterations", default=str(EXIT_ITERATIONS), metavar="N",
                    help=EXIT_ITERATIONS_PARAM.help_text())
-    p.add_argument("--repeats", default=REPEATS.default_text(), metavar="R",
+    p.add_argument("--repeats", default=REPEATS.value_text(), metavar="R",
                    help=REPEATS.help_text())
     p.add_argument("--series", default="default", choices=("default", "none"),
                    help="judge the claims on several frozen steps of each scene that has a "

@@ -115,7 +115,7 @@ class Session:
             self._compiled.add(name)
             self._say(f"{label}" + (f": {todo[done]}" if done < total else ""), done, total)
 
-        self.compile_seconds += warmup(todo, report)
+        self.compile_seconds += warmup(todo, report, self.spec.threads)
         self._say("", 0, 0)
 
     def _say(self, text: str, done: int, total: int) -> None:

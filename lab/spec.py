@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import scenes
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS, SolveSettings
+from solver.parallel import THREADS
 from solver.params import Param, ParamError, resolve
 from solver.step import STABILISE, WARM_START, Simulation
 from solver.world import DT, World
@@ -38,7 +39,8 @@ class RunSpec:
     """scene: name; scene_params: all of the scene's parameters (damping included), resolved;
     solve: the validated solver settings (method, iterations, parameters); warm_start: fraction
     of last step's impulses a solve starts from; dt: s, or None for the scene's own; speed:
-    multiple of real time, 0 = as fast as possible. Make one with `create` (or `changed`)."""
+    multiple of real time, 0 = as fast as possible; threads: of the simulation core (THREADS).
+    Make one with `create` (or `changed`)."""
 
     scene: str
     scene_params: dict
@@ -48,11 +50,13 @@ class RunSpec:
     speed: float = SPEED.default
     warm_start_given: bool = False  # False: default_warm_start follows the friction
     stabilise: float = STABILISE.default
+    threads: int = 1
 
     @classmethod
     def create(cls, scene: str = SCENE.default, solver: str = SOLVER.default,
                iterations: object = ITERATIONS.default, dt: object = None,
-               speed: object = SPEED.default, assignments: dict | None = None) -> "RunSpec":
+               speed: object = SPEED.default, assignments: dict | None = None,
+               threads: object = THREADS.default) -> "RunSpec":
         """A spec from text or values; ParamError (one line, naming the value) when one is
         bad. `assignments`: --set pairs, routed by name."""
         scene_over, solver_over, sim_over = route_assignments(scene, solver, assignments or {})
@@ -64,7 +68,7 @@ class RunSpec:
         return cls(scene, scene_params,
                    registry.settings(solver, iterations, False, solver_over), warm,
                    None if dt is None else float(DT.parse(dt)), float(SPEED.parse(speed)),
-                   given, float(sim["stabilise"]))
+                   given, float(sim["stabilise"]), int(THREADS.parse(threads)))
 
     @property
     def solver(self) -> str:
@@ -83,8 +87,9 @@ class RunSpec:
         return dataclasses.replace(self, **changes)
 
     def simulation(self, world: World) -> Simulation:
-        """A Simulation of `world` with this spec's solver, warm start and stabilisation."""
-        return Simulation(world, self.solve, self.warm_start, self.stabilise)
+        """A Simulation of `world` with this spec's solver, warm start, stabilisation and
+        threads."""
+        return Simulation(world, self.solve, self.warm_start, self.stabilise, self.threads)
 
     def build_world(self) -> World:
         """The scene's world at t = 0, with this spec's time step."""
@@ -96,7 +101,8 @@ class RunSpec:
     def settings_json(self) -> dict:
         """What a report records of the solver and simulation settings."""
         return {"iterations": self.iterations, **self.solver_params,
-                "warm_start": self.warm_start, "stabilise": self.stabilise}
+                "warm_start": self.warm_start, "stabilise": self.stabilise,
+                "threads": self.threads}
 
 
 def route_assignments(scene: str, solver: str, assignments: dict) -> tuple[dict, dict, dict]:

@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
+from .partition import assign_blocks, order_blocks
 from .world import ContainerGeometry
 
 # Relative part of the margin: contacts within 1% of the smallest radius are kept even at rest, so
@@ -136,11 +137,17 @@ def _grid(x, v, radius, h, eps_fraction, cap_diameters, speed, lin, start, order
 # taking the arrays cost ~60 ns per marble, a third of the bowl's contact generation.
 @njit(cache=True, nogil=True)
 def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_lin, dims,
-              body_a, body_b, normal, gap, keys):
-    """Fill the contact arrays (up to their capacity) in grid order and return the number of
-    contacts found. If it exceeds the capacity the caller grows the arrays and calls again.
-    Keys: a marble and wall feature f get f * n + b; marble pairs (a + walls) * n + b."""
+              visit, visit_lo, visit_hi, block_of, out_lo, out_hi, body_a, body_b, normal, gap,
+              keys, partner):
+    """Fill the contact arrays from index `out_lo` (up to `out_hi`) with the contacts found from
+    the sorted marbles visit[visit_lo:visit_hi] in that order (slots visit_lo..visit_hi - 1
+    when `visit` is empty: the serial core visits them all) and return how many were found. If
+    that exceeds out_hi - out_lo the caller grows the arrays and calls again. With `block_of`
+    (the block of each slot; empty: no blocks) partner[c] gets the block of contact c's other
+    marble (the own one for a wall). Keys: a marble and wall feature f get f * n + b; marble
+    pairs (a + walls) * n + b."""
     n = order.shape[0]
+    blocked = block_of.shape[0] > 0
     nx = dims[0]
     ny = dims[1]
     nz = dims[2]
@@ -153,10 +160,12 @@ def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_
     n_spheres = spheres.shape[0]
     n_tubes = tubes.shape[0]
     walls = n_planes + n_spheres + n_tubes
-    capacity = body_a.shape[0]
-    count = 0
-    for s in range(n):
+    capacity = out_hi
+    count = out_lo
+    for k in range(visit_lo, visit_hi):
+        s = visit[k] if visit.shape[0] > 0 else k
         i = order[s]
+        own = block_of[s] if blocked else 0
         xi0 = packed[s, 0]
         xi1 = packed[s, 1]
         xi2 = packed[s, 2]
@@ -178,6 +187,8 @@ def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_
                     normal[count, 2] = planes[p, 5]
                     gap[count] = g
                     keys[count] = p * n + i
+                    if blocked:
+                        partner[count] = own
                 count += 1
         for q in range(n_spheres):
             d0 = xi0 - spheres[q, 0]
@@ -201,6 +212,8 @@ def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_
                         normal[count, 2] = 1.0
                     gap[count] = g
                     keys[count] = (n_planes + q) * n + i
+                    if blocked:
+                        partner[count] = own
                 count += 1
         for u in range(n_tubes):
             d0 = xi0 - tubes[u, 0]
@@ -217,6 +230,8 @@ def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_
                     normal[count, 2] = 0.0
                     gap[count] = g
                     keys[count] = (n_planes + n_spheres + u) * n + i
+                    if blocked:
+                        partner[count] = own
                 count += 1
         c = sorted_lin[s]
         cx = c % nx
@@ -287,8 +302,10 @@ def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_
                                     # same way every time, so the pair separates.
                                     normal[count, 2] = 1.0
                                 gap[count] = g
+                                if blocked:
+                                    partner[count] = block_of[t]
                             count += 1
-    return count
+    return count - out_lo
 
 
 @njit(cache=True, nogil=True)
@@ -329,13 +346,15 @@ def key_bound(n: int, walls: int) -> int:
 class Contacts:
     """m contacts. body_a, body_b: (m,) int64 marble indices (body_a = -1: a container wall);
     normal: (m, 3) unit vectors from a to b; gap: (m,) metres, negative when overlapping;
-    key: (m,) int64, the same for the same pair (or marble and wall) from step to step."""
+    key: (m,) int64, the same for the same pair (or marble and wall) from step to step;
+    partition: (ranges, phases) of a step in blocks (solver/partition.py), None when serial."""
 
     body_a: np.ndarray
     body_b: np.ndarray
     normal: np.ndarray
     gap: np.ndarray
     key: np.ndarray
+    partition: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def m(self) -> int:
@@ -360,6 +379,7 @@ class Collider:
         self.normal = np.empty((capacity, 3), dtype=np.float64)
         self.gap = np.empty(capacity, dtype=np.float64)
         self.key = np.empty(capacity, dtype=np.int64)
+        self.partner = np.empty(capacity, dtype=np.int64)
 
     def _grid_for(self, n: int) -> None:
         self._n = n
@@ -368,10 +388,21 @@ class Collider:
         self._order = np.empty(n, dtype=np.int64)
         self._packed = np.empty((n, 5), dtype=np.float64)
         self._sorted_lin = np.empty(n, dtype=np.int64)
+        self._block_of = np.empty(n, dtype=np.int64)
+        self._visit = np.empty(n, dtype=np.int64)
 
-    def collide(self, x: np.ndarray, v: np.ndarray, radius: np.ndarray, h: float) -> Contacts:
+    @property
+    def order(self) -> np.ndarray:
+        """(n,) int64: the marbles of the last `collide` sorted by grid cell (z-major, stable
+        by index), the order the contacts were found in; reused by the next call."""
+        return self._order
+
+    def collide(self, x: np.ndarray, v: np.ndarray, radius: np.ndarray, h: float,
+                blocks: int = 1) -> Contacts:
         """x, v: (n, 3) positions (m) and the velocities (m/s) the step will move with;
-        radius: (n,) m; h: step (s). Returns copies, valid after later calls."""
+        radius: (n,) m; h: step (s); blocks: 1 for the serial core's order, else the contacts
+        of that many slabs, generated in parallel and laid out in groups (solver/partition.py).
+        Returns copies, valid after later calls."""
         n = x.shape[0]
         if n == 0:
             return Contacts(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3)),
@@ -386,13 +417,55 @@ class Collider:
             if self._dims[3] > 0:
                 break
             self._start = np.zeros(2 * int(-self._dims[3]) + 1, dtype=np.int64)
+        if blocks > 1:
+            return self._blocks(h, eps, cap, blocks)
         geo = self.geometry
+        none = self._none
         while True:
             m = _generate(h, eps, cap, geo.planes, geo.spheres, geo.tubes, self._start,
-                          self._order, self._packed, self._sorted_lin, self._dims,
-                          self.body_a, self.body_b, self.normal, self.gap, self.key)
+                          self._order, self._packed, self._sorted_lin, self._dims, none, 0, n,
+                          none, 0, self.body_a.shape[0], self.body_a, self.body_b, self.normal,
+                          self.gap, self.key, none)
             if m <= self.body_a.shape[0]:
                 break
             self._alloc(max(2 * self.body_a.shape[0], int(m * 1.25)))
         return Contacts(*_deal(self.body_a, self.body_b, self.normal, self.gap, self.key, m,
                                INTERLEAVE))
+
+    _none = np.zeros(0, dtype=np.int64)
+
+    def _blocks(self, h: float, eps: float, cap: float, blocks: int) -> Contacts:
+        """The contacts of `blocks` slabs, found in parallel, each slab into its own segment of
+        the buffers, then laid out in groups."""
+        starts = np.zeros(blocks + 1, dtype=np.int64)
+        assign_blocks(self._sorted_lin, self._dims, blocks, self._block_of, self._visit, starts)
+        found = np.zeros(blocks, dtype=np.int64)
+        geo = self.geometry
+        while True:
+            segment = self.body_a.shape[0] // blocks
+            generate_blocks(h, eps, cap, geo.planes, geo.spheres, geo.tubes, self._start,
+                            self._order, self._packed, self._sorted_lin, self._dims, self._visit,
+                            starts, self._block_of, segment, self.body_a, self.body_b,
+                            self.normal, self.gap, self.key, self.partner, found)
+            if found.max() <= segment:
+                break
+            self._alloc(max(2 * self.body_a.shape[0], int(found.max() * blocks * 1.25)))
+        *arrays, ranges, phases = order_blocks(found, segment, self.partner, self.body_a,
+                                               self.body_b, self.normal, self.gap, self.key,
+                                               INTERLEAVE)
+        return Contacts(*arrays, partition=(ranges, phases))
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def generate_blocks(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_lin, dims,
+                    visit, starts, block_of, segment, body_a, body_b, normal, gap, keys,
+                    partner, found):
+    """_generate for every block at once: block k visits visit[starts[k]:starts[k + 1]] and
+    writes from k * segment; found[k] <- how many it found (more than `segment`: call again
+    with larger buffers)."""
+    for b in prange(found.shape[0]):
+        k = np.int64(b)  # a prange index is unsigned; mixed with signed it would be a float
+        found[k] = _generate(h, eps, cap, planes, spheres, tubes, start, order, packed,
+                             sorted_lin, dims, visit, starts[k], starts[k + 1], block_of,
+                             k * segment, (k + 1) * segment, body_a, body_b, normal, gap, keys,
+                             partner)

@@ -23,9 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-from .problem import ROW_KERNEL
+from .products import (ROW_KERNEL, blocked_finite, blocked_frictional_contact_velocity,
+                       blocked_frictional_impulse_velocity, blocked_scan, frictional_gather,
+                       frictional_scatter, largest)
 
 INERTIA_FACTOR = 0.4  # I = 2/5 m r^2, a solid sphere
 ROWS_SLIDING = 3  # normal, t1, t2
@@ -37,7 +39,13 @@ def tangent_frames(normal, t1, t2):
     """t1, t2 (m, 3) <- an orthonormal tangent pair of each unit normal, t1 x t2 = n, chosen the
     same way every time: t1 = (e x n)/|e x n| with e = y (x when n is within 45° of y), so a
     normal in the x-z plane gets t1 in that plane and t2 = ±y."""
-    for c in range(normal.shape[0]):
+    tangent_frames_range(normal, t1, t2, 0, normal.shape[0])
+
+
+@njit(cache=True, nogil=True)
+def tangent_frames_range(normal, t1, t2, first, last):
+    """tangent_frames for contacts [first, last)."""
+    for c in range(first, last):
         n0 = normal[c, 0]
         n1 = normal[c, 1]
         n2 = normal[c, 2]
@@ -90,89 +98,15 @@ def frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, in
     """dV (n, 6) <- M^-1 J^T λ: the linear (m/s) and angular (rad/s) velocity changes that
     impulses λ (m * rows, N s and N m s) cause."""
     dV[:] = 0.0
-    for c in range(body_a.shape[0]):
-        a = body_a[c]
-        b = body_b[c]
-        k = c * rows
-        ln = lam[k]
-        l1 = lam[k + 1]
-        l2 = lam[k + 2]
-        # Linear impulse P = ln n + l1 t1 + l2 t2; angular (about b's centre) -r_b (l1 t2 - l2 t1).
-        p0 = ln * normal[c, 0] + l1 * t1[c, 0] + l2 * t2[c, 0]
-        p1 = ln * normal[c, 1] + l1 * t1[c, 1] + l2 * t2[c, 1]
-        p2 = ln * normal[c, 2] + l1 * t1[c, 2] + l2 * t2[c, 2]
-        g0 = l1 * t2[c, 0] - l2 * t1[c, 0]
-        g1 = l1 * t2[c, 1] - l2 * t1[c, 1]
-        g2 = l1 * t2[c, 2] - l2 * t1[c, 2]
-        r0 = 0.0
-        r1 = 0.0
-        r2 = 0.0
-        if rows == 6:
-            lr1 = lam[k + 3]
-            lr2 = lam[k + 4]
-            ls = lam[k + 5]
-            r0 = lr1 * t1[c, 0] + lr2 * t2[c, 0] + ls * normal[c, 0]
-            r1 = lr1 * t1[c, 1] + lr2 * t2[c, 1] + ls * normal[c, 1]
-            r2 = lr1 * t1[c, 2] + lr2 * t2[c, 2] + ls * normal[c, 2]
-        wb = inv_mass[b]
-        ib = inv_inertia[b]
-        rb = arm_b[c]
-        dV[b, 0] += wb * p0
-        dV[b, 1] += wb * p1
-        dV[b, 2] += wb * p2
-        dV[b, 3] += ib * (r0 - rb * g0)
-        dV[b, 4] += ib * (r1 - rb * g1)
-        dV[b, 5] += ib * (r2 - rb * g2)
-        if a >= 0:
-            wa = inv_mass[a]
-            ia = inv_inertia[a]
-            ra = arm_a[c]
-            dV[a, 0] -= wa * p0
-            dV[a, 1] -= wa * p1
-            dV[a, 2] -= wa * p2
-            dV[a, 3] -= ia * (r0 + ra * g0)
-            dV[a, 4] -= ia * (r1 + ra * g1)
-            dV[a, 5] -= ia * (r2 + ra * g2)
+    frictional_scatter(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia, lam,
+                       rows, dV, 0, body_a.shape[0])
 
 
 @njit(**ROW_KERNEL)
 def frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out):
     """out (m * rows) <- J V: each row's relative velocity (m/s; rad/s for rolling rows)."""
-    for c in range(body_a.shape[0]):
-        a = body_a[c]
-        b = body_b[c]
-        k = c * rows
-        dv0 = V[b, 0]
-        dv1 = V[b, 1]
-        dv2 = V[b, 2]
-        rb = arm_b[c]
-        s0 = rb * V[b, 3]  # r_b ω_b + r_a ω_a, the lever terms of the tangent rows
-        s1 = rb * V[b, 4]
-        s2 = rb * V[b, 5]
-        dw0 = V[b, 3]
-        dw1 = V[b, 4]
-        dw2 = V[b, 5]
-        if a >= 0:
-            ra = arm_a[c]
-            dv0 -= V[a, 0]
-            dv1 -= V[a, 1]
-            dv2 -= V[a, 2]
-            s0 += ra * V[a, 3]
-            s1 += ra * V[a, 4]
-            s2 += ra * V[a, 5]
-            dw0 -= V[a, 3]
-            dw1 -= V[a, 4]
-            dw2 -= V[a, 5]
-        out[k] = normal[c, 0] * dv0 + normal[c, 1] * dv1 + normal[c, 2] * dv2
-        # u_t1 = t1·Δv - t2·s, u_t2 = t2·Δv + t1·s (g1 = t2, g2 = -t1)
-        out[k + 1] = (t1[c, 0] * dv0 + t1[c, 1] * dv1 + t1[c, 2] * dv2
-                      - (t2[c, 0] * s0 + t2[c, 1] * s1 + t2[c, 2] * s2))
-        out[k + 2] = (t2[c, 0] * dv0 + t2[c, 1] * dv1 + t2[c, 2] * dv2
-                      + (t1[c, 0] * s0 + t1[c, 1] * s1 + t1[c, 2] * s2))
-        if rows == 6:
-            out[k + 3] = t1[c, 0] * dw0 + t1[c, 1] * dw1 + t1[c, 2] * dw2
-            out[k + 4] = t2[c, 0] * dw0 + t2[c, 1] * dw1 + t2[c, 2] * dw2
-            out[k + 5] = normal[c, 0] * dw0 + normal[c, 1] * dw1 + normal[c, 2] * dw2
+    frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out, 0,
+                      body_a.shape[0])
 
 
 @njit(inline="always", cache=True, nogil=True)
@@ -249,6 +183,52 @@ def scanned_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, in
 
 
 @njit(cache=True, nogil=True)
+def _errors_range(lam, e, rhs, mu, mu_roll, mu_spin, rows, add_rhs, first, last):
+    """max of `contact_error` over contacts [first, last) (inf at the first not finite), after
+    e += rhs on their rows when `add_rhs` (e = A λ + b from e = A λ)."""
+    worst = 0.0
+    for c in range(first, last):
+        k = c * rows
+        if add_rhs:
+            for j in range(rows):
+                e[k + j] += rhs[k + j]
+        r = contact_error(lam, e, k, mu[c], mu_roll[c], mu_spin[c], rows)
+        if not np.isfinite(r):
+            return np.inf
+        if r > worst:
+            worst = r
+    return worst
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                                inv_inertia, rhs, mu, mu_roll, mu_spin, rows, lam, dV, e,
+                                ranges, phases):
+    """friction.frictional_residual over a partition, the same value (m/s); dV (n, 6) and e
+    (m * rows) are scratch. λ = 0 (a cold start) needs no product: e = b."""
+    groups = ranges.shape[0] - 1
+    partial = np.zeros(groups)
+    cold = True
+    for j in range(lam.shape[0]):
+        if lam[j] != 0.0:
+            cold = False
+            break
+    if cold:
+        for g in prange(groups):
+            partial[g] = _errors_range(lam, rhs, rhs, mu, mu_roll, mu_spin, rows, False,
+                                       ranges[g], ranges[g + 1])
+        return largest(partial)
+    blocked_frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                                        inv_inertia, lam, rows, dV, ranges, phases)
+    blocked_frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows,
+                                        e, ranges)
+    for g in prange(groups):
+        partial[g] = _errors_range(lam, e, rhs, mu, mu_roll, mu_spin, rows, True, ranges[g],
+                                   ranges[g + 1])
+    return largest(partial)
+
+
+@njit(cache=True, nogil=True)
 def _assemble_frictional(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
                          inv_inertia, V_pred, h, rows, diag, rhs):
     """Everything derived, in one pass: t1, t2 (m, 3) the tangent frames; arm_a, arm_b (m,)
@@ -257,11 +237,21 @@ def _assemble_frictional(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radi
     tangent_frames(normal, t1, t2)
     for i in range(radius.shape[0]):
         inv_inertia[i] = inv_mass[i] / (INERTIA_FACTOR * radius[i] * radius[i])
-    for c in range(body_a.shape[0]):
+    contact_rows(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
+                 inv_inertia, V_pred, h, rows, diag, rhs, 0, body_a.shape[0])
+
+
+@njit(cache=True, nogil=True)
+def contact_rows(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
+                 inv_inertia, V_pred, h, rows, diag, rhs, first, last):
+    """The lever arms, diag and rhs of contacts [first, last), from their frames and the
+    marbles' inverse inertias (_assemble_frictional)."""
+    for c in range(first, last):
         arm_b[c] = radius[body_b[c]]
         arm_a[c] = radius[body_a[c]] if body_a[c] >= 0 else 0.0
-    frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, V_pred, rows, rhs)
-    for c in range(body_a.shape[0]):
+    frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, V_pred, rows, rhs, first,
+                      last)
+    for c in range(first, last):
         a = body_a[c]
         b = body_b[c]
         k = c * rows
@@ -296,6 +286,18 @@ def contact_coefficients(body_a, mu, mu_wall, mu_roll, mu_spin):
     return out_mu, out_roll, out_spin
 
 
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_assemble_frictional(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius,
+                                inv_mass, inv_inertia, V_pred, h, rows, diag, rhs, ranges):
+    """_assemble_frictional over a partition's groups at once: the same values."""
+    for i in prange(radius.shape[0]):
+        inv_inertia[i] = inv_mass[i] / (INERTIA_FACTOR * radius[i] * radius[i])
+    for g in prange(ranges.shape[0] - 1):
+        tangent_frames_range(normal, t1, t2, ranges[g], ranges[g + 1])
+        contact_rows(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
+                     inv_inertia, V_pred, h, rows, diag, rhs, ranges[g], ranges[g + 1])
+
+
 @dataclass
 class FrictionalProblem:
     """One step's frictional contact problem. body_a, body_b: (m,) int64 (-1 = wall); normal,
@@ -318,6 +320,7 @@ class FrictionalProblem:
     mu_spin: np.ndarray
     rows: int = ROWS_SLIDING
     key: np.ndarray | None = None
+    partition: tuple[np.ndarray, np.ndarray] | None = None
     t1: np.ndarray = field(init=False)
     t2: np.ndarray = field(init=False)
     arm_a: np.ndarray = field(init=False)
@@ -341,10 +344,13 @@ class FrictionalProblem:
         self.rhs = np.empty(m * self.rows)
         self._dV = np.empty_like(self.V_pred)
         self._e = np.empty(m * self.rows)
-        _assemble_frictional(self.body_a, self.body_b, self.normal, self.t1, self.t2,
-                             self.arm_a, self.arm_b, self.gap, self.radius, self.inv_mass,
-                             self.inv_inertia, self.V_pred, float(self.dt), self.rows,
-                             self.diag, self.rhs)
+        args = (self.body_a, self.body_b, self.normal, self.t1, self.t2, self.arm_a,
+                self.arm_b, self.gap, self.radius, self.inv_mass, self.inv_inertia, self.V_pred,
+                float(self.dt), self.rows, self.diag, self.rhs)
+        if self.partition is None:
+            _assemble_frictional(*args)
+        else:
+            blocked_assemble_frictional(*args, self.partition[0])
 
     @property
     def m(self) -> int:
@@ -377,8 +383,13 @@ class FrictionalProblem:
     def velocity_change(self, lam: np.ndarray) -> np.ndarray:
         """M^-1 J^T λ, (n, 6)."""
         dV = np.empty_like(self.V_pred)
-        frictional_impulse_velocity(*self._args(), self.inv_mass, self.inv_inertia,
-                                    np.ascontiguousarray(lam, dtype=np.float64), self.rows, dV)
+        lam = np.ascontiguousarray(lam, dtype=np.float64)
+        if self.partition is None:
+            frictional_impulse_velocity(*self._args(), self.inv_mass, self.inv_inertia, lam,
+                                        self.rows, dV)
+        else:
+            blocked_frictional_impulse_velocity(*self._args(), self.inv_mass, self.inv_inertia,
+                                                lam, self.rows, dV, *self.partition)
         return dV
 
     def velocity(self, lam: np.ndarray) -> np.ndarray:
@@ -388,7 +399,11 @@ class FrictionalProblem:
     def apply(self, lam: np.ndarray) -> np.ndarray:
         """A λ, (m * rows,)."""
         out = np.empty(self.size)
-        frictional_contact_velocity(*self._args(), self.velocity_change(lam), self.rows, out)
+        if self.partition is None:
+            frictional_contact_velocity(*self._args(), self.velocity_change(lam), self.rows, out)
+        else:
+            blocked_frictional_contact_velocity(*self._args(), self.velocity_change(lam),
+                                                self.rows, out, self.partition[0])
         return out
 
     def error(self, lam: np.ndarray) -> np.ndarray:
@@ -397,14 +412,22 @@ class FrictionalProblem:
 
     def residual(self, lam: np.ndarray) -> float:
         """max over contacts of the FCLIB natural-map error (`contact_error`), m/s."""
+        lam = np.ascontiguousarray(lam, dtype=np.float64)
+        if self.partition is not None:
+            return blocked_frictional_residual(*self._args(), self.inv_mass, self.inv_inertia,
+                                               self.rhs, self.mu, self.mu_roll, self.mu_spin,
+                                               self.rows, lam, self._dV, self._e,
+                                               *self.partition)
         return frictional_residual(*self._args(), self.inv_mass, self.inv_inertia, self.rhs,
-                                   self.mu, self.mu_roll, self.mu_spin, self.rows,
-                                   np.ascontiguousarray(lam, dtype=np.float64), self._dV,
-                                   self._e)
+                                   self.mu, self.mu_roll, self.mu_spin, self.rows, lam,
+                                   self._dV, self._e)
 
     def scanned_residual(self, lam: np.ndarray) -> tuple[float, bool, float]:
         """(residual(λ), whether rhs and diag are finite, max |rhs|) in one kernel call; the
         residual is inf, and not computed, when they are not finite."""
+        if self.partition is not None:
+            finite, scale = blocked_scan(self.rhs, self.diag, self.rows, self.partition[0])
+            return (self.residual(lam) if finite else np.inf), finite, scale
         return scanned_frictional_residual(*self._args(), self.inv_mass, self.inv_inertia,
                                            self.rhs, self.diag, self.mu, self.mu_roll,
                                            self.mu_spin, self.rows,
@@ -412,7 +435,11 @@ class FrictionalProblem:
                                            self._dV, self._e)
 
     def checked_residual(self, lam: np.ndarray) -> tuple[float, bool]:
-        if not np.all(np.isfinite(lam)):
+        if self.partition is not None:
+            lam = np.ascontiguousarray(lam, dtype=np.float64)
+            if not blocked_finite(lam, self.rows, self.partition[0]):
+                return np.inf, False
+        elif not np.all(np.isfinite(lam)):
             return np.inf, False
         return self.residual(lam), True
 

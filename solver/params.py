@@ -24,7 +24,8 @@ class ParamError(ValueError):
 class Param:
     """name; default; kind: int, float, bool or str; help: one line; unit: SI unit of the
     value ("" for pure numbers); lo/hi: range (None: unbounded), lo_open/hi_open exclude the
-    bound itself; choices: the allowed words of a str parameter."""
+    bound itself; choices: the allowed words of a str parameter; shown: the default as the
+    help and the documentation say it, where it depends on the machine ("every core")."""
 
     name: str
     default: object
@@ -36,6 +37,7 @@ class Param:
     lo_open: bool = False
     hi_open: bool = False
     choices: tuple[str, ...] | None = None
+    shown: str | None = None
 
     def __post_init__(self) -> None:
         # A float parameter keeps a float default: the kernels compile one signature per type.
@@ -58,6 +60,11 @@ class Param:
         return f"{self.kind.__name__} in {left}, {right}"
 
     def default_text(self) -> str:
+        """The default as help and documentation say it."""
+        return self.shown if self.shown is not None else self.value_text()
+
+    def value_text(self) -> str:
+        """The default as a value the parser reads back."""
         if self.kind is bool:
             return "1" if self.default else "0"
         return f"{self.default:g}" if isinstance(self.default, float) else str(self.default)

@@ -14,30 +14,17 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numba import njit
 
+from .blocked import blocked_assemble
+from .products import (ROW_KERNEL, blocked_contact_velocity, blocked_finite,
+                       blocked_impulse_velocity, blocked_natural_residual, blocked_scan,
+                       cold_range, gather, is_zero, natural_range, scatter)
+
 
 @njit(cache=True, nogil=True)
 def impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv):
     """dv (n, 3) <- M^-1 J^T λ: the velocity change, m/s, that impulses λ (N s) cause."""
     dv[:] = 0.0
-    for c in range(lam.shape[0]):
-        a = body_a[c]
-        b = body_b[c]
-        lc = lam[c]
-        if a >= 0:
-            s = inv_mass[a] * lc
-            dv[a, 0] -= s * normal[c, 0]
-            dv[a, 1] -= s * normal[c, 1]
-            dv[a, 2] -= s * normal[c, 2]
-        s = inv_mass[b] * lc
-        dv[b, 0] += s * normal[c, 0]
-        dv[b, 1] += s * normal[c, 1]
-        dv[b, 2] += s * normal[c, 2]
-
-
-# The options of a kernel that calls row_error or apply_row: compiled without Numba's reference
-# counting, because handing an array to a helper otherwise costs an atomic incref/decref pair per
-# contact (it made a PGS sweep five times slower). Such kernels allocate nothing.
-ROW_KERNEL = dict(cache=True, nogil=True, _nrt=False)
+    scatter(body_a, body_b, normal, inv_mass, lam, dv, 0, lam.shape[0])
 
 
 @njit(inline="always", cache=True, nogil=True)
@@ -112,13 +99,7 @@ def contact_graph(body_a, body_b, n):
 @njit(cache=True, nogil=True)
 def contact_velocity(body_a, body_b, normal, v, out):
     """out (m,) <- J v: relative normal velocity of every contact, m/s."""
-    for c in range(out.shape[0]):
-        a = body_a[c]
-        b = body_b[c]
-        u = normal[c, 0] * v[b, 0] + normal[c, 1] * v[b, 1] + normal[c, 2] * v[b, 2]
-        if a >= 0:
-            u -= normal[c, 0] * v[a, 0] + normal[c, 1] * v[a, 1] + normal[c, 2] * v[a, 2]
-        out[c] = u
+    gather(body_a, body_b, normal, v, out, 0, out.shape[0])
 
 
 @njit(cache=True, nogil=True)
@@ -132,34 +113,12 @@ def apply_matrix(body_a, body_b, normal, inv_mass, lam, dv, out):
 def natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv):
     """‖min(λ, A λ + b)‖∞, computed exactly from λ (one product with A); dv is scratch.
     Returns inf if any entry is not finite, so callers see divergence."""
-    worst = 0.0
-    cold = True
-    for c in range(lam.shape[0]):
-        if lam[c] != 0.0:
-            cold = False
-            break
-    if cold:
+    m = lam.shape[0]
+    if is_zero(lam):
         # λ = 0 (every cold start): A λ = 0 exactly, so e = b and the product can be skipped.
-        for c in range(lam.shape[0]):
-            r = max(-rhs[c], 0.0)
-            if not np.isfinite(r):
-                return np.inf
-            if r > worst:
-                worst = r
-        return worst
+        return cold_range(rhs, 0, m)
     impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv)
-    for c in range(lam.shape[0]):
-        a = body_a[c]
-        b = body_b[c]
-        e = rhs[c] + normal[c, 0] * dv[b, 0] + normal[c, 1] * dv[b, 1] + normal[c, 2] * dv[b, 2]
-        if a >= 0:
-            e -= normal[c, 0] * dv[a, 0] + normal[c, 1] * dv[a, 1] + normal[c, 2] * dv[a, 2]
-        r = abs(min(lam[c], e))
-        if not np.isfinite(r):
-            return np.inf
-        if r > worst:
-            worst = r
-    return worst
+    return natural_range(body_a, body_b, normal, rhs, lam, dv, 0, m)
 
 
 @njit(cache=True, nogil=True)
@@ -213,6 +172,7 @@ class ContactProblem:
     v_pred: np.ndarray
     dt: float
     key: np.ndarray | None = None
+    partition: tuple[np.ndarray, np.ndarray] | None = None
     diag: np.ndarray = field(init=False)
     rhs: np.ndarray = field(init=False)
     _dv: np.ndarray = field(init=False, repr=False)
@@ -222,8 +182,9 @@ class ContactProblem:
         self.diag = np.empty(m)
         self.rhs = np.empty(m)
         self._dv = np.empty_like(self.v_pred)
-        _assemble(self.body_a, self.body_b, self.normal, self.gap, self.inv_mass, self.v_pred,
-                  float(self.dt), self.diag, self.rhs)
+        assemble = _assemble if self.partition is None else blocked_assemble
+        assemble(self.body_a, self.body_b, self.normal, self.gap, self.inv_mass, self.v_pred,
+                 float(self.dt), self.diag, self.rhs)
 
     @property
     def m(self) -> int:
@@ -247,9 +208,23 @@ class ContactProblem:
     def apply(self, lam: np.ndarray) -> np.ndarray:
         """A λ, (m,)."""
         out = np.empty(self.m)
-        apply_matrix(self.body_a, self.body_b, self.normal, self.inv_mass,
-                     np.ascontiguousarray(lam, dtype=np.float64), self._dv, out)
+        lam = np.ascontiguousarray(lam, dtype=np.float64)
+        if self.partition is None:
+            apply_matrix(self.body_a, self.body_b, self.normal, self.inv_mass, lam, self._dv, out)
+        else:
+            self.impulse_velocity(lam, self._dv)
+            blocked_contact_velocity(self.body_a, self.body_b, self.normal, self._dv, out,
+                                     self.partition[0])
         return out
+
+    def impulse_velocity(self, lam: np.ndarray, dv: np.ndarray) -> None:
+        """dv (n, 3) <- M^-1 J^T λ, m/s; in parallel over the partition if there is one (the
+        same result for the same contacts)."""
+        if self.partition is None:
+            impulse_velocity(self.body_a, self.body_b, self.normal, self.inv_mass, lam, dv)
+        else:
+            blocked_impulse_velocity(self.body_a, self.body_b, self.normal, self.inv_mass, lam,
+                                     dv, *self.partition)
 
     def error(self, lam: np.ndarray) -> np.ndarray:
         """e = A λ + b, (m,) m/s: post-impulse velocity errors."""
@@ -258,27 +233,38 @@ class ContactProblem:
     def velocity(self, lam: np.ndarray) -> np.ndarray:
         """v* + M^-1 J^T λ, (n, 3) m/s: the velocities the impulses λ leave."""
         dv = np.empty_like(self.v_pred)
-        impulse_velocity(self.body_a, self.body_b, self.normal, self.inv_mass,
-                         np.ascontiguousarray(lam, dtype=np.float64), dv)
+        self.impulse_velocity(np.ascontiguousarray(lam, dtype=np.float64), dv)
         return self.v_pred + dv
 
     def residual(self, lam: np.ndarray) -> float:
         """Natural-map residual ‖min(λ, Aλ + b)‖∞, m/s (inf when not finite)."""
+        lam = np.ascontiguousarray(lam, dtype=np.float64)
+        if self.partition is not None:
+            return blocked_natural_residual(self.body_a, self.body_b, self.normal,
+                                            self.inv_mass, self.rhs, lam, self._dv,
+                                            *self.partition)
         return natural_residual(self.body_a, self.body_b, self.normal, self.inv_mass, self.rhs,
-                                np.ascontiguousarray(lam, dtype=np.float64), self._dv)
+                                lam, self._dv)
 
     def scanned_residual(self, lam: np.ndarray) -> tuple[float, bool, float]:
         """(residual(λ), whether rhs and diag are all finite, max |rhs|) in one kernel call;
         the residual is inf, and not computed, when they are not finite."""
+        lam = np.ascontiguousarray(lam, dtype=np.float64)
+        if self.partition is not None:
+            finite, scale = blocked_scan(self.rhs, self.diag, 1, self.partition[0])
+            return (self.residual(lam) if finite else np.inf), finite, scale
         return scanned_residual(self.body_a, self.body_b, self.normal, self.inv_mass, self.rhs,
-                                self.diag, np.ascontiguousarray(lam, dtype=np.float64),
-                                self._dv)
+                                self.diag, lam, self._dv)
 
     def checked_residual(self, lam: np.ndarray) -> tuple[float, bool]:
         """(residual(λ), whether λ is all finite) in one kernel call; the residual is inf, and
         not computed, when λ is not finite."""
+        lam = np.ascontiguousarray(lam, dtype=np.float64)
+        if self.partition is not None:
+            finite = blocked_finite(lam, 1, self.partition[0])
+            return (self.residual(lam) if finite else np.inf), finite
         return checked_residual(self.body_a, self.body_b, self.normal, self.inv_mass, self.rhs,
-                                np.ascontiguousarray(lam, dtype=np.float64), self._dv)
+                                lam, self._dv)
 
     def jacobian(self) -> np.ndarray:
         """Dense J, (m, 3n). For tests and small exports."""

@@ -13,10 +13,15 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from .blocked import blocked_integrate, blocked_predict
 from .collide import Collider, Contacts, key_bound
 from .methods import registry
 from .methods.driver import SolveResult, SolveSettings
+from . import locality
+from .locality import relabel, scattered, world_numbered
 from .params import Param
+from .parallel import activate, blocks_for
+from .partition import kept
 from .problem import ContactProblem, impulse_velocity
 from .friction import ROWS_ROLLING, ROWS_SLIDING, FrictionalProblem, contact_coefficients
 from .rotation import integrate_spin, predict_spin, rotate, spinning
@@ -117,7 +122,7 @@ def drop_inert(contacts: Contacts, inv_mass: np.ndarray) -> Contacts:
     if keep.all():
         return contacts
     return Contacts(contacts.body_a[keep], contacts.body_b[keep], contacts.normal[keep],
-                    contacts.gap[keep], contacts.key[keep])
+                    contacts.gap[keep], contacts.key[keep], kept(contacts.partition, keep))
 
 
 def stabilised(contacts: Contacts, fraction: float) -> Contacts:
@@ -126,7 +131,8 @@ def stabilised(contacts: Contacts, fraction: float) -> Contacts:
     if fraction == 1.0:
         return contacts
     gap = np.where(contacts.gap < 0.0, fraction * contacts.gap, contacts.gap)
-    return Contacts(contacts.body_a, contacts.body_b, contacts.normal, gap, contacts.key)
+    return Contacts(contacts.body_a, contacts.body_b, contacts.normal, gap, contacts.key,
+                    contacts.partition)
 
 
 def impulses_error(keys: np.ndarray, lam: np.ndarray, n: int, walls: int) -> str | None:
@@ -174,17 +180,21 @@ class StepReport:
 class Simulation:
     """Steps `world` in place with the solver that `settings` chose (registry.settings builds
     them, validated); `warm_start`: fraction of last step's impulses each solve starts from;
-    `stabilise`: fraction of an overlap a step removes (STABILISE)."""
+    `stabilise`: fraction of an overlap a step removes (STABILISE); `threads`: threads of the
+    core (THREADS; 1, the default here, is the serial core, whatever the world's size)."""
 
     def __init__(self, world: World, settings: SolveSettings,
                  warm_start: float = WARM_START.default,
-                 stabilise: float = STABILISE.default):
+                 stabilise: float = STABILISE.default, threads: int = 1):
         self.world = world
+        self.threads = int(threads)
         self.collider = Collider(container_geometry(world.container))
         self.warm_start = float(warm_start)
         self.stabilise = float(stabilise)
         self.set_solver(settings)
-        self.problem: ContactProblem | None = None
+        self._problem: ContactProblem | None = None  # in the grid's numbering if _order is set
+        self._order: np.ndarray | None = None  # slot -> marble of the last step, when renumbered
+        self._world_problem: ContactProblem | None = None
         self.lam = np.zeros(0)
         self._prev_keys = np.zeros(0, dtype=np.int64)
         self._prev_lam = np.zeros(0)
@@ -254,39 +264,72 @@ class Simulation:
         h = float(w.dt)
         planar = w.planar
         t0 = time.perf_counter()
+        blocks = self._blocks()
         v_pred = np.empty_like(w.v)
         # Drag decays the velocity exactly over the step (e^(-c h)), so any c >= 0 is stable.
-        predict(w.v, w.gravity, h, math.exp(-w.damping * h), planar, v_pred)
+        (predict if blocks == 1 else blocked_predict)(w.v, w.gravity, h,
+                                                      math.exp(-w.damping * h), planar, v_pred)
         fixed = self.fixed_marbles()
         if fixed.size:
             # A fixed marble is a body of infinite mass: gravity and impulses cannot move it.
             v_pred[fixed] = 0.0
-        contacts = self.collider.collide(w.x, v_pred, w.radius, h)
+        contacts = self.collider.collide(w.x, v_pred, w.radius, h, blocks)
         if fixed.size:
             contacts = drop_inert(contacts, w.inv_mass)
         contacts = stabilised(contacts, self.stabilise)
         t1 = time.perf_counter()
-        problem = ContactProblem(contacts.body_a, contacts.body_b, contacts.normal, contacts.gap,
-                                 w.inv_mass, v_pred, h, contacts.key)
+        order = self._grid_order()
+        body_a, body_b, inv_mass, v_local = contacts.body_a, contacts.body_b, w.inv_mass, v_pred
+        if order is not None:
+            body_a, body_b = relabel(order, body_a, body_b)
+            inv_mass, v_local = w.inv_mass[order], v_pred[order]
+        problem = ContactProblem(body_a, body_b, contacts.normal, contacts.gap, inv_mass, v_local,
+                                 h, contacts.key, contacts.partition)
         lam0 = self._initial_impulses(contacts)
         t2 = time.perf_counter()
         result = self.method.solve(problem, lam0, self._by_trace[bool(trace)])
         t3 = time.perf_counter()
         v = np.empty_like(v_pred)
-        integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
-                  np.ascontiguousarray(result.lam, dtype=np.float64), v_pred, h, planar, w.x, v)
-        w.v = v
+        x = w.x if order is None else w.x[order]
+        lam = np.ascontiguousarray(result.lam, dtype=np.float64)
+        if contacts.partition is None:
+            integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass, lam,
+                      v_local, h, planar, x, v)
+        else:
+            blocked_integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
+                              lam, v_local, h, planar, x, v, *contacts.partition)
+        if order is None:
+            w.v = v
+        else:
+            w.x[order] = x
+            w.v = scattered(v, order)
         if self._spinning:
             # Without friction nothing exerts a torque: spins only decay with the drag.
             w.omega *= math.exp(-w.damping * h)
             rotate(w.orientation, w.omega, h)
-        return self._finish(problem, contacts, result, 1, (t0, t1, t2, t3))
+        return self._finish(problem, contacts, result, 1, (t0, t1, t2, t3), order)
+
+    @property
+    def problem(self):
+        """The last step's contact problem in the world's numbering (None before a step)."""
+        if self._order is None or self._problem is None:
+            return self._problem
+        if self._world_problem is None:
+            self._world_problem = world_numbered(self._problem, self._order)
+        return self._world_problem
+
+    def _grid_order(self) -> np.ndarray | None:
+        """The collider's marble order when this step solves in it (solver/locality.py)."""
+        if not locality.wanted(self.world.n):
+            return None
+        return self.collider.order.copy()
 
     def _finish(self, problem, contacts: Contacts, result: SolveResult, rows: int,
-                marks: tuple[float, float, float, float]) -> StepReport:
+                marks: tuple[float, float, float, float],
+                order: np.ndarray | None = None) -> StepReport:
         """Keep what the next step and the caller need; the timings of the phases."""
         self.world.time += float(self.world.dt)
-        self.problem = problem
+        self._problem, self._order, self._world_problem = problem, order, None
         self.lam = result.lam
         self._prev_keys = contacts.key
         self._prev_lam = result.lam
@@ -297,6 +340,18 @@ class Simulation:
         timings = {"collide": t1 - t0, "assemble": t2 - t1, "solve": t3 - t2,
                    "integrate": t4 - t3, "total": t4 - t0}
         return StepReport(timings, contacts.m, result, self.method.name)
+
+    @property
+    def blocks(self) -> int:
+        """The blocks (and threads) a step of the world as it is uses: 1 is the serial core."""
+        return blocks_for(self.world.n, self.threads)
+
+    def _blocks(self) -> int:
+        """Blocks of this step (parallel.blocks_for), with Numba's threads set to match."""
+        blocks = self.blocks
+        if blocks > 1:
+            activate(blocks)
+        return blocks
 
     @property
     def _spinning(self) -> bool:
@@ -310,15 +365,16 @@ class Simulation:
         h = float(w.dt)
         planar = w.planar
         t0 = time.perf_counter()
+        blocks = self._blocks()
         decay = math.exp(-w.damping * h)
         v_pred = np.empty_like(w.v)
-        predict(w.v, w.gravity, h, decay, planar, v_pred)
+        (predict if blocks == 1 else blocked_predict)(w.v, w.gravity, h, decay, planar, v_pred)
         fixed = self.fixed_marbles()
         if fixed.size:
             v_pred[fixed] = 0.0
         V_pred = np.empty((w.n, 6))
         predict_spin(v_pred, w.omega, decay, planar, self._fixed_mask, V_pred)
-        contacts = self.collider.collide(w.x, v_pred, w.radius, h)
+        contacts = self.collider.collide(w.x, v_pred, w.radius, h, blocks)
         if fixed.size:
             contacts = drop_inert(contacts, w.inv_mass)
         contacts = stabilised(contacts, self.stabilise)
@@ -326,18 +382,31 @@ class Simulation:
         rows = ROWS_ROLLING if max(w.mu_roll, w.mu_spin) > 0.0 else ROWS_SLIDING
         mu, mu_roll, mu_spin = contact_coefficients(contacts.body_a, w.mu, w.mu_wall, w.mu_roll,
                                                     w.mu_spin)
-        problem = FrictionalProblem(contacts.body_a, contacts.body_b, contacts.normal,
-                                    contacts.gap, w.radius, w.inv_mass, V_pred, h, mu, mu_roll,
-                                    mu_spin, rows, contacts.key)
+        order = self._grid_order()
+        body_a, body_b, radius, inv_mass, V_local = (contacts.body_a, contacts.body_b, w.radius,
+                                                     w.inv_mass, V_pred)
+        if order is not None:
+            body_a, body_b = relabel(order, body_a, body_b)
+            radius, inv_mass, V_local = w.radius[order], w.inv_mass[order], V_pred[order]
+        problem = FrictionalProblem(body_a, body_b, contacts.normal, contacts.gap, radius,
+                                    inv_mass, V_local, h, mu, mu_roll, mu_spin, rows, contacts.key,
+                                    contacts.partition)
         lam0 = self._initial_impulses(contacts, rows)
         t2 = time.perf_counter()
         result = self.method.solve(problem, lam0, self._by_trace[bool(trace)])
         t3 = time.perf_counter()
-        w.v = np.empty_like(v_pred)
-        integrate_spin(V_pred, problem.velocity_change(result.lam), h, planar, w.x, w.v,
-                       w.omega)
+        dV = problem.velocity_change(result.lam)
+        if order is None:
+            w.v = np.empty_like(v_pred)
+            integrate_spin(V_pred, dV, h, planar, w.x, w.v, w.omega)
+        else:
+            x, v, omega = w.x[order], np.empty_like(v_pred), np.empty_like(v_pred)
+            integrate_spin(V_local, dV, h, planar, x, v, omega)
+            w.x[order] = x
+            w.v = scattered(v, order)
+            w.omega[order] = omega
         rotate(w.orientation, w.omega, h)
-        return self._finish(problem, contacts, result, rows, (t0, t1, t2, t3))
+        return self._finish(problem, contacts, result, rows, (t0, t1, t2, t3), order)
 
 
 def max_penetration(world: World) -> float:

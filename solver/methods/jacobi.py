@@ -8,12 +8,14 @@ here as the comparison baseline.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..params import Param
 from ..friction import (frictional_contact_velocity, frictional_impulse_velocity,
                         project_disk, relaxed_steps)
 from ..problem import ContactProblem, apply_matrix
+from ..products import (blocked_frictional_impulse_velocity, blocked_impulse_velocity,
+                        frictional_gather, gather)
 from .driver import Method, SolveSettings, run
 from .operator import local_steps, operator, product
 
@@ -22,14 +24,56 @@ BETA = Param("beta", 0.3, float, "damping of the update (1: undamped, diverges o
 
 
 @njit(cache=True, nogil=True)
+def jacobi_range(rhs, diag, lam, beta, e, first, last):
+    """The update of contacts [first, last) from e = A λ (m/s): λ_c <- max(0, λ_c - β (e_c +
+    b_c) / A_cc)."""
+    for c in range(first, last):
+        if diag[c] == 0.0:  # an inert row (both ends fixed): no impulse changes it
+            continue
+        new = lam[c] - beta * (e[c] + rhs[c]) / diag[c]
+        lam[c] = new if new > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True)
 def jacobi_sweeps(body_a, body_b, normal, inv_mass, rhs, diag, lam, beta, dv, e, count):
     for _ in range(count):
         apply_matrix(body_a, body_b, normal, inv_mass, lam, dv, e)
-        for c in range(lam.shape[0]):
-            if diag[c] == 0.0:  # an inert row (both ends fixed): no impulse changes it
-                continue
-            new = lam[c] - beta * (e[c] + rhs[c]) / diag[c]
-            lam[c] = new if new > 0.0 else 0.0
+        jacobi_range(rhs, diag, lam, beta, e, 0, lam.shape[0])
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_jacobi_sweeps(body_a, body_b, normal, inv_mass, rhs, diag, lam, beta, dv, e, count,
+                          ranges, phases):
+    """jacobi_sweeps over a partition, in parallel: the same iterates for the same contacts."""
+    for _ in range(count):
+        blocked_impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases)
+        for g in prange(ranges.shape[0] - 1):
+            gather(body_a, body_b, normal, dv, e, ranges[g], ranges[g + 1])
+            jacobi_range(rhs, diag, lam, beta, e, ranges[g], ranges[g + 1])
+
+
+@njit(cache=True, nogil=True)
+def frictional_jacobi_range(rhs, step, mu, mu_roll, mu_spin, rows, lam, e, first, last):
+    """The frictional update of contacts [first, last) from e = A λ: the normal λ_n <- max(0,
+    λ_n - β e_n / A_nn), the tangents (and rolling rows) stepped alike and projected onto the
+    disk of the new μ λ_n. step (m * rows): β / A_jj."""
+    for c in range(first, last):
+        k = c * rows
+        if step[k] == 0.0:  # an inert row (both ends fixed)
+            continue
+        ln = lam[k] - step[k] * (e[k] + rhs[k])
+        ln = ln if ln > 0.0 else 0.0
+        lam[k] = ln
+        lam[k + 1], lam[k + 2] = project_disk(lam[k + 1] - step[k + 1] * (e[k + 1] + rhs[k + 1]),
+                                              lam[k + 2] - step[k + 2] * (e[k + 2] + rhs[k + 2]),
+                                              mu[c] * ln)
+        if rows == 6:
+            lam[k + 3], lam[k + 4] = project_disk(
+                lam[k + 3] - step[k + 3] * (e[k + 3] + rhs[k + 3]),
+                lam[k + 4] - step[k + 4] * (e[k + 4] + rhs[k + 4]), mu_roll[c] * ln)
+            bound = mu_spin[c] * ln
+            ls = lam[k + 5] - step[k + 5] * (e[k + 5] + rhs[k + 5])
+            lam[k + 5] = min(max(ls, -bound), bound)
 
 
 @njit(cache=True, nogil=True)
@@ -37,29 +81,28 @@ def frictional_jacobi_sweeps(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_m
                              inv_inertia, rhs, step, mu, mu_roll, mu_spin, rows, lam, dV, e,
                              count):
     """`count` Jacobi iterations on the frictional problem: e = A λ + b from one iterate, then
-    every contact's normal λ_n <- max(0, λ_n - β e_n / A_nn), its tangents (and rolling rows)
-    stepped alike and projected onto the disk of the new μ λ_n. step (m * rows): β / A_jj."""
+    every contact's update (frictional_jacobi_range)."""
     for _ in range(count):
         frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
                                     inv_inertia, lam, rows, dV)
         frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows, e)
-        for c in range(body_a.shape[0]):
-            k = c * rows
-            if step[k] == 0.0:  # an inert row (both ends fixed)
-                continue
-            ln = lam[k] - step[k] * (e[k] + rhs[k])
-            ln = ln if ln > 0.0 else 0.0
-            lam[k] = ln
-            lam[k + 1], lam[k + 2] = project_disk(lam[k + 1] - step[k + 1] * (e[k + 1] + rhs[k + 1]),
-                                                  lam[k + 2] - step[k + 2] * (e[k + 2] + rhs[k + 2]),
-                                                  mu[c] * ln)
-            if rows == 6:
-                lam[k + 3], lam[k + 4] = project_disk(
-                    lam[k + 3] - step[k + 3] * (e[k + 3] + rhs[k + 3]),
-                    lam[k + 4] - step[k + 4] * (e[k + 4] + rhs[k + 4]), mu_roll[c] * ln)
-                bound = mu_spin[c] * ln
-                ls = lam[k + 5] - step[k + 5] * (e[k + 5] + rhs[k + 5])
-                lam[k + 5] = min(max(ls, -bound), bound)
+        frictional_jacobi_range(rhs, step, mu, mu_roll, mu_spin, rows, lam, e, 0,
+                                body_a.shape[0])
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_frictional_jacobi_sweeps(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                                     inv_inertia, rhs, step, mu, mu_roll, mu_spin, rows, lam, dV,
+                                     e, count, ranges, phases):
+    """frictional_jacobi_sweeps over a partition, in parallel: the same iterates."""
+    for _ in range(count):
+        blocked_frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b,
+                                            inv_mass, inv_inertia, lam, rows, dV, ranges, phases)
+        for g in prange(ranges.shape[0] - 1):
+            frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows, e,
+                              ranges[g], ranges[g + 1])
+            frictional_jacobi_range(rhs, step, mu, mu_roll, mu_spin, rows, lam, e, ranges[g],
+                                    ranges[g + 1])
 
 
 def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
@@ -71,8 +114,13 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     e = np.empty(problem.m)
 
     def sweep(count: int) -> None:
-        jacobi_sweeps(problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
-                      problem.rhs, problem.diag, lam, beta, dv, e, count)
+        if getattr(problem, "partition", None) is None:
+            jacobi_sweeps(problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
+                          problem.rhs, problem.diag, lam, beta, dv, e, count)
+        else:
+            blocked_jacobi_sweeps(problem.body_a, problem.body_b, problem.normal,
+                                  problem.inv_mass, problem.rhs, problem.diag, lam, beta, dv, e,
+                                  count, *problem.partition)
 
     return run(problem, lam, settings, sweep)
 
@@ -117,9 +165,13 @@ def _solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings):
     p = problem
 
     def sweep(count: int) -> None:
-        frictional_jacobi_sweeps(p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b,
-                                 p.inv_mass, p.inv_inertia, p.rhs, step, p.mu, p.mu_roll,
-                                 p.mu_spin, p.rows, lam, dV, e, count)
+        args = (p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b, p.inv_mass,
+                p.inv_inertia, p.rhs, step, p.mu, p.mu_roll, p.mu_spin, p.rows, lam, dV, e,
+                count)
+        if getattr(p, "partition", None) is None:
+            frictional_jacobi_sweeps(*args)
+        else:
+            blocked_frictional_jacobi_sweeps(*args, *p.partition)
 
     return run(problem, lam, settings, sweep)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .blocked_sweeps import blocked_frictional_sweeps, blocked_prepare, blocked_relaxed_sweeps
 from .sweeps import FRICTION_LAWS, frictional_sweeps, pack
 from ..params import Param
 from ..problem import (ROW_KERNEL, ContactProblem, apply_row, contact_row, impulse_velocity,
@@ -74,9 +75,14 @@ def solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings, omega: 
     V = problem.velocity(lam)
     packed = pack(problem, omega)
     p = problem
+    parts = getattr(p, "partition", None)
 
     def sweep(count: int) -> None:
-        frictional_sweeps(p.body_a, p.body_b, packed, p.rows, law, naive, V, lam, count)
+        if parts is None:
+            frictional_sweeps(p.body_a, p.body_b, packed, p.rows, law, naive, V, lam, count)
+        else:
+            blocked_frictional_sweeps(p.body_a, p.body_b, packed, p.rows, law, naive, V, lam,
+                                      count, *parts)
 
     def sync() -> None:
         V[:] = problem.velocity(lam)
@@ -90,6 +96,9 @@ def solve_relaxed(problem: ContactProblem, lam0: np.ndarray, settings: SolveSett
     if getattr(problem, "frictional", False):
         return solve_frictional(problem, lam0, settings, omega)
     lam = np.array(lam0, dtype=np.float64)
+    parts = getattr(problem, "partition", None)
+    if parts is not None:
+        return _solve_blocked(problem, lam, settings, omega, parts)
     v = np.empty_like(problem.v_pred)
     bias = np.empty(problem.m)
     step = np.empty(problem.m)
@@ -99,6 +108,24 @@ def solve_relaxed(problem: ContactProblem, lam0: np.ndarray, settings: SolveSett
     def sweep(count: int) -> None:
         relaxed_sweeps(problem.body_a, problem.body_b, problem.normal, bias, problem.inv_mass,
                        step, v, lam, count)
+
+    def sync() -> None:
+        v[:] = problem.velocity(lam)
+
+    return run(problem, lam, settings, sweep, sync)
+
+
+def _solve_blocked(problem: ContactProblem, lam: np.ndarray, settings: SolveSettings,
+                   omega: float, parts: tuple[np.ndarray, np.ndarray]):
+    """solve_relaxed over a step's contacts in blocks, in parallel (blocked_sweeps.py)."""
+    bias = np.empty(problem.m)
+    step = np.empty(problem.m)
+    blocked_prepare(problem.gap, float(problem.dt), problem.diag, float(omega), bias, step)
+    v = problem.velocity(lam)
+
+    def sweep(count: int) -> None:
+        blocked_relaxed_sweeps(problem.body_a, problem.body_b, problem.normal, bias,
+                               problem.inv_mass, step, v, lam, count, *parts)
 
     def sync() -> None:
         v[:] = problem.velocity(lam)

@@ -6,7 +6,7 @@ One iteration = one sweep (accepted or rejected), the cost of one product with A
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..problem import ROW_KERNEL, ContactProblem, apply_row, contact_row, row_error
 from .driver import Method, SolveSettings, run
@@ -27,6 +27,32 @@ def _copy(lam, v, lam_to, v_to):
 
 
 @njit(**ROW_KERNEL)
+def prox_gs_range(body_a, body_b, normal, bias, inv_mass, diag, denom, step, track, v, lam,
+                  first, last):
+    """One proximal Gauss-Seidel pass over contacts [first, last) with step = s * factor;
+    returns (ρ, df): the largest |Δλ_c| (NaN carried through) and, when `track`, the exact
+    change of f made by these contacts' updates."""
+    rho = 0.0
+    df = 0.0
+    for c in range(first, last):
+        if denom[c] == 0.0:  # an inert row (A_cc = 0, both ends fixed): it keeps λ_c
+            continue
+        a, b, n0, n1, n2 = contact_row(body_a, body_b, normal, c)
+        e = row_error(v, a, b, n0, n1, n2, bias[c])
+        new = lam[c] - step * e / denom[c]
+        if new < 0.0:
+            new = 0.0
+        delta = new - lam[c]
+        lam[c] = new
+        if not abs(delta) <= rho:
+            rho = abs(delta)  # also carries a NaN through to the test below
+        if track:
+            df += delta * (e + 0.5 * diag[c] * delta)
+        apply_row(v, inv_mass, a, b, n0, n1, n2, delta)
+    return rho, df
+
+
+@njit(**ROW_KERNEL)
 def prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, factor, v, lam,
                        lam_old, v_old, state, counts, count, adapt, objective, nu, grow, rho_abs,
                        rho_rel):
@@ -36,7 +62,6 @@ def prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, fact
     written so that with s = 1 the update is bit-for-bit PSOR's λ_c - ω e_c / A_cc.
     The sweep's change of f is exact and free: a contact's update Δ_c, made with its fresh e_c,
     changes f by Δ_c (e_c + ½ A_cc Δ_c); with local r and s γ < 2 every term is <= 0."""
-    m = lam.shape[0]
     track = adapt and objective
     done = 0
     for _ in range(count):
@@ -45,27 +70,50 @@ def prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, fact
         done += 1
         if adapt:
             _copy(lam, v, lam_old, v_old)
-        step = state[SCALE] * factor
-        rho = 0.0
-        df = 0.0
-        for c in range(m):
-            if denom[c] == 0.0:  # an inert row (A_cc = 0, both ends fixed): it keeps λ_c
-                continue
-            a, b, n0, n1, n2 = contact_row(body_a, body_b, normal, c)
-            e = row_error(v, a, b, n0, n1, n2, bias[c])
-            new = lam[c] - step * e / denom[c]
-            if new < 0.0:
-                new = 0.0
-            delta = new - lam[c]
-            lam[c] = new
-            if not abs(delta) <= rho:
-                rho = abs(delta)  # also carries a NaN through to the test below
-            if track:
-                df += delta * (e + 0.5 * diag[c] * delta)
-            apply_row(v, inv_mass, a, b, n0, n1, n2, delta)
+        rho, df = prox_gs_range(body_a, body_b, normal, bias, inv_mass, diag, denom,
+                                state[SCALE] * factor, track, v, lam, 0, lam.shape[0])
         counts[PRODUCTS] += 1
         if not judge(rho, df, state, counts, adapt, objective, nu, grow, rho_abs, rho_rel):
             _copy(lam_old, v_old, lam, v)
+    return done
+
+
+# long: the serial iteration's bookkeeping around a sweep in phases, with per-group merits.
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, factor, v,
+                               lam, lam_old, v_old, state, counts, count, adapt, objective, nu,
+                               grow, rho_abs, rho_rel, ranges, phases):
+    """prox_gs_iterations over a partition (blocked_sweeps.py's order and threads): each
+    group's ρ and df, then ρ the largest and df their sum in group order, so a run repeats bit
+    for bit for a given partition."""
+    track = adapt and objective
+    groups = ranges.shape[0] - 1
+    rhos = np.zeros(groups)
+    dfs = np.zeros(groups)
+    done = 0
+    for _ in range(count):
+        if state[STOP] != 0.0:
+            break
+        done += 1
+        if adapt:
+            lam_old[:] = lam
+            v_old[:] = v
+        step = state[SCALE] * factor
+        for p in range(phases.shape[0] - 1):
+            for g in prange(phases[p], phases[p + 1]):
+                rhos[g], dfs[g] = prox_gs_range(body_a, body_b, normal, bias, inv_mass, diag,
+                                                denom, step, track, v, lam, ranges[g],
+                                                ranges[g + 1])
+        rho = 0.0
+        df = 0.0
+        for g in range(groups):
+            if not rhos[g] <= rho:
+                rho = rhos[g]
+            df += dfs[g]
+        counts[PRODUCTS] += 1
+        if not judge(rho, df, state, counts, adapt, objective, nu, grow, rho_abs, rho_rel):
+            lam[:] = lam_old
+            v[:] = v_old
     return done
 
 
@@ -87,11 +135,15 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     state, counts = fresh_state()
     info: dict = {}
 
+    parts = getattr(problem, "partition", None)
+
     def sweep(count: int) -> int:
-        return prox_gs_iterations(problem.body_a, problem.body_b, problem.normal, bias,
-                                  problem.inv_mass, problem.diag, denom, factor, v, lam, lam_old,
-                                  v_old, state, counts, count, adapt, objective, nu, grow,
-                                  rho_abs, rho_rel)
+        args = (problem.body_a, problem.body_b, problem.normal, bias, problem.inv_mass,
+                problem.diag, denom, factor, v, lam, lam_old, v_old, state, counts, count, adapt,
+                objective, nu, grow, rho_abs, rho_rel)
+        if parts is None:
+            return prox_gs_iterations(*args)
+        return blocked_prox_gs_iterations(*args, *parts)
 
     def sync() -> None:
         v[:] = problem.velocity(lam)

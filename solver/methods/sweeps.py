@@ -11,7 +11,7 @@ were, so the tangents can be stepped from the same load as the normal.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..friction import ROWS_ROLLING, FrictionalProblem, project_disk
 from ..problem import ROW_KERNEL
@@ -23,7 +23,23 @@ PACKED = 22
 @njit(cache=True, nogil=True)
 def _pack(body_a, body_b, normal, t1, t2, arm_a, arm_b, mu, gap, dt, diag, rows, mu_roll,
           mu_spin, inv_mass, inv_inertia, omega, out):
-    for c in range(normal.shape[0]):
+    _pack_range(body_a, body_b, normal, t1, t2, arm_a, arm_b, mu, gap, dt, diag, rows, mu_roll,
+                mu_spin, inv_mass, inv_inertia, omega, out, 0, normal.shape[0])
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _blocked_pack(body_a, body_b, normal, t1, t2, arm_a, arm_b, mu, gap, dt, diag, rows,
+                  mu_roll, mu_spin, inv_mass, inv_inertia, omega, out, ranges):
+    for g in prange(ranges.shape[0] - 1):
+        _pack_range(body_a, body_b, normal, t1, t2, arm_a, arm_b, mu, gap, dt, diag, rows,
+                    mu_roll, mu_spin, inv_mass, inv_inertia, omega, out, ranges[g],
+                    ranges[g + 1])
+
+
+@njit(cache=True, nogil=True)
+def _pack_range(body_a, body_b, normal, t1, t2, arm_a, arm_b, mu, gap, dt, diag, rows, mu_roll,
+                mu_spin, inv_mass, inv_inertia, omega, out, first, last):
+    for c in range(first, last):
         for j in range(3):
             out[c, j] = normal[c, j]
             out[c, 3 + j] = t1[c, j]
@@ -49,8 +65,12 @@ def pack(problem: FrictionalProblem, omega: float) -> np.ndarray:
     ω / A_jj (0 where A_jj = 0: both ends fixed)."""
     p = problem
     out = np.empty((p.m, PACKED))
-    _pack(p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b, p.mu, p.gap, float(p.dt),
-          p.diag, p.rows, p.mu_roll, p.mu_spin, p.inv_mass, p.inv_inertia, float(omega), out)
+    args = (p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b, p.mu, p.gap, float(p.dt),
+            p.diag, p.rows, p.mu_roll, p.mu_spin, p.inv_mass, p.inv_inertia, float(omega), out)
+    if getattr(p, "partition", None) is None:
+        _pack(*args)
+    else:
+        _blocked_pack(*args, p.partition[0])  # the groups at once: the same rows
     return out
 
 

@@ -2,6 +2,7 @@
 
     python -m tests.app.gui_benchmark [--rounds R] [--frames N] [--speed X]
                                       [--variant NAME:KEY=VALUE,...]... [--tree NAME:PATH]...
+                                      [--run="--scene box --set n=10000 --threads 2"]
 
 Each round runs, one after the other, a scripted window run per variant (under `xvfb-run -a`
 when there is no display), `xvfb-run -a python -m app.main --scene bowl --frames N
@@ -14,6 +15,8 @@ the same rounds. A variant sets environment variables for its window runs (for e
 e.g. `--variant one-rasteriser:LP_NUM_THREADS=1`); a tree runs the window from another checkout
 (e.g. `--tree before:../base`, a `git worktree` of an earlier commit), so that a change is
 compared with what it replaced in the same run. The plain window run is always included.
+`--run` adds run options to every window and headless command line (a later `--scene` wins
+over the headless run's bowl): a large pile stepped with several threads, say (docs/parallel.md).
 Numbers depend on the machine and its load: compare within one run.
 """
 from __future__ import annotations
@@ -22,6 +25,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -59,12 +63,13 @@ def parse_tree(text: str) -> tuple[str, Path]:
     return name, tree
 
 
-def window_run(frames: int, speed: float, env: dict, tree: Path = ROOT) -> dict:
+def window_run(frames: int, speed: float, env: dict, tree: Path = ROOT,
+               extra: list[str] | None = None) -> dict:
     """One scripted window run from checkout `tree`; its summary line's numbers."""
     # --scene bowl: the frictionless bowl the headless run steps (the window alone opens on
-    # the bowl with friction since issue 13).
+    # the bowl with friction since issue 13); --run's options come after and win.
     command = [sys.executable, "-m", "app.main", "--scene", "bowl", "--frames", str(frames),
-               "--no-benchmark", "--speed", repr(speed)]
+               "--no-benchmark", "--speed", repr(speed), *(extra or [])]
     if not os.environ.get("DISPLAY") and shutil.which("xvfb-run"):
         command = ["xvfb-run", "-a"] + command
     out = subprocess.run(command, cwd=tree, env={**os.environ, **env}, capture_output=True,
@@ -76,13 +81,13 @@ def window_run(frames: int, speed: float, env: dict, tree: Path = ROOT) -> dict:
     return {"frames/s": fps, "steps/s": sps, "plots/s": plots, "median step ms": step}
 
 
-def headless_run(steps: int) -> dict:
+def headless_run(steps: int, extra: list[str] | None = None) -> dict:
     """One headless run of the same scene; steps per second without the compile time."""
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "r.json"
         subprocess.run([sys.executable, "-m", "lab.bench", "run", "--scene", "bowl", "--steps",
-                        str(steps), "--quiet", "--json", str(report)], cwd=ROOT, check=True,
-                       capture_output=True, timeout=600)
+                        str(steps), "--quiet", "--json", str(report), *(extra or [])],
+                       cwd=ROOT, check=True, capture_output=True, timeout=600)
         data = json.loads(report.read_text())
     seconds = data["wall_seconds"] - data["compile_seconds"]
     return {"steps/s": steps / seconds,
@@ -105,7 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tree", type=parse_tree, action="append", default=[],
                         metavar="NAME:PATH", help="also run the window from this checkout "
                         "(repeatable)")
+    parser.add_argument("--run", default="", metavar="OPTIONS",
+                        help="run options for every window and headless run, as one "
+                        "argument: --run='--scene box --threads 2'")
     args = parser.parse_args(argv)
+    extra = shlex.split(args.run)
     variants = [("window", {}, ROOT)]
     variants += [(name, env, ROOT) for name, env in args.variant]
     variants += [(name, {}, tree) for name, tree in args.tree]
@@ -113,9 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     runs["headless"] = []
     for r in range(args.rounds):
         for name, env, tree in variants:
-            runs[name].append(window_run(args.frames, args.speed, env, tree))
+            runs[name].append(window_run(args.frames, args.speed, env, tree, extra))
             print(f"round {r + 1}/{args.rounds} {name}: {runs[name][-1]}", file=sys.stderr)
-        runs["headless"].append(headless_run(args.steps))
+        runs["headless"].append(headless_run(args.steps, extra))
         print(f"round {r + 1}/{args.rounds} headless: {runs['headless'][-1]}", file=sys.stderr)
     headless = np.array([run["steps/s"] for run in runs["headless"]])
     print(f"{args.rounds} rounds, window runs at --speed {args.speed:g}; medians (range)")

@@ -61,3 +61,18 @@ def test_marbles_pin_0_turns_it_off(monkeypatch):
     monkeypatch.setenv(cores.ENV_OFF, "0")
     assert in_thread(cores.dedicate_core)["result"] is None
     assert cores.dedicated() is None and os.sched_getaffinity(0) == every
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
+def test_a_simulation_of_several_threads_is_not_pinned_and_unpins():
+    every = set(os.sched_getaffinity(0))
+    try:
+        assert in_thread(lambda: cores.dedicate_core(2))["result"] is None
+        assert cores.dedicated() is None and os.sched_getaffinity(0) == every
+        # Pinned first (one thread), then several: every thread gets every core back.
+        out = in_thread(lambda: (cores.dedicate_core(1), cores.dedicate_core(2)))
+        assert out["result"][0] in every and out["result"][1] is None
+        assert out["own"] == every and os.sched_getaffinity(0) == every
+        assert cores.dedicated() is None
+    finally:
+        cores.release_core()

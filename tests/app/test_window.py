@@ -464,6 +464,7 @@ def test_screenshots_are_written_atomically(qtbot, make_window, tmp_path, capsys
     (["--set", "bogus=1"], "unknown parameter 'bogus'"),
     (["--frames", "-1"], "frames=-1"),
     (["--speed", "x"], "speed=x"),
+    (["--threads", "0"], "threads=0"),
     (["--screenshot", "/nonexistent-dir/a.png"], "does not exist"),
     (["--benchmark-out", "/nonexistent-dir/x/y"], "does not exist"),
     (["--benchmark-out", "/proc/version"], "is not a folder"),

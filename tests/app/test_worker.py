@@ -14,6 +14,7 @@ from app.hud import hud_text
 from app.worker import Benchmark, SimThread, SimWorker
 from lab import commands as cmd
 from lab.spec import RunSpec
+from solver.parallel import MIN_MARBLES, THREADS
 
 
 class Collector(QObject):
@@ -42,9 +43,10 @@ class Collector(QObject):
 def run(qtbot):
     threads = []
 
-    def start(scene="column", solver="pgs", speed=0.0, iterations=20, **assignments):
+    def start(scene="column", solver="pgs", speed=0.0, iterations=20, n_threads=THREADS.default,
+              **assignments):
         worker = SimWorker(RunSpec.create(scene, solver, iterations, speed=speed,
-                                          assignments=assignments))
+                                          assignments=assignments, threads=n_threads))
         sim = SimThread(worker)
         got = Collector()
         worker.frameReady.connect(got.frame)
@@ -179,6 +181,19 @@ def test_flat_out_the_simulation_has_a_core_of_its_own(qtbot, run):
     assert os.sched_getaffinity(0) == every - {sim.worker.core}
     assert sim.stop(5000)
     assert os.sched_getaffinity(0) == every
+
+
+@pytest.mark.skipif(len(cores.available()) < 2, reason="needs two cores")
+def test_flat_out_a_simulation_of_two_threads_keeps_every_core(qtbot, run):
+    """A pile large enough to step in blocks with threads=2: no thread is pinned."""
+    every = set(cores.available())
+    sim, got = run(scene="box", speed=0.0, n=str(MIN_MARBLES), n_threads="2")
+    assert sim.worker.session.sim.blocks == 2
+    wait_for(qtbot, got, lambda f: f.steps > 3)
+    assert sim.worker.core is None
+    assert os.sched_getaffinity(sim.worker.thread_id) == every
+    assert os.sched_getaffinity(0) == every
+    assert sim.stop(5000)
 
 
 def test_frames_carry_every_step_once(qtbot, run):

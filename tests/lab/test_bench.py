@@ -13,6 +13,7 @@ from lab import bench
 from lab import compare as cmp
 from lab.snapshot import load_lcp
 from solver.methods import registry
+from solver.parallel import THREADS
 from solver.params import resolve
 from tests.lab.helpers import PNG, run_cli
 
@@ -33,6 +34,7 @@ def test_run_writes_the_documented_report_and_snapshots(tmp_path):
                 "compile_seconds", "wall_seconds"):
         assert key in report
     assert report["settings"]["omega"] == 1.2 and report["settings"]["iterations"] == 30
+    assert report["settings"]["threads"] == THREADS.default  # not given: every core
     for stat in ("median", "mean"):
         assert set(report["timing_ms"][stat]) == {"collide", "assemble", "solve", "integrate",
                                                   "total"}
@@ -134,6 +136,8 @@ def test_a_state_that_does_not_name_its_scene_is_reported_as_a_state(tmp_path, r
     (["--dt", "nan"], "dt=nan"),
     (["--steps", "-1"], "steps=-1"),
     (["--set", "novalue"], "name=value"),
+    (["--threads", "0"], "threads=0 is not valid"),
+    (["--threads", str(THREADS.hi + 1)], f"threads={THREADS.hi + 1} is not valid"),
     (["--json", "/nonexistent-dir/r.json"], "/nonexistent-dir"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, fragment):

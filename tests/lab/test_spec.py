@@ -1,9 +1,12 @@
 """RunSpec: one validated run specification, routed --set values, one-line refusals."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from lab.spec import SIM_PARAMS, SPEED, RunSpec, route_assignments, route_compare_assignments
+from solver.parallel import THREADS
 from solver.params import ParamError
 
 
@@ -26,7 +29,7 @@ def test_text_is_parsed_and_routed_by_name():
     world = spec.build_world()
     assert world.n == 200 and world.dt == 0.01 and world.damping == 1.0
     assert spec.settings_json() == {"iterations": 50, **spec.solver_params, "warm_start": 0.5,
-                                    "stabilise": 1.0}
+                                    "stabilise": 1.0, "threads": spec.threads}
 
 
 @pytest.mark.parametrize("kwargs, fragment", [
@@ -44,11 +47,20 @@ def test_text_is_parsed_and_routed_by_name():
     (dict(solver="psor", assignments={"omega": "2"}), "omega=2 is not valid"),
     (dict(assignments={"warm_start": "nan"}), "warm_start=nan is not valid"),
     (dict(assignments={"n": "1e400"}), "n=1e400 is not valid"),
+    (dict(threads="0"), "threads=0 is not valid"),
+    (dict(threads="1.5"), "threads=1.5 is not valid"),
 ])
 def test_bad_input_is_refused_in_one_line_naming_the_value(kwargs, fragment):
     with pytest.raises(ParamError) as err:
         RunSpec.create(**kwargs)
     assert fragment in str(err.value) and "\n" not in str(err.value)
+
+
+def test_threads_default_to_every_core_and_reach_the_simulation():
+    assert RunSpec.create().threads == THREADS.default == (os.cpu_count() or 1)
+    spec = RunSpec.create("box", threads="1")
+    sim = spec.simulation(spec.build_world())
+    assert spec.threads == 1 and sim.threads == 1 and spec.settings_json()["threads"] == 1
 
 
 def test_routing_keeps_values_as_text_for_their_owner():

@@ -5,7 +5,9 @@ median ms/step over its steps; the report gives each tree's median over the roun
 to this checkout's.
 
     python -m tests.solver.step_benchmark --rounds 5 --tree before:../base [--scene bowl]
-                                          [--steps 1500] [--set n=10000]...
+                                          [--steps 1500] [--set n=10000]... [--threads N]
+
+--threads N goes to the trees that have the option (issue 16 on); the others step serially.
 """
 from __future__ import annotations
 
@@ -25,10 +27,18 @@ def bench_module(tree: Path) -> str:
     return "lab.bench" if (tree / "lab" / "bench.py").is_file() else "app.bench"
 
 
-def one_run(tree: Path, scene: str, steps: int, assignments: list[str]) -> dict:
+def knows_threads(tree: Path) -> bool:
+    cli = tree / "lab" / "cli.py"
+    return cli.is_file() and "THREADS" in cli.read_text()
+
+
+def one_run(tree: Path, scene: str, steps: int, assignments: list[str],
+            threads: int | None = None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "r.json"
         sets = [arg for a in assignments for arg in ("--set", a)]
+        if threads is not None and knows_threads(tree):
+            sets += ["--threads", str(threads)]
         subprocess.run([sys.executable, "-m", bench_module(tree), "run", "--scene", scene,
                         "--solver", "pgs", "--iterations", "20", "--steps", str(steps),
                         "--quiet", "--json", str(out), *sets], cwd=tree, check=True,
@@ -43,13 +53,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scene", default="bowl")
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--set", action="append", default=[], dest="assignments")
+    parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args(argv)
     trees = [("this", ROOT)] + [(t.split(":", 1)[0], Path(t.split(":", 1)[1]).resolve())
                                 for t in args.tree]
     runs = {name: [] for name, _ in trees}
     for k in range(args.rounds):
         for name, tree in trees:
-            runs[name].append(one_run(tree, args.scene, args.steps, args.assignments))
+            runs[name].append(one_run(tree, args.scene, args.steps, args.assignments,
+                                      args.threads))
         print(f"round {k + 1}: " + ", ".join(f"{n} {runs[n][-1]['total']:.3f}" for n, _ in trees),
               file=sys.stderr)
     base = statistics.median(r["total"] for r in runs["this"])

@@ -303,3 +303,23 @@ def test_one_sweep_solves_an_isolated_contact_exactly(seed, wall):
     assert np.hypot(lam[1], lam[2]) <= mu * lam[0] * (1 + 1e-12) + 1e-15
     assert mu * np.hypot(u[1], u[2]) <= u[0] + 1e-12 * scale
     assert abs(lam @ u) < 1e-12 * scale * (1.0 + np.abs(lam).max())
+
+
+@pytest.mark.parametrize("rows", [3, 6])
+def test_a_partitioned_problem_has_the_serial_residual_and_products(rows):
+    from solver.friction import frictional_residual
+    from tests.solver.blocks import packed_box, problem_of
+
+    p = problem_of(packed_box(5000, mu=0.5), 2, rows)
+    assert p.partition is not None
+    rng = np.random.default_rng(3)
+    for lam in (np.zeros(p.size), rng.uniform(-1e-4, 1e-3, p.size)):
+        want = frictional_residual(p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b,
+                                   p.inv_mass, p.inv_inertia, p.rhs, p.mu, p.mu_roll,
+                                   p.mu_spin, p.rows, lam, np.empty_like(p.V_pred),
+                                   np.empty(p.size))
+        assert want > 0.0 and p.residual(lam) == want
+        assert p.scanned_residual(lam) == (want, True, np.abs(p.rhs).max())
+        assert p.checked_residual(lam) == (want, True)
+    lam[-1] = np.nan
+    assert p.checked_residual(lam) == (np.inf, False)

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 from solver.methods import registry
-from solver.warmup import warmup
+from solver.methods.blocked_sweeps import blocked_frictional_sweeps, blocked_relaxed_sweeps
+from solver.parallel import blocks_for
+from solver.step import Simulation
+from solver.warmup import _blocked_world, warmup
 
 
 def test_warmup_reports_progress_for_every_solver_in_order():
@@ -15,3 +18,12 @@ def test_warmup_defaults_to_every_registered_solver():
     seen = []
     warmup(progress=lambda done, total, name: seen.append(name))
     assert seen == list(registry.METHODS)
+
+
+def test_with_threads_the_parallel_kernels_are_compiled_too():
+    assert blocks_for(_blocked_world().n, 2) == 2
+    warmup(["pgs"], threads=2)
+    assert blocked_relaxed_sweeps.signatures and blocked_frictional_sweeps.signatures
+    sim = Simulation(_blocked_world(), registry.settings("pgs", 2), threads=2)
+    sim.step()
+    assert sim.problem.partition is not None and sim.problem.m > 0

@@ -1,11 +1,14 @@
 """The frictional contact update shared by naive, pgs and psor, on single contacts whose answer
 is known in closed form: a marble on a floor, sliding, sliding diagonally, at rest, rolling."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from solver.friction import FrictionalProblem
 from solver.methods import registry
 from solver.methods.sweeps import BOX, CCP, CONE, frictional_sweeps, pack
+from tests.solver.blocks import packed_box, problem_of
 
 G, H, R = 9.81, 0.02, 0.1
 
@@ -88,3 +91,12 @@ def test_the_registered_sweeps_solve_a_single_contact_to_rounding():
             assert result.info["relaxation_residual"] < 1e-12
             continue
         assert result.residual < 1e-12, name
+
+
+def test_a_partitioned_problem_packs_the_serial_rows():
+    """Assembled and packed in parallel, the frictional rows are the serial ones."""
+    blocked = problem_of(packed_box(5000, mu=0.5), 2, 6)
+    serial = replace(blocked, partition=None)
+    for name in ("t1", "t2", "arm_a", "arm_b", "inv_inertia", "diag", "rhs"):
+        assert np.array_equal(getattr(serial, name), getattr(blocked, name)), name
+    assert np.array_equal(pack(serial, 1.3), pack(blocked, 1.3))

@@ -1,0 +1,84 @@
+"""Gauss-Seidel sweeps over a step's contacts in blocks (solver/partition.py), in parallel: the
+sweeps of pgs, psor (and so nsgs on spheres) and the frictional sweep of sweeps.py.
+
+A sweep visits the partition's phases in order and, within a phase, its groups at once, each
+group's contacts in their order. Groups of one phase share no marble, so no two threads touch
+one velocity, and the sweep is exactly the serial sweep over the contacts in the partition's
+order: the interiors of the blocks first, then the contacts between blocks. That order is
+fixed by the number of blocks, so a run repeats bit for bit; with one block there is no
+partition and the serial kernels run. Each contact's update is the serial one (pgs.py,
+sweeps.sweep_contact), written once for a range of contacts.
+"""
+from __future__ import annotations
+
+from numba import njit, prange
+
+from ..problem import ROW_KERNEL, apply_row, contact_row, row_error
+from .sweeps import sweep_contact
+
+
+@njit(**ROW_KERNEL)
+def relaxed_range(body_a, body_b, normal, bias, inv_mass, step, v, lam, first, last):
+    """One projected SOR pass over contacts [first, last): pgs.relaxed_sweeps's update."""
+    for c in range(first, last):
+        a, b, n0, n1, n2 = contact_row(body_a, body_b, normal, c)
+        e = row_error(v, a, b, n0, n1, n2, bias[c])
+        old = lam[c]
+        new = old - step[c] * e
+        if new < 0.0:
+            new = 0.0
+        lam[c] = new
+        apply_row(v, inv_mass, a, b, n0, n1, n2, new - old)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_relaxed_sweeps(body_a, body_b, normal, bias, inv_mass, step, v, lam, count, ranges,
+                           phases):
+    """`count` sweeps of relaxed_range over a partition, phase by phase, the groups of a phase
+    in parallel (a phase of one group without starting the threads)."""
+    for _ in range(count):
+        for p in range(phases.shape[0] - 1):
+            lo = phases[p]
+            hi = phases[p + 1]
+            if hi - lo == 1:
+                relaxed_range(body_a, body_b, normal, bias, inv_mass, step, v, lam, ranges[lo],
+                              ranges[lo + 1])
+            elif hi > lo:
+                for g in prange(lo, hi):
+                    relaxed_range(body_a, body_b, normal, bias, inv_mass, step, v, lam,
+                                  ranges[g], ranges[g + 1])
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_prepare(gap, dt, diag, omega, bias, step):
+    """bias (m,) <- gap / h (m/s) and step (m,) <- ω / A_cc (kg; 0 for an inert row), contact
+    by contact as pgs.prepare does them."""
+    for c in prange(gap.shape[0]):
+        bias[c] = gap[c] / dt
+        d = diag[c]
+        step[c] = omega / d if d != 0.0 else 0.0
+
+
+@njit(**ROW_KERNEL)
+def frictional_range(body_a, body_b, P, rows, law, naive, V, lam, first, last):
+    """One pass of sweeps.sweep_contact over contacts [first, last)."""
+    for c in range(first, last):
+        sweep_contact(c, body_a, body_b, P, rows, law, naive, V, lam)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_frictional_sweeps(body_a, body_b, P, rows, law, naive, V, lam, count, ranges,
+                              phases):
+    """`count` frictional sweeps over a partition, as blocked_relaxed_sweeps; V (n, 6) is kept
+    equal to V* + M^-1 J^T λ."""
+    for _ in range(count):
+        for p in range(phases.shape[0] - 1):
+            lo = phases[p]
+            hi = phases[p + 1]
+            if hi - lo == 1:
+                frictional_range(body_a, body_b, P, rows, law, naive, V, lam, ranges[lo],
+                                 ranges[lo + 1])
+            elif hi > lo:
+                for g in prange(lo, hi):
+                    frictional_range(body_a, body_b, P, rows, law, naive, V, lam, ranges[g],
+                                     ranges[g + 1])

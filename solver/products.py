@@ -1,0 +1,287 @@
+"""The two halves of a product with A = J M^-1 J^T over a range of contacts: the scatter
+M^-1 J^T λ (impulses to velocity changes) and the gather J V (velocities to contact velocities),
+without and with friction. The serial kernels (problem.py, friction.py) run them over all
+contacts; the `blocked_` kernels here run them over a step's partition in parallel
+(solver/partition.py): the gathers over the groups at once, the scatter phase by phase, the
+groups of a phase at once. A marble's velocity change then sums the same terms in the same order
+as the serial scatter over the same contacts, so the results are identical for any number of
+threads. Frictionless rows: -n at marble a, +n at b; frictional rows: solver/friction.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+# The options of a kernel that calls row helpers or takes arrays through calls in its loop:
+# compiled without Numba's reference counting, because handing an array to a helper otherwise
+# costs an atomic incref/decref pair per contact (it made a PGS sweep five times slower). Such
+# kernels allocate nothing.
+ROW_KERNEL = dict(cache=True, nogil=True, _nrt=False)
+
+
+@njit(**ROW_KERNEL)
+def scatter(body_a, body_b, normal, inv_mass, lam, dv, first, last):
+    """dv (n, 3) += M^-1 J^T λ over contacts [first, last): m/s for λ in N s."""
+    for c in range(first, last):
+        a = body_a[c]
+        b = body_b[c]
+        lc = lam[c]
+        if a >= 0:
+            s = inv_mass[a] * lc
+            dv[a, 0] -= s * normal[c, 0]
+            dv[a, 1] -= s * normal[c, 1]
+            dv[a, 2] -= s * normal[c, 2]
+        s = inv_mass[b] * lc
+        dv[b, 0] += s * normal[c, 0]
+        dv[b, 1] += s * normal[c, 1]
+        dv[b, 2] += s * normal[c, 2]
+
+
+@njit(**ROW_KERNEL)
+def gather(body_a, body_b, normal, v, out, first, last):
+    """out[c] <- (J v)_c, the relative normal velocity (m/s), for contacts [first, last)."""
+    for c in range(first, last):
+        a = body_a[c]
+        b = body_b[c]
+        u = normal[c, 0] * v[b, 0] + normal[c, 1] * v[b, 1] + normal[c, 2] * v[b, 2]
+        if a >= 0:
+            u -= normal[c, 0] * v[a, 0] + normal[c, 1] * v[a, 1] + normal[c, 2] * v[a, 2]
+        out[c] = u
+
+
+# long: the linear and angular impulse of every row written out (helpers taking the arrays
+# would cost reference counting per contact).
+@njit(**ROW_KERNEL)
+def frictional_scatter(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia, lam,
+                       rows, dV, first, last):
+    """dV (n, 6) += M^-1 J^T λ over contacts [first, last): the linear (m/s) and angular
+    (rad/s) velocity changes of impulses λ (m * rows, N s and N m s)."""
+    for c in range(first, last):
+        a = body_a[c]
+        b = body_b[c]
+        k = c * rows
+        ln = lam[k]
+        l1 = lam[k + 1]
+        l2 = lam[k + 2]
+        # Linear impulse P = ln n + l1 t1 + l2 t2; angular (about b's centre) -r_b (l1 t2 - l2 t1).
+        p0 = ln * normal[c, 0] + l1 * t1[c, 0] + l2 * t2[c, 0]
+        p1 = ln * normal[c, 1] + l1 * t1[c, 1] + l2 * t2[c, 1]
+        p2 = ln * normal[c, 2] + l1 * t1[c, 2] + l2 * t2[c, 2]
+        g0 = l1 * t2[c, 0] - l2 * t1[c, 0]
+        g1 = l1 * t2[c, 1] - l2 * t1[c, 1]
+        g2 = l1 * t2[c, 2] - l2 * t1[c, 2]
+        r0 = 0.0
+        r1 = 0.0
+        r2 = 0.0
+        if rows == 6:
+            lr1 = lam[k + 3]
+            lr2 = lam[k + 4]
+            ls = lam[k + 5]
+            r0 = lr1 * t1[c, 0] + lr2 * t2[c, 0] + ls * normal[c, 0]
+            r1 = lr1 * t1[c, 1] + lr2 * t2[c, 1] + ls * normal[c, 1]
+            r2 = lr1 * t1[c, 2] + lr2 * t2[c, 2] + ls * normal[c, 2]
+        wb = inv_mass[b]
+        ib = inv_inertia[b]
+        rb = arm_b[c]
+        dV[b, 0] += wb * p0
+        dV[b, 1] += wb * p1
+        dV[b, 2] += wb * p2
+        dV[b, 3] += ib * (r0 - rb * g0)
+        dV[b, 4] += ib * (r1 - rb * g1)
+        dV[b, 5] += ib * (r2 - rb * g2)
+        if a >= 0:
+            wa = inv_mass[a]
+            ia = inv_inertia[a]
+            ra = arm_a[c]
+            dV[a, 0] -= wa * p0
+            dV[a, 1] -= wa * p1
+            dV[a, 2] -= wa * p2
+            dV[a, 3] -= ia * (r0 + ra * g0)
+            dV[a, 4] -= ia * (r1 + ra * g1)
+            dV[a, 5] -= ia * (r2 + ra * g2)
+
+
+@njit(**ROW_KERNEL)
+def frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out, first, last):
+    """out[c * rows + j] <- (J V) of every row j of contacts [first, last): m/s (rad/s for the
+    rolling rows)."""
+    for c in range(first, last):
+        a = body_a[c]
+        b = body_b[c]
+        k = c * rows
+        dv0 = V[b, 0]
+        dv1 = V[b, 1]
+        dv2 = V[b, 2]
+        rb = arm_b[c]
+        s0 = rb * V[b, 3]  # r_b ω_b + r_a ω_a, the lever terms of the tangent rows
+        s1 = rb * V[b, 4]
+        s2 = rb * V[b, 5]
+        dw0 = V[b, 3]
+        dw1 = V[b, 4]
+        dw2 = V[b, 5]
+        if a >= 0:
+            ra = arm_a[c]
+            dv0 -= V[a, 0]
+            dv1 -= V[a, 1]
+            dv2 -= V[a, 2]
+            s0 += ra * V[a, 3]
+            s1 += ra * V[a, 4]
+            s2 += ra * V[a, 5]
+            dw0 -= V[a, 3]
+            dw1 -= V[a, 4]
+            dw2 -= V[a, 5]
+        out[k] = normal[c, 0] * dv0 + normal[c, 1] * dv1 + normal[c, 2] * dv2
+        # u_t1 = t1·Δv - t2·s, u_t2 = t2·Δv + t1·s (g1 = t2, g2 = -t1)
+        out[k + 1] = (t1[c, 0] * dv0 + t1[c, 1] * dv1 + t1[c, 2] * dv2
+                      - (t2[c, 0] * s0 + t2[c, 1] * s1 + t2[c, 2] * s2))
+        out[k + 2] = (t2[c, 0] * dv0 + t2[c, 1] * dv1 + t2[c, 2] * dv2
+                      + (t1[c, 0] * s0 + t1[c, 1] * s1 + t1[c, 2] * s2))
+        if rows == 6:
+            out[k + 3] = t1[c, 0] * dw0 + t1[c, 1] * dw1 + t1[c, 2] * dw2
+            out[k + 4] = t2[c, 0] * dw0 + t2[c, 1] * dw1 + t2[c, 2] * dw2
+            out[k + 5] = normal[c, 0] * dw0 + normal[c, 1] * dw1 + normal[c, 2] * dw2
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases):
+    """dv (n, 3) <- M^-1 J^T λ over a partition, in parallel; the serial result."""
+    for i in prange(dv.shape[0]):
+        dv[i, 0] = 0.0
+        dv[i, 1] = 0.0
+        dv[i, 2] = 0.0
+    for p in range(phases.shape[0] - 1):
+        for g in prange(phases[p], phases[p + 1]):
+            scatter(body_a, body_b, normal, inv_mass, lam, dv, ranges[g], ranges[g + 1])
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_contact_velocity(body_a, body_b, normal, v, out, ranges):
+    """out (m,) <- J v over a partition's groups at once."""
+    for g in prange(ranges.shape[0] - 1):
+        gather(body_a, body_b, normal, v, out, ranges[g], ranges[g + 1])
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                                        inv_inertia, lam, rows, dV, ranges, phases):
+    """dV (n, 6) <- M^-1 J^T λ over a partition, in parallel; the serial result."""
+    for i in prange(dV.shape[0]):
+        for j in range(6):
+            dV[i, j] = 0.0
+    for p in range(phases.shape[0] - 1):
+        for g in prange(phases[p], phases[p + 1]):
+            frictional_scatter(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                               inv_inertia, lam, rows, dV, ranges[g], ranges[g + 1])
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows,
+                                        out, ranges):
+    """out (m * rows) <- J V over a partition's groups at once."""
+    for g in prange(ranges.shape[0] - 1):
+        frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out, ranges[g],
+                          ranges[g + 1])
+
+
+@njit(cache=True, nogil=True)
+def largest(partial):
+    """max of per-group maxima (inf when any is inf): the same value as one serial pass."""
+    worst = 0.0
+    for g in range(partial.shape[0]):
+        if partial[g] > worst:
+            worst = partial[g]
+    return worst
+
+
+@njit(cache=True, nogil=True)
+def natural_range(body_a, body_b, normal, rhs, lam, dv, first, last):
+    """max over contacts [first, last) of |min(λ_c, e_c)| with e = J dv + b (dv = M^-1 J^T λ,
+    (n, 3)), m/s; inf as soon as one is not finite."""
+    worst = 0.0
+    for c in range(first, last):
+        a = body_a[c]
+        b = body_b[c]
+        e = rhs[c] + normal[c, 0] * dv[b, 0] + normal[c, 1] * dv[b, 1] + normal[c, 2] * dv[b, 2]
+        if a >= 0:
+            e -= normal[c, 0] * dv[a, 0] + normal[c, 1] * dv[a, 1] + normal[c, 2] * dv[a, 2]
+        r = abs(min(lam[c], e))
+        if not np.isfinite(r):
+            return np.inf
+        if r > worst:
+            worst = r
+    return worst
+
+
+@njit(cache=True, nogil=True)
+def cold_range(rhs, first, last):
+    """The natural map's max over [first, last) at λ = 0, where e = b: max(-b_c, 0); inf when
+    not finite."""
+    worst = 0.0
+    for c in range(first, last):
+        r = max(-rhs[c], 0.0)
+        if not np.isfinite(r):
+            return np.inf
+        if r > worst:
+            worst = r
+    return worst
+
+
+@njit(cache=True, nogil=True)
+def is_zero(lam):
+    """Whether every entry of λ is 0 (a cold start: A λ = 0 needs no product)."""
+    for c in range(lam.shape[0]):
+        if lam[c] != 0.0:
+            return False
+    return True
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv, ranges, phases):
+    """problem.natural_residual over a partition, in parallel: the same value."""
+    groups = ranges.shape[0] - 1
+    partial = np.zeros(groups)
+    if is_zero(lam):
+        for g in prange(groups):
+            partial[g] = cold_range(rhs, ranges[g], ranges[g + 1])
+        return largest(partial)
+    blocked_impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases)
+    for g in prange(groups):
+        partial[g] = natural_range(body_a, body_b, normal, rhs, lam, dv, ranges[g],
+                                   ranges[g + 1])
+    return largest(partial)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_scan(rhs, diag, rows, ranges):
+    """(finite, scale) of a partitioned problem's b and A's diagonal (rows entries per
+    contact): whether all are finite, and max |b| (m/s)."""
+    groups = ranges.shape[0] - 1
+    scale = np.zeros(groups)
+    bad = np.zeros(groups, dtype=np.int64)
+    for g in prange(groups):
+        for j in range(ranges[g] * rows, ranges[g + 1] * rows):
+            if not (np.isfinite(rhs[j]) and np.isfinite(diag[j])):
+                bad[g] = 1
+                break
+            scale[g] = max(scale[g], abs(rhs[j]))
+    if bad.sum() > 0:
+        return False, np.inf
+    return True, largest(scale)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_finite(lam, rows, ranges):
+    """Whether every entry of λ (rows per contact) is finite, over a partition's groups."""
+    groups = ranges.shape[0] - 1
+    bad = np.zeros(groups, dtype=np.int64)
+    for g in prange(groups):
+        for j in range(ranges[g] * rows, ranges[g + 1] * rows):
+            if not np.isfinite(lam[j]):
+                bad[g] = 1
+                break
+    return bad.sum() == 0
+
+
+def serial_partition(m: int) -> tuple[np.ndarray, np.ndarray]:
+    """The partition of a serial problem: one group of all m contacts, one phase."""
+    return np.array([0, m], dtype=np.int64), np.array([0, 1], dtype=np.int64)

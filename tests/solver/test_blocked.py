@@ -1,0 +1,37 @@
+"""A step's per-marble and per-contact passes in parallel are bit for bit the serial ones."""
+from __future__ import annotations
+
+import numpy as np
+
+from solver.blocked import blocked_assemble, blocked_integrate, blocked_predict
+from solver.problem import _assemble
+from solver.step import integrate, predict
+from tests.solver.blocks import packed_box, problem_of
+
+
+def test_predict_is_the_serial_one():
+    v = np.random.default_rng(0).normal(size=(5001, 3))
+    g = np.array([0.0, 0.0, -9.81])
+    for planar in (False, True):
+        one, two = np.empty_like(v), np.full_like(v, np.nan)
+        predict(v, g, 0.01, 0.97, planar, one)
+        blocked_predict(v, g, 0.01, 0.97, planar, two)
+        assert np.array_equal(one, two)
+
+
+def test_assemble_and_integrate_are_the_serial_ones():
+    world = packed_box(5000)
+    p = problem_of(world, 2)
+    diag, rhs = np.empty(p.m), np.empty(p.m)
+    _assemble(p.body_a, p.body_b, p.normal, p.gap, p.inv_mass, p.v_pred, p.dt, diag, rhs)
+    blocked_diag, blocked_rhs = np.full(p.m, np.nan), np.full(p.m, np.nan)
+    blocked_assemble(p.body_a, p.body_b, p.normal, p.gap, p.inv_mass, p.v_pred, p.dt,
+                     blocked_diag, blocked_rhs)
+    assert np.array_equal(diag, blocked_diag) and np.array_equal(rhs, blocked_rhs)
+    lam = np.random.default_rng(1).uniform(0.0, 1e-3, p.m)
+    x1, x2 = world.x.copy(), world.x.copy()
+    v1, v2 = np.empty_like(x1), np.full_like(x2, np.nan)
+    integrate(p.body_a, p.body_b, p.normal, p.inv_mass, lam, p.v_pred, p.dt, False, x1, v1)
+    blocked_integrate(p.body_a, p.body_b, p.normal, p.inv_mass, lam, p.v_pred, p.dt, False, x2,
+                      v2, *p.partition)
+    assert np.array_equal(v1, v2) and np.array_equal(x1, x2) and not np.array_equal(x1, world.x)

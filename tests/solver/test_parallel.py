@@ -1,0 +1,98 @@
+"""The thread count: a fixed count repeats a run bit for bit, one thread (and any count on a
+small pile) is the serial core, and a step in blocks moves the world as the serial one does."""
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+import numba
+import numpy as np
+import pytest
+
+import scenes
+from solver.methods import registry
+from solver.parallel import MIN_MARBLES, THREADS, activate, blocks_for
+from solver.step import Simulation, max_penetration
+from tests.solver.blocks import packed_box, problem_of
+
+STEPS = 40
+
+
+def _run(scene: str, overrides: dict, threads: int, steps: int = STEPS):
+    world = scenes.build(scene, overrides)
+    frictional = world.frictional
+    sim = Simulation(world, registry.settings("pgs", 20), 1.0 if frictional else 0.0,
+                     threads=threads)
+    for _ in range(steps):
+        sim.step()
+    return world, sim
+
+
+def test_blocks_only_with_threads_and_a_large_enough_pile():
+    assert blocks_for(10 ** 6, 1) == 1
+    assert blocks_for(MIN_MARBLES - 1, 4) == 1
+    assert blocks_for(MIN_MARBLES, 4) == 4
+    # Every core by default; more blocks than cores are accepted (the results depend on the
+    # count, not on the machine), so a large machine's run repeats on a small one.
+    assert THREADS.lo == 1 and THREADS.default == (os.cpu_count() or 1) < THREADS.hi
+    assert THREADS.parse("64") == 64 and THREADS.default_text() == "every core"
+
+
+def test_activate_sets_the_calling_threads_count():
+    before = numba.get_num_threads()
+    try:
+        activate(1)
+        assert numba.get_num_threads() == 1
+        activate(10 ** 6)  # more than the pool: the whole pool
+        assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
+    finally:
+        numba.set_num_threads(before)
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.5])
+def test_two_threads_repeat_bit_for_bit(mu):
+    runs = [_run("box", {"n": MIN_MARBLES + 500, "mu": mu}, 2) for _ in range(2)]
+    (w1, s1), (w2, s2) = runs
+    assert s1.problem.partition is not None and s1.problem.m > w1.n  # the blocked core ran
+    for name in ("x", "v", "omega", "orientation"):
+        assert np.array_equal(getattr(w1, name), getattr(w2, name)), name
+    assert np.array_equal(s1.impulses()[1], s2.impulses()[1])
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.5])
+def test_blocks_move_the_pile_as_the_serial_core(mu):
+    """The sweep order differs, so the bits do, and a falling pile is chaotic marble by
+    marble: the pile as a whole falls as far, and no contact is lost (no deep overlap)."""
+    start = scenes.build("box", {"n": MIN_MARBLES + 500}).x[:, 2].mean()
+    (w1, s1), (w2, s2) = (_run("box", {"n": MIN_MARBLES + 500, "mu": mu}, t) for t in (1, 2))
+    assert s1.problem.partition is None and s2.problem.partition is not None
+    assert not np.array_equal(w1.x, w2.x)
+    drop = start - w1.x[:, 2].mean()
+    assert drop > 0.5 and abs(w2.x[:, 2].mean() - w1.x[:, 2].mean()) < 0.01 * drop
+    assert max_penetration(w2) < 2.5 * max_penetration(w1)
+    assert max_penetration(w2) < 0.1 * w1.radius.min()
+
+
+def test_a_small_pile_is_serial_whatever_the_thread_count():
+    (w1, s1), (w2, s2) = (_run("bowl", {}, t, 100) for t in (1, 2))
+    assert s2.problem.partition is None
+    assert np.array_equal(w1.x, w2.x) and np.array_equal(w1.v, w2.v)
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.5])
+def test_every_solver_solves_a_problem_in_blocks_as_serially_on_its_order(mu):
+    """The parallel kernels (sweeps, products, residuals) change who computes, never what:
+    every registered solver, fast and traced, gives the serial kernels' impulses bit for bit
+    on the same contacts in the same order."""
+    blocked = problem_of(packed_box(5000, mu=mu), 2)
+    serial = replace(blocked, partition=None)
+    size = blocked.size if mu else blocked.m
+    for name, method in registry.METHODS.items():
+        if mu and not method.friction:
+            continue
+        for trace in (False, True):
+            settings = registry.settings(name, 15, trace)
+            one = method.solve(serial, np.zeros(size), settings)
+            two = method.solve(blocked, np.zeros(size), settings)
+            assert np.array_equal(one.lam, two.lam), name
+            assert one.residual == two.residual and one.status == two.status, name

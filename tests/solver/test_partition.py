@@ -1,0 +1,83 @@
+"""Contacts in blocks: the same contacts as the serial collide, laid out in groups of which no
+two of a phase share a marble, in an order fixed by the number of blocks."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from solver.collide import INTERLEAVE, Collider, _deal
+from solver.partition import PHASES, check, dealt_position, kept
+from solver.world import container_geometry
+from tests.solver.blocks import contacts_of, packed_box
+
+
+@pytest.fixture(scope="module")
+def box():
+    return packed_box(5000)
+
+
+@pytest.fixture(scope="module")
+def serial(box):
+    return contacts_of(box, 1)
+
+
+@pytest.mark.parametrize("blocks", [2, 3, 4, 7])
+def test_blocks_hold_the_serial_contacts_in_groups_that_share_no_marble(box, serial, blocks):
+    c = contacts_of(box, blocks)
+    assert serial.partition is None and serial.m > 1.5 * box.n  # a packed box: a real test
+    assert check(c.partition, c.body_a, c.body_b) is None
+    ranges, phases = c.partition
+    assert ranges.shape == (2 * blocks + 1,) and phases.shape == (PHASES + 1,)
+    # Every block has interior contacts, and the interfaces are few.
+    assert np.all(np.diff(ranges[:blocks + 1]) > 0)
+    assert ranges[-1] - ranges[blocks] < 0.2 * c.m
+    s, b = np.argsort(serial.key), np.argsort(c.key)
+    assert np.array_equal(serial.key[s], c.key[b])
+    for name in ("body_a", "body_b", "normal", "gap"):
+        assert np.array_equal(getattr(serial, name)[s], getattr(c, name)[b]), name
+
+
+def test_the_layout_is_the_same_every_time(box):
+    one, two = contacts_of(box, 3), contacts_of(box, 3)
+    assert np.array_equal(one.key, two.key) and np.array_equal(one.partition[0],
+                                                                two.partition[0])
+
+
+def test_check_names_a_marble_in_two_groups_of_a_phase():
+    body_a = np.array([-1, 0, 5])
+    body_b = np.array([0, 1, 6])
+    ranges = np.array([0, 1, 2, 3, 3], dtype=np.int64)
+    phases = np.array([0, 2, 3, 3, 4], dtype=np.int64)
+    assert check((ranges, phases), body_a, body_b) == "marble 0 is in groups 0 and 1 of phase 0"
+    ok = (np.array([0, 2, 3, 3, 3]), phases)
+    assert check(ok, body_a, body_b) is None
+    assert "do not cover" in check((np.array([0, 1, 2, 2, 2]), phases), body_a, body_b)
+
+
+def test_kept_contacts_keep_their_groups(box):
+    c = contacts_of(box, 2)
+    keep = np.arange(c.m) % 3 != 0
+    ranges, phases = kept(c.partition, keep)
+    assert ranges[-1] == keep.sum() and np.array_equal(phases, c.partition[1])
+    assert check((ranges, phases), c.body_a[keep], c.body_b[keep]) is None
+    for g in range(ranges.shape[0] - 1):  # group g keeps exactly its own kept contacts
+        own = np.arange(c.partition[0][g], c.partition[0][g + 1])
+        assert ranges[g + 1] - ranges[g] == keep[own].sum()
+    assert kept(None, keep) is None
+
+
+@pytest.mark.parametrize("size", [0, 1, 3, 4, 5, 17, 100])
+def test_dealt_position_is_where_the_serial_deal_puts_a_contact(size):
+    ids = np.arange(size, dtype=np.int64)
+    dealt = _deal(ids, ids, np.zeros((size, 3)), np.zeros(size), ids, size, INTERLEAVE)[0]
+    where = np.array([dealt_position(u, size, INTERLEAVE) for u in range(size)], dtype=np.int64)
+    assert np.array_equal(dealt[where], ids)
+
+
+def test_buffers_too_small_for_a_block_grow_and_the_contacts_are_the_same(box):
+    roomy = contacts_of(box, 3)
+    v_pred = box.v + box.dt * box.gravity
+    tight = Collider(container_geometry(box.container), capacity=8).collide(
+        box.x, v_pred, box.radius, box.dt, 3)
+    assert np.array_equal(tight.key, roomy.key) and np.array_equal(tight.gap, roomy.gap)
+    assert np.array_equal(tight.partition[0], roomy.partition[0])
