@@ -4,7 +4,6 @@ is one line on stderr, exit code 2, no window."""
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import signal
 import sys
@@ -21,7 +20,6 @@ from lab.snapshot import read_state
 from solver.params import Param, ParamError, parse_assignments
 
 BENCH_ITERATIONS = COMPARE_ITERATIONS.but(name="benchmark-iterations")
-SWITCH_MS = 5.0  # Python's own default until measured otherwise
 # Without --scene the window opens on the bowl with friction: the marbles pour in, roll and come
 # to rest (with friction the warm start is full, lab.spec; a rolling resistance of 1% of the
 # radius stops the last marble rocking in its hollow, docs/friction.md). The article's
@@ -197,23 +195,6 @@ def display_problem(environ=os.environ) -> str | None:
     return None if why is None else f"cannot open display {display} ({why}; {HEADLESS_HINT})"
 
 
-SWITCH_ENV = "MARBLES_SWITCH_MS"  # the interpreter's thread switch interval, milliseconds
-
-
-def share_the_interpreter() -> None:
-    """Set how long a thread may keep the interpreter lock while another waits for it. The
-    simulation thread leaves its compiled kernels many times per step and needs the lock each
-    time; Python's default (5 ms) lets the GUI thread's plotting hold it for a whole stretch
-    of steps. MARBLES_SWITCH_MS overrides the default (docs/desktop-performance.md)."""
-    text = os.environ.get(SWITCH_ENV, "")
-    try:
-        ms = float(text) if text else SWITCH_MS
-    except ValueError:
-        ms = SWITCH_MS
-    if math.isfinite(ms) and ms > 0:
-        sys.setswitchinterval(ms / 1000.0)
-
-
 def main(argv: list[str] | None = None) -> int:
     cli.set_prog("marbles")
     args = build_parser().parse_args(argv)
@@ -227,7 +208,6 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         cli.fail(problem)  # one line, exit code 2, before Qt could abort the process
 
-    share_the_interpreter()
     app = _set_up_qt()
     from PySide6.QtCore import QTimer
 
