@@ -9,6 +9,8 @@ threads. Frictionless rows: -n at marble a, +n at b; frictional rows: solver/fri
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -231,6 +233,20 @@ def is_zero(lam):
     """Whether every entry of λ is 0 (a cold start: A λ = 0 needs no product)."""
     for c in range(lam.shape[0]):
         if lam[c] != 0.0:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def same_bits(x, y):
+    """Whether x and y (1-d float64) hold the same values bit for bit: -0.0 differs from 0.0,
+    a NaN from everything. A kernel's results on x are then its results on y."""
+    if x.shape[0] != y.shape[0]:
+        return False
+    for j in range(x.shape[0]):
+        if x[j] != y[j]:
+            return False
+        if x[j] == 0.0 and math.copysign(1.0, x[j]) != math.copysign(1.0, y[j]):
             return False
     return True
 
