@@ -110,11 +110,11 @@ def frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, V,
 
 
 @njit(inline="always", cache=True, nogil=True)
-def contact_error(lam, e, k, mu, mu_roll, mu_spin, rows):
+def contact_error(lam, e, k, mu, mu_roll, mu_spin, rows, squared=False):
     """Contact error of one contact, FCLIB's natural map with De Saxcé's change of variable:
     ‖λ - P_K(λ - ũ)‖₂ with ũ = (e_n + μ ‖u_t‖, u_t), over the normal and tangent rows, and
-    the natural map of the rolling disk and the spinning interval for λ_n fixed. With μ = 0
-    and λ_t = 0 it is |min(λ_n, e_n)|, the frictionless natural map."""
+    the natural map of the rolling disk and the spinning interval for λ_n fixed (its square
+    when `squared`). With μ = 0, λ_t = 0 it is |min(λ_n, e_n)|, the frictionless natural map."""
     ln = lam[k]
     l1 = lam[k + 1]
     l2 = lam[k + 2]
@@ -134,7 +134,7 @@ def contact_error(lam, e, k, mu, mu_roll, mu_spin, rows):
         bound = mu_spin * max(ln, 0.0)
         qs = min(max(ls - e[k + 5], -bound), bound)
         total += (lr1 - q1) ** 2 + (lr2 - q2) ** 2 + (ls - qs) ** 2
-    return np.sqrt(total)
+    return total if squared else np.sqrt(total)
 
 
 @njit(**ROW_KERNEL)
@@ -158,12 +158,12 @@ def frictional_errors(body_a, body_b, normal, t1, t2, arm_a, arm_b, rhs, mu, mu_
         k = c * rows
         for j in range(rows):
             e[k + j] += rhs[k + j]
-        r = contact_error(lam, e, k, mu[c], mu_roll[c], mu_spin[c], rows)
+        r = contact_error(lam, e, k, mu[c], mu_roll[c], mu_spin[c], rows, True)
         if not np.isfinite(r):
             return np.inf
         if r > worst:
             worst = r
-    return worst
+    return np.sqrt(worst)  # the max of the square roots: the root is monotonic
 
 
 @njit(**ROW_KERNEL)
@@ -186,10 +186,10 @@ def scanned_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, in
                                      mu_roll, mu_spin, rows, lam, dV, e), True, scale, True
     worst = 0.0
     for c in range(body_a.shape[0]):
-        r = contact_error(lam, rhs, c * rows, mu[c], mu_roll[c], mu_spin[c], rows)
+        r = contact_error(lam, rhs, c * rows, mu[c], mu_roll[c], mu_spin[c], rows, True)
         if r > worst:
             worst = r
-    return worst, True, scale, held
+    return np.sqrt(worst), True, scale, held
 
 
 @njit(**ROW_KERNEL)
@@ -217,12 +217,12 @@ def _errors_range(lam, e, rhs, mu, mu_roll, mu_spin, rows, add_rhs, first, last)
         if add_rhs:
             for j in range(rows):
                 e[k + j] += rhs[k + j]
-        r = contact_error(lam, e, k, mu[c], mu_roll[c], mu_spin[c], rows)
+        r = contact_error(lam, e, k, mu[c], mu_roll[c], mu_spin[c], rows, True)
         if not np.isfinite(r):
             return np.inf
         if r > worst:
             worst = r
-    return worst
+    return np.sqrt(worst)  # the max of the square roots: the root is monotonic
 
 
 @njit(parallel=True, cache=True, nogil=True)
