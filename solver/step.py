@@ -82,13 +82,14 @@ def carry_over_rows(prev_keys, prev_lam, prev_rows, keys, lam0, rows):
 
 @njit(**ROW_KERNEL)
 def _carry_in_order(prev_keys, prev_lam, prev_rows, keys, lam0, rows):
-    """carry_over_rows while keys[c] == prev_keys[c]; the first c where not (m if none)."""
+    """carry_over_rows while keys[c] == prev_keys[c]: the first c where not, or where one
+    list ends."""
     common = min(prev_rows, rows)
     for c in range(min(keys.shape[0], prev_keys.shape[0])):
         if prev_keys[c] != keys[c]:
             return c
         _copy_rows(prev_lam, c * prev_rows, lam0, c * rows, common)
-    return keys.shape[0] if keys.shape[0] <= prev_keys.shape[0] else prev_keys.shape[0]
+    return min(keys.shape[0], prev_keys.shape[0])
 
 
 @njit(**ROW_KERNEL)
