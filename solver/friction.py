@@ -27,7 +27,7 @@ from numba import njit, prange
 
 from .products import (ROW_KERNEL, blocked_finite, blocked_frictional_contact_velocity,
                        blocked_frictional_impulse_velocity, blocked_scan, frictional_gather,
-                       frictional_scatter, largest)
+                       frictional_scatter, largest, same_bits)
 
 INERTIA_FACTOR = 0.4  # I = 2/5 m r^2, a solid sphere
 ROWS_SLIDING = 3  # normal, t1, t2
@@ -110,11 +110,11 @@ def frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, V,
 
 
 @njit(inline="always", cache=True, nogil=True)
-def contact_error(lam, e, k, mu, mu_roll, mu_spin, rows):
+def contact_error(lam, e, k, mu, mu_roll, mu_spin, rows, squared=False):
     """Contact error of one contact, FCLIB's natural map with De Saxcé's change of variable:
     ‖λ - P_K(λ - ũ)‖₂ with ũ = (e_n + μ ‖u_t‖, u_t), over the normal and tangent rows, and
-    the natural map of the rolling disk and the spinning interval for λ_n fixed. With μ = 0
-    and λ_t = 0 it is |min(λ_n, e_n)|, the frictionless natural map."""
+    the natural map of the rolling disk and the spinning interval for λ_n fixed (its square
+    when `squared`). With μ = 0, λ_t = 0 it is |min(λ_n, e_n)|, the frictionless natural map."""
     ln = lam[k]
     l1 = lam[k + 1]
     l2 = lam[k + 2]
@@ -134,7 +134,7 @@ def contact_error(lam, e, k, mu, mu_roll, mu_spin, rows):
         bound = mu_spin * max(ln, 0.0)
         qs = min(max(ls - e[k + 5], -bound), bound)
         total += (lr1 - q1) ** 2 + (lr2 - q2) ** 2 + (ls - qs) ** 2
-    return np.sqrt(total)
+    return total if squared else np.sqrt(total)
 
 
 @njit(**ROW_KERNEL)
@@ -144,42 +144,67 @@ def frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, 
     are scratch. inf when any value is not finite, so callers see divergence."""
     frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
                                 inv_inertia, lam, rows, dV)
+    return frictional_errors(body_a, body_b, normal, t1, t2, arm_a, arm_b, rhs, mu, mu_roll,
+                             mu_spin, rows, lam, dV, e)
+
+
+@njit(**ROW_KERNEL)
+def frictional_errors(body_a, body_b, normal, t1, t2, arm_a, arm_b, rhs, mu, mu_roll, mu_spin,
+                      rows, lam, dV, e):
+    """frictional_residual's value from dV = M^-1 J^T λ (n, 6) already computed; e scratch."""
     frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows, e)
     worst = 0.0
     for c in range(body_a.shape[0]):
         k = c * rows
         for j in range(rows):
             e[k + j] += rhs[k + j]
-        r = contact_error(lam, e, k, mu[c], mu_roll[c], mu_spin[c], rows)
+        r = contact_error(lam, e, k, mu[c], mu_roll[c], mu_spin[c], rows, True)
         if not np.isfinite(r):
             return np.inf
         if r > worst:
             worst = r
-    return worst
+    return np.sqrt(worst)  # the max of the square roots: the root is monotonic
 
 
 @njit(**ROW_KERNEL)
 def scanned_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
-                                inv_inertia, rhs, diag, mu, mu_roll, mu_spin, rows, lam, dV, e):
-    """(r, finite, scale) for the start of a solve: finite says whether rhs and diag are all
-    finite; scale = max |rhs|; r = frictional_residual(λ), where λ = 0 (a cold start) needs no
-    product with A (then e = b)."""
+                                inv_inertia, rhs, diag, mu, mu_roll, mu_spin, rows, lam, dV, e,
+                                held):
+    """(r, finite, scale, product) at a solve's start: rhs, diag finite; max |rhs|; r of λ, no
+    product for λ = 0 (e = b) or `held` (dV holds M^-1 J^T λ); product: dV holds it now."""
     scale = 0.0
     for j in range(rhs.shape[0]):
         if not (np.isfinite(rhs[j]) and np.isfinite(diag[j])):
-            return np.inf, False, np.inf
+            return np.inf, False, np.inf, held
         scale = max(scale, abs(rhs[j]))
     for j in range(lam.shape[0]):
         if lam[j] != 0.0:
-            return frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
-                                       inv_inertia, rhs, mu, mu_roll, mu_spin, rows, lam, dV,
-                                       e), True, scale
+            if not held:
+                frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b,
+                                            inv_mass, inv_inertia, lam, rows, dV)
+            return frictional_errors(body_a, body_b, normal, t1, t2, arm_a, arm_b, rhs, mu,
+                                     mu_roll, mu_spin, rows, lam, dV, e), True, scale, True
     worst = 0.0
     for c in range(body_a.shape[0]):
-        r = contact_error(lam, rhs, c * rows, mu[c], mu_roll[c], mu_spin[c], rows)
+        r = contact_error(lam, rhs, c * rows, mu[c], mu_roll[c], mu_spin[c], rows, True)
         if r > worst:
             worst = r
-    return worst, True, scale
+    return np.sqrt(worst), True, scale, held
+
+
+@njit(**ROW_KERNEL)
+def checked_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                                inv_inertia, rhs, mu, mu_roll, mu_spin, rows, lam, dV, e, held):
+    """(r, finite): whether λ is finite, r = frictional_residual(λ) (inf, not computed, when it
+    is not); no product when `held`, as scanned_frictional_residual."""
+    for j in range(lam.shape[0]):
+        if not np.isfinite(lam[j]):
+            return np.inf, False
+    if not held:
+        frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                                    inv_inertia, lam, rows, dV)
+    return frictional_errors(body_a, body_b, normal, t1, t2, arm_a, arm_b, rhs, mu, mu_roll,
+                             mu_spin, rows, lam, dV, e), True
 
 
 @njit(cache=True, nogil=True)
@@ -192,20 +217,20 @@ def _errors_range(lam, e, rhs, mu, mu_roll, mu_spin, rows, add_rhs, first, last)
         if add_rhs:
             for j in range(rows):
                 e[k + j] += rhs[k + j]
-        r = contact_error(lam, e, k, mu[c], mu_roll[c], mu_spin[c], rows)
+        r = contact_error(lam, e, k, mu[c], mu_roll[c], mu_spin[c], rows, True)
         if not np.isfinite(r):
             return np.inf
         if r > worst:
             worst = r
-    return worst
+    return np.sqrt(worst)  # the max of the square roots: the root is monotonic
 
 
 @njit(parallel=True, cache=True, nogil=True)
 def blocked_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
                                 inv_inertia, rhs, mu, mu_roll, mu_spin, rows, lam, dV, e,
-                                ranges, phases):
-    """friction.frictional_residual over a partition, the same value (m/s); dV (n, 6) and e
-    (m * rows) are scratch. λ = 0 (a cold start) needs no product: e = b."""
+                                ranges, phases, held):
+    """(r, product): frictional_residual over a partition, the same r (m/s); dV (n, 6), e
+    (m * rows) scratch; no product for λ = 0 (e = b) or `held`, as scanned_frictional_residual."""
     groups = ranges.shape[0] - 1
     partial = np.zeros(groups)
     cold = True
@@ -217,15 +242,17 @@ def blocked_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, in
         for g in prange(groups):
             partial[g] = _errors_range(lam, rhs, rhs, mu, mu_roll, mu_spin, rows, False,
                                        ranges[g], ranges[g + 1])
-        return largest(partial)
-    blocked_frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
-                                        inv_inertia, lam, rows, dV, ranges, phases)
+        return largest(partial), held
+    if not held:
+        blocked_frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b,
+                                            inv_mass, inv_inertia, lam, rows, dV, ranges,
+                                            phases)
     blocked_frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows,
                                         e, ranges)
     for g in prange(groups):
         partial[g] = _errors_range(lam, e, rhs, mu, mu_roll, mu_spin, rows, True, ranges[g],
                                    ranges[g + 1])
-    return largest(partial)
+    return largest(partial), True
 
 
 @njit(cache=True, nogil=True)
@@ -330,6 +357,8 @@ class FrictionalProblem:
     rhs: np.ndarray = field(init=False)
     _dV: np.ndarray = field(init=False, repr=False)
     _e: np.ndarray = field(init=False, repr=False)
+    _lam_of: np.ndarray = field(init=False, repr=False)
+    _holding: bool = field(init=False, repr=False)
 
     frictional = True
 
@@ -344,6 +373,8 @@ class FrictionalProblem:
         self.rhs = np.empty(m * self.rows)
         self._dV = np.empty_like(self.V_pred)
         self._e = np.empty(m * self.rows)
+        self._lam_of = np.empty(m * self.rows)  # the λ whose product _dV holds, if _holding
+        self._holding = False
         args = (self.body_a, self.body_b, self.normal, self.t1, self.t2, self.arm_a,
                 self.arm_b, self.gap, self.radius, self.inv_mass, self.inv_inertia, self.V_pred,
                 float(self.dt), self.rows, self.diag, self.rhs)
@@ -380,30 +411,45 @@ class FrictionalProblem:
                        mu_spin=self.mu_spin.copy(),
                        key=None if self.key is None else self.key.copy())
 
+    def _product(self, lam: np.ndarray) -> np.ndarray:
+        """Scratch dV <- M^-1 J^T λ (n, 6) unless it holds it: the same kernel on the same λ
+        (bits) gives the same bits, so a warm start's V and r0, and r and the step's V, share
+        one product."""
+        if not self._holds(lam):
+            args = (*self._args(), self.inv_mass, self.inv_inertia, lam, self.rows, self._dV)
+            if self.partition is None:
+                frictional_impulse_velocity(*args)
+            else:
+                blocked_frictional_impulse_velocity(*args, *self.partition)
+            self._held(lam, True)
+        return self._dV
+
+    def _holds(self, lam: np.ndarray) -> bool:
+        return self._holding and same_bits(lam, self._lam_of)
+
+    def _held(self, lam: np.ndarray, product: bool, held: bool = False) -> None:
+        """Record whether the scratch dV now holds the product of λ (held: it did before)."""
+        if product and not held:
+            np.copyto(self._lam_of, lam)
+        self._holding = bool(product)
+
     def velocity_change(self, lam: np.ndarray) -> np.ndarray:
         """M^-1 J^T λ, (n, 6)."""
-        dV = np.empty_like(self.V_pred)
-        lam = np.ascontiguousarray(lam, dtype=np.float64)
-        if self.partition is None:
-            frictional_impulse_velocity(*self._args(), self.inv_mass, self.inv_inertia, lam,
-                                        self.rows, dV)
-        else:
-            blocked_frictional_impulse_velocity(*self._args(), self.inv_mass, self.inv_inertia,
-                                                lam, self.rows, dV, *self.partition)
-        return dV
+        return self._product(np.ascontiguousarray(lam, dtype=np.float64)).copy()
 
     def velocity(self, lam: np.ndarray) -> np.ndarray:
         """V* + M^-1 J^T λ, (n, 6): the velocities the impulses leave."""
-        return self.V_pred + self.velocity_change(lam)
+        return self.V_pred + self._product(np.ascontiguousarray(lam, dtype=np.float64))
 
     def apply(self, lam: np.ndarray) -> np.ndarray:
         """A λ, (m * rows,)."""
         out = np.empty(self.size)
+        dV = self._product(np.ascontiguousarray(lam, dtype=np.float64))
         if self.partition is None:
-            frictional_contact_velocity(*self._args(), self.velocity_change(lam), self.rows, out)
+            frictional_contact_velocity(*self._args(), dV, self.rows, out)
         else:
-            blocked_frictional_contact_velocity(*self._args(), self.velocity_change(lam),
-                                                self.rows, out, self.partition[0])
+            blocked_frictional_contact_velocity(*self._args(), dV, self.rows, out,
+                                                self.partition[0])
         return out
 
     def error(self, lam: np.ndarray) -> np.ndarray:
@@ -413,14 +459,18 @@ class FrictionalProblem:
     def residual(self, lam: np.ndarray) -> float:
         """max over contacts of the FCLIB natural-map error (`contact_error`), m/s."""
         lam = np.ascontiguousarray(lam, dtype=np.float64)
+        held = self._holds(lam)
+        laws = (self.mu, self.mu_roll, self.mu_spin, self.rows, lam, self._dV, self._e)
+        masses = (self.inv_mass, self.inv_inertia, self.rhs)
         if self.partition is not None:
-            return blocked_frictional_residual(*self._args(), self.inv_mass, self.inv_inertia,
-                                               self.rhs, self.mu, self.mu_roll, self.mu_spin,
-                                               self.rows, lam, self._dV, self._e,
-                                               *self.partition)
-        return frictional_residual(*self._args(), self.inv_mass, self.inv_inertia, self.rhs,
-                                   self.mu, self.mu_roll, self.mu_spin, self.rows, lam,
-                                   self._dV, self._e)
+            r, product = blocked_frictional_residual(*self._args(), *masses, *laws,
+                                                     *self.partition, held)
+        elif held:
+            r, product = frictional_errors(*self._args(), self.rhs, *laws), True
+        else:
+            r, product = frictional_residual(*self._args(), *masses, *laws), True
+        self._held(lam, product, held)
+        return r
 
     def scanned_residual(self, lam: np.ndarray) -> tuple[float, bool, float]:
         """(residual(λ), whether rhs and diag are finite, max |rhs|) in one kernel call; the
@@ -428,20 +478,26 @@ class FrictionalProblem:
         if self.partition is not None:
             finite, scale = blocked_scan(self.rhs, self.diag, self.rows, self.partition[0])
             return (self.residual(lam) if finite else np.inf), finite, scale
-        return scanned_frictional_residual(*self._args(), self.inv_mass, self.inv_inertia,
-                                           self.rhs, self.diag, self.mu, self.mu_roll,
-                                           self.mu_spin, self.rows,
-                                           np.ascontiguousarray(lam, dtype=np.float64),
-                                           self._dV, self._e)
+        lam = np.ascontiguousarray(lam, dtype=np.float64)
+        held = self._holds(lam)
+        r, finite, scale, product = scanned_frictional_residual(
+            *self._args(), self.inv_mass, self.inv_inertia, self.rhs, self.diag, self.mu,
+            self.mu_roll, self.mu_spin, self.rows, lam, self._dV, self._e, held)
+        self._held(lam, product, held)
+        return r, finite, scale
 
     def checked_residual(self, lam: np.ndarray) -> tuple[float, bool]:
+        lam = np.ascontiguousarray(lam, dtype=np.float64)
         if self.partition is not None:
-            lam = np.ascontiguousarray(lam, dtype=np.float64)
             if not blocked_finite(lam, self.rows, self.partition[0]):
                 return np.inf, False
-        elif not np.all(np.isfinite(lam)):
-            return np.inf, False
-        return self.residual(lam), True
+            return self.residual(lam), True
+        held = self._holds(lam)
+        r, finite = checked_frictional_residual(
+            *self._args(), self.inv_mass, self.inv_inertia, self.rhs, self.mu, self.mu_roll,
+            self.mu_spin, self.rows, lam, self._dV, self._e, held)
+        self._held(lam, held or finite, held)
+        return r, finite
 
     def coo(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """A as COO triplets (row, col, value), rows in λ's order."""

@@ -235,6 +235,20 @@ def is_zero(lam):
     return True
 
 
+@njit(cache=True, nogil=True)
+def same_bits(x, y):
+    """Whether x and y (1-d float64, contiguous) hold the same bits: -0.0 differs from 0.0. A
+    kernel's results on x are then its results on y. One pass without exits (vectorised)."""
+    if x.shape[0] != y.shape[0]:
+        return False
+    a = x.view(np.int64)
+    b = y.view(np.int64)
+    diff = 0
+    for j in range(a.shape[0]):
+        diff |= a[j] ^ b[j]
+    return diff == 0
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def blocked_natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv, ranges, phases):
     """problem.natural_residual over a partition, in parallel: the same value."""

@@ -22,7 +22,7 @@ from .locality import relabel, scattered, world_numbered
 from .params import Param
 from .parallel import activate, blocks_for
 from .partition import kept
-from .problem import ContactProblem, impulse_velocity
+from .problem import ROW_KERNEL, ContactProblem, impulse_velocity
 from .friction import ROWS_ROLLING, ROWS_SLIDING, FrictionalProblem, contact_coefficients
 from .rotation import integrate_spin, predict_spin, rotate, spinning
 from .world import World, container_geometry
@@ -71,15 +71,82 @@ def carry_over(prev_keys, prev_lam, keys, lam0):
 @njit(cache=True, nogil=True)
 def carry_over_rows(prev_keys, prev_lam, prev_rows, keys, lam0, rows):
     """The same matching for impulses of several rows per contact: contact c's first
-    min(prev_rows, rows) entries from its previous ones (the normal, then tangents...)."""
-    found = np.full(keys.shape[0], -1.0)
-    carry_over(prev_keys, np.arange(prev_keys.shape[0]).astype(np.float64), keys, found)
+    min(prev_rows, rows) entries from its previous ones (the normal, then tangents...). Most
+    contacts persist in the collider's order, so the contacts are matched in order first, and
+    `carry_over`'s hash table is built only for what follows the first miss."""
+    c = _carry_in_order(prev_keys, prev_lam, prev_rows, keys, lam0, rows)
+    if c < keys.shape[0]:
+        slot, mask = _key_table(prev_keys)
+        _carry_rest(prev_keys, prev_lam, prev_rows, keys, lam0, rows, slot, mask, c)
+
+
+@njit(**ROW_KERNEL)
+def _carry_in_order(prev_keys, prev_lam, prev_rows, keys, lam0, rows):
+    """carry_over_rows while keys[c] == prev_keys[c]: the first c where not, or where one
+    list ends."""
     common = min(prev_rows, rows)
-    for c in range(keys.shape[0]):
-        p = np.int64(found[c])
-        if p >= 0:
-            for j in range(common):
-                lam0[c * rows + j] = prev_lam[p * prev_rows + j]
+    for c in range(min(keys.shape[0], prev_keys.shape[0])):
+        if prev_keys[c] != keys[c]:
+            return c
+        _copy_rows(prev_lam, c * prev_rows, lam0, c * rows, common)
+    return min(keys.shape[0], prev_keys.shape[0])
+
+
+@njit(**ROW_KERNEL)
+def _carry_rest(prev_keys, prev_lam, prev_rows, keys, lam0, rows, slot, mask, first):
+    """carry_over_rows for contacts [first, m): each looked for where the last match's shift
+    in the previous order puts it, else in the hash table (slot, mask) of `_key_table`."""
+    common = min(prev_rows, rows)
+    k = prev_keys.shape[0]
+    shift = 0
+    for c in range(first, keys.shape[0]):
+        p = c + shift
+        if p < 0 or p >= k or prev_keys[p] != keys[c]:
+            p = _key_slot(slot, mask, prev_keys, keys[c])
+            if p < 0:
+                continue
+            shift = p - c
+        _copy_rows(prev_lam, p * prev_rows, lam0, c * rows, common)
+
+
+@njit(inline="always", **ROW_KERNEL)
+def _copy_rows(source, src, target, dst, count):
+    """target[dst:dst + count] <- source[src:src + count], three written out (twice as fast)."""
+    if count == 3:
+        target[dst] = source[src]
+        target[dst + 1] = source[src + 1]
+        target[dst + 2] = source[src + 2]
+    else:
+        for j in range(count):
+            target[dst + j] = source[src + j]
+
+
+@njit(cache=True, nogil=True)
+def _key_table(keys):
+    """(slot, mask): `carry_over`'s open-addressing table of keys (index or -1 per slot)."""
+    size = 2
+    while size < 2 * keys.shape[0]:
+        size *= 2
+    mask = size - 1
+    slot = np.full(size, -1, dtype=np.int64)
+    for p in range(keys.shape[0]):
+        h = ((keys[p] * 2654435761) >> 7) & mask
+        while slot[h] >= 0:
+            h = (h + 1) & mask
+        slot[h] = p
+    return slot, mask
+
+
+@njit(cache=True, nogil=True)
+def _key_slot(slot, mask, keys, key):
+    """The index p with keys[p] == key in `_key_table`'s table, or -1."""
+    h = ((key * 2654435761) >> 7) & mask
+    while slot[h] >= 0:
+        p = slot[h]
+        if keys[p] == key:
+            return p
+        h = (h + 1) & mask
+    return -1
 
 
 @njit(cache=True, nogil=True)

@@ -323,3 +323,30 @@ def test_a_partitioned_problem_has_the_serial_residual_and_products(rows):
         assert p.checked_residual(lam) == (want, True)
     lam[-1] = np.nan
     assert p.checked_residual(lam) == (np.inf, False)
+
+
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_the_kept_product_is_never_another_impulses(partitioned):
+    """The problem reuses its last product M^-1 J^T λ for the same λ only: every call, in any
+    order, after λ changed in place or by a sign of zero, is a fresh problem's answer."""
+    from tests.solver.blocks import packed_box, problem_of
+
+    rng = np.random.default_rng(5)
+    if partitioned:
+        p = problem_of(packed_box(2000, mu=0.5), 2, ROWS_SLIDING)
+        assert p.partition is not None
+    else:
+        p = random_frictional(rng, n_bodies=6, m=12)
+    lam = rng.uniform(0.0, 1e-3, p.size)
+    signed = np.zeros(p.size)
+    signed[1::3] = -0.0
+    calls = ("velocity", "residual", "scanned_residual", "velocity_change", "checked_residual",
+             "apply")
+    for step in range(30):
+        if step % 5 == 4:
+            lam[rng.integers(p.size)] += 1e-4  # in place: the same array, other values
+        x = (lam, lam.copy(), np.zeros(p.size), signed)[step % 4]
+        name = calls[step % len(calls)]
+        got, want = getattr(p, name)(x), getattr(p.copy(), name)(x)
+        bits = [np.asarray(r, dtype=np.float64).view(np.int64) for r in (got, want)]
+        assert np.array_equal(*bits), (step, name)

@@ -86,3 +86,15 @@ def test_frictional_products_are_the_serial_ones(frictional):
 def test_a_serial_partition_is_one_group_of_every_contact():
     ranges, phases = serial_partition(7)
     assert ranges.tolist() == [0, 7] and phases.tolist() == [0, 1]
+
+
+def test_same_bits_tells_every_difference_of_bits():
+    from solver.products import same_bits
+
+    x = np.array([1.5, 0.0, -2.0, 1e-300])
+    assert same_bits(x, x.copy())
+    for j, other in ((1, -0.0), (0, np.nextafter(1.5, 2.0)), (3, np.nan)):
+        y = x.copy()
+        y[j] = other
+        assert not same_bits(x, y) and not same_bits(y, x)
+    assert not same_bits(x, x[:3])
