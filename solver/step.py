@@ -48,24 +48,11 @@ def carry_over(prev_keys, prev_lam, keys, lam0):
     """lam0[c] <- prev_lam[p] where prev_keys[p] == keys[c] (keys unique within a step), else
     left as is. An open-addressing hash table of the previous keys: O(m), where sorting and
     searching cost a few times more on the bowl."""
-    size = 2
-    while size < 2 * prev_keys.shape[0]:
-        size *= 2
-    mask = size - 1
-    slot = np.full(size, -1, dtype=np.int64)
-    for p in range(prev_keys.shape[0]):
-        h = ((prev_keys[p] * 2654435761) >> 7) & mask
-        while slot[h] >= 0:
-            h = (h + 1) & mask
-        slot[h] = p
+    slot, mask = _key_table(prev_keys)
     for c in range(keys.shape[0]):
-        h = ((keys[c] * 2654435761) >> 7) & mask
-        while slot[h] >= 0:
-            p = slot[h]
-            if prev_keys[p] == keys[c]:
-                lam0[c] = prev_lam[p]
-                break
-            h = (h + 1) & mask
+        p = _key_slot(slot, mask, prev_keys, keys[c])
+        if p >= 0:
+            lam0[c] = prev_lam[p]
 
 
 @njit(cache=True, nogil=True)

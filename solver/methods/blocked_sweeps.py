@@ -14,12 +14,13 @@ from __future__ import annotations
 from numba import njit, prange
 
 from ..problem import ROW_KERNEL, apply_row, contact_row, row_error
-from .sweeps import sweep_contact
+from .sweeps import frictional_range
 
 
 @njit(**ROW_KERNEL)
 def relaxed_range(body_a, body_b, normal, bias, inv_mass, step, v, lam, first, last):
-    """One projected SOR pass over contacts [first, last): pgs.relaxed_sweeps's update."""
+    """One projected SOR pass over contacts [first, last): λ_c <- max(0, λ_c - step_c e_c), v
+    kept equal to v* + M^-1 J^T λ (pgs.relaxed_sweeps runs it over every contact)."""
     for c in range(first, last):
         a, b, n0, n1, n2 = contact_row(body_a, body_b, normal, c)
         e = row_error(v, a, b, n0, n1, n2, bias[c])
@@ -57,13 +58,6 @@ def blocked_prepare(gap, dt, diag, omega, bias, step):
         bias[c] = gap[c] / dt
         d = diag[c]
         step[c] = omega / d if d != 0.0 else 0.0
-
-
-@njit(**ROW_KERNEL)
-def frictional_range(body_a, body_b, P, rows, law, naive, V, lam, first, last):
-    """One pass of sweeps.sweep_contact over contacts [first, last)."""
-    for c in range(first, last):
-        sweep_contact(c, body_a, body_b, P, rows, law, naive, V, lam)
 
 
 @njit(parallel=True, cache=True, nogil=True)

@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .blocked_sweeps import blocked_frictional_sweeps, blocked_prepare, blocked_relaxed_sweeps
+from .blocked_sweeps import (blocked_frictional_sweeps, blocked_prepare, blocked_relaxed_sweeps,
+                             relaxed_range)
 from .sweeps import FRICTION_LAWS, frictional_sweeps, pack
 from ..params import Param
-from ..problem import (ROW_KERNEL, ContactProblem, apply_row, contact_row, impulse_velocity,
-                       row_error)
+from ..problem import ROW_KERNEL, ContactProblem, impulse_velocity
 from .driver import Method, SolveSettings, run
 from .matrix_sweeps import solve_matrix
 
@@ -33,15 +33,7 @@ def relaxed_sweeps(body_a, body_b, normal, bias, inv_mass, step, v, lam, count):
     precomputed (a multiply in the loop instead of a divide: the sweep is latency-bound).
     v: (n, 3) = v* + M^-1 J^T λ, kept consistent with λ; bias: (m,) gap / h, m/s."""
     for _ in range(count):
-        for c in range(lam.shape[0]):
-            a, b, n0, n1, n2 = contact_row(body_a, body_b, normal, c)
-            e = row_error(v, a, b, n0, n1, n2, bias[c])
-            old = lam[c]
-            new = old - step[c] * e
-            if new < 0.0:
-                new = 0.0
-            lam[c] = new
-            apply_row(v, inv_mass, a, b, n0, n1, n2, new - old)
+        relaxed_range(body_a, body_b, normal, bias, inv_mass, step, v, lam, 0, lam.shape[0])
 
 
 @njit(cache=True, nogil=True)

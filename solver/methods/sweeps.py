@@ -169,9 +169,15 @@ def _rolling_rows(c, k, a, b, P, V, lam):
 
 
 @njit(**ROW_KERNEL)
+def frictional_range(body_a, body_b, P, rows, law, naive, V, lam, first, last):
+    """One pass of `sweep_contact` over contacts [first, last) (a block's share of a sweep)."""
+    for c in range(first, last):
+        sweep_contact(c, body_a, body_b, P, rows, law, naive, V, lam)
+
+
+@njit(**ROW_KERNEL)
 def frictional_sweeps(body_a, body_b, P, rows, law, naive, V, lam, count):
     """`count` Gauss-Seidel sweeps of `sweep_contact` over every contact, in place; V (n, 6) is
     kept equal to V* + M^-1 J^T λ; P: the packed contacts (`pack`)."""
     for _ in range(count):
-        for c in range(body_a.shape[0]):
-            sweep_contact(c, body_a, body_b, P, rows, law, naive, V, lam)
+        frictional_range(body_a, body_b, P, rows, law, naive, V, lam, 0, body_a.shape[0])
