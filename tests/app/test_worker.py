@@ -171,7 +171,7 @@ def test_flat_out_the_simulation_has_a_core_of_its_own(qtbot, run):
     assert os.sched_getaffinity(tid) == every and os.sched_getaffinity(0) == every
     sim.send(cmd.SetSpeed(0.0))
     wait_for(qtbot, got, lambda f: f.state.speed == 0.0)
-    # Re-armed, it takes the least busy core, not necessarily the one it had.
+    # Re-armed, it takes the core it is running on then, not necessarily the one it had.
     assert os.sched_getaffinity(0) == every - {sim.worker.core}
     sim.send(cmd.Pause(True))
     wait_for(qtbot, got, lambda f: f.state.paused)
