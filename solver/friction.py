@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numba import njit, prange
 
+from .partition import share, shares
 from .products import (ROW_KERNEL, blocked_finite, blocked_frictional_contact_velocity,
                        blocked_frictional_impulse_velocity, blocked_scan, frictional_gather,
                        frictional_scatter, largest, same_bits)
@@ -231,17 +232,18 @@ def blocked_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, in
                                 ranges, phases, held):
     """(r, product): frictional_residual over a partition, the same r (m/s); dV (n, 6), e
     (m * rows) scratch; no product for λ = 0 (e = b) or `held`, as scanned_frictional_residual."""
-    groups = ranges.shape[0] - 1
-    partial = np.zeros(groups)
+    parts = shares(ranges)
+    partial = np.zeros(parts)
     cold = True
     for j in range(lam.shape[0]):
         if lam[j] != 0.0:
             cold = False
             break
     if cold:
-        for g in prange(groups):
-            partial[g] = _errors_range(lam, rhs, rhs, mu, mu_roll, mu_spin, rows, False,
-                                       ranges[g], ranges[g + 1])
+        for t in prange(parts):
+            first, last = share(ranges, t)
+            partial[t] = _errors_range(lam, rhs, rhs, mu, mu_roll, mu_spin, rows, False, first,
+                                       last)
         return largest(partial), held
     if not held:
         blocked_frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b,
@@ -249,9 +251,9 @@ def blocked_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, in
                                             phases)
     blocked_frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows,
                                         e, ranges)
-    for g in prange(groups):
-        partial[g] = _errors_range(lam, e, rhs, mu, mu_roll, mu_spin, rows, True, ranges[g],
-                                   ranges[g + 1])
+    for t in prange(parts):
+        first, last = share(ranges, t)
+        partial[t] = _errors_range(lam, e, rhs, mu, mu_roll, mu_spin, rows, True, first, last)
     return largest(partial), True
 
 
@@ -316,13 +318,15 @@ def contact_coefficients(body_a, mu, mu_wall, mu_roll, mu_spin):
 @njit(parallel=True, cache=True, nogil=True)
 def blocked_assemble_frictional(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius,
                                 inv_mass, inv_inertia, V_pred, h, rows, diag, rhs, ranges):
-    """_assemble_frictional over a partition's groups at once: the same values."""
+    """_assemble_frictional over a partition, its contacts in equal shares at once: the same
+    values."""
     for i in prange(radius.shape[0]):
         inv_inertia[i] = inv_mass[i] / (INERTIA_FACTOR * radius[i] * radius[i])
-    for g in prange(ranges.shape[0] - 1):
-        tangent_frames_range(normal, t1, t2, ranges[g], ranges[g + 1])
+    for t in prange(shares(ranges)):
+        first, last = share(ranges, t)
+        tangent_frames_range(normal, t1, t2, first, last)
         contact_rows(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
-                     inv_inertia, V_pred, h, rows, diag, rhs, ranges[g], ranges[g + 1])
+                     inv_inertia, V_pred, h, rows, diag, rhs, first, last)
 
 
 @dataclass

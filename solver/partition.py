@@ -26,6 +26,25 @@ from numba import njit, prange
 PHASES = 4  # interiors, even interfaces, odd interfaces, leftover
 
 
+@njit(inline="always", cache=True, nogil=True)
+def shares(ranges):
+    """How many equal shares an element-wise pass over a partition's contacts splits them into:
+    one per block (the partition's T)."""
+    return (ranges.shape[0] - 1) // 2
+
+
+@njit(inline="always", cache=True, nogil=True)
+def share(ranges, t):
+    """Contacts [first, last) of share t of `shares(ranges)` equal ones. A pass that treats
+    each contact alone (a gather, a residual's maximum, a scan) splits the contacts this way and
+    not by group: the groups are very unequal (the blocks' interiors first, then the thin
+    interfaces), and Numba hands a prange's iterations to its threads in contiguous runs, so a
+    prange over T interiors and T interfaces gave one thread every interior."""
+    parts = (ranges.shape[0] - 1) // 2
+    m = ranges[ranges.shape[0] - 1]
+    return t * m // parts, (t + 1) * m // parts
+
+
 @njit(cache=True, nogil=True)
 def _axis_coordinate(c, axis, nx, ny):
     """The coordinate along `axis` (0 x, 1 y, 2 z) of z-major cell number c."""

@@ -2,7 +2,7 @@
 M^-1 J^T λ (impulses to velocity changes) and the gather J V (velocities to contact velocities),
 without and with friction. The serial kernels (problem.py, friction.py) run them over all
 contacts; the `blocked_` kernels here run them over a step's partition in parallel
-(solver/partition.py): the gathers over the groups at once, the scatter phase by phase, the
+(solver/partition.py): the gathers over equal shares of the contacts at once, the scatter phase by phase, the
 groups of a phase at once. A marble's velocity change then sums the same terms in the same order
 as the serial scatter over the same contacts, so the results are identical for any number of
 threads. Frictionless rows: -n at marble a, +n at b; frictional rows: solver/friction.py.
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+
+from .partition import share, shares
 
 # The options of a kernel that calls row helpers or takes arrays through calls in its loop:
 # compiled without Numba's reference counting, because handing an array to a helper otherwise
@@ -156,9 +158,10 @@ def blocked_impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv, ranges, 
 
 @njit(parallel=True, cache=True, nogil=True)
 def blocked_contact_velocity(body_a, body_b, normal, v, out, ranges):
-    """out (m,) <- J v over a partition's groups at once."""
-    for g in prange(ranges.shape[0] - 1):
-        gather(body_a, body_b, normal, v, out, ranges[g], ranges[g + 1])
+    """out (m,) <- J v over a partition, its contacts in equal shares at once."""
+    for t in prange(shares(ranges)):
+        first, last = share(ranges, t)
+        gather(body_a, body_b, normal, v, out, first, last)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -177,10 +180,11 @@ def blocked_frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, a
 @njit(parallel=True, cache=True, nogil=True)
 def blocked_frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows,
                                         out, ranges):
-    """out (m * rows) <- J V over a partition's groups at once."""
-    for g in prange(ranges.shape[0] - 1):
-        frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out, ranges[g],
-                          ranges[g + 1])
+    """out (m * rows) <- J V over a partition, its contacts in equal shares at once."""
+    for t in prange(shares(ranges)):
+        first, last = share(ranges, t)
+        frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out, first,
+                          last)
 
 
 @njit(cache=True, nogil=True)
@@ -252,16 +256,17 @@ def same_bits(x, y):
 @njit(parallel=True, cache=True, nogil=True)
 def blocked_natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv, ranges, phases):
     """problem.natural_residual over a partition, in parallel: the same value."""
-    groups = ranges.shape[0] - 1
-    partial = np.zeros(groups)
+    parts = shares(ranges)
+    partial = np.zeros(parts)
     if is_zero(lam):
-        for g in prange(groups):
-            partial[g] = cold_range(rhs, ranges[g], ranges[g + 1])
+        for t in prange(parts):
+            first, last = share(ranges, t)
+            partial[t] = cold_range(rhs, first, last)
         return largest(partial)
     blocked_impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases)
-    for g in prange(groups):
-        partial[g] = natural_range(body_a, body_b, normal, rhs, lam, dv, ranges[g],
-                                   ranges[g + 1])
+    for t in prange(parts):
+        first, last = share(ranges, t)
+        partial[t] = natural_range(body_a, body_b, normal, rhs, lam, dv, first, last)
     return largest(partial)
 
 
@@ -269,15 +274,16 @@ def blocked_natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv, ran
 def blocked_scan(rhs, diag, rows, ranges):
     """(finite, scale) of a partitioned problem's b and A's diagonal (rows entries per
     contact): whether all are finite, and max |b| (m/s)."""
-    groups = ranges.shape[0] - 1
-    scale = np.zeros(groups)
-    bad = np.zeros(groups, dtype=np.int64)
-    for g in prange(groups):
-        for j in range(ranges[g] * rows, ranges[g + 1] * rows):
+    parts = shares(ranges)
+    scale = np.zeros(parts)
+    bad = np.zeros(parts, dtype=np.int64)
+    for t in prange(parts):
+        first, last = share(ranges, t)
+        for j in range(first * rows, last * rows):
             if not (np.isfinite(rhs[j]) and np.isfinite(diag[j])):
-                bad[g] = 1
+                bad[t] = 1
                 break
-            scale[g] = max(scale[g], abs(rhs[j]))
+            scale[t] = max(scale[t], abs(rhs[j]))
     if bad.sum() > 0:
         return False, np.inf
     return True, largest(scale)
@@ -285,13 +291,15 @@ def blocked_scan(rhs, diag, rows, ranges):
 
 @njit(parallel=True, cache=True, nogil=True)
 def blocked_finite(lam, rows, ranges):
-    """Whether every entry of λ (rows per contact) is finite, over a partition's groups."""
-    groups = ranges.shape[0] - 1
-    bad = np.zeros(groups, dtype=np.int64)
-    for g in prange(groups):
-        for j in range(ranges[g] * rows, ranges[g + 1] * rows):
+    """Whether every entry of λ (rows per contact) is finite, over a partition's contacts in
+    equal shares."""
+    parts = shares(ranges)
+    bad = np.zeros(parts, dtype=np.int64)
+    for t in prange(parts):
+        first, last = share(ranges, t)
+        for j in range(first * rows, last * rows):
             if not np.isfinite(lam[j]):
-                bad[g] = 1
+                bad[t] = 1
                 break
     return bad.sum() == 0
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..params import Param
 from ..friction import (frictional_contact_velocity, frictional_impulse_velocity,
                         project_disk, relaxed_steps)
+from ..params import Param
+from ..partition import share, shares
 from ..problem import ContactProblem, apply_matrix
 from ..products import (blocked_frictional_impulse_velocity, blocked_impulse_velocity,
                         frictional_gather, gather)
@@ -47,9 +48,10 @@ def blocked_jacobi_sweeps(body_a, body_b, normal, inv_mass, rhs, diag, lam, beta
     """jacobi_sweeps over a partition, in parallel: the same iterates for the same contacts."""
     for _ in range(count):
         blocked_impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases)
-        for g in prange(ranges.shape[0] - 1):
-            gather(body_a, body_b, normal, dv, e, ranges[g], ranges[g + 1])
-            jacobi_range(rhs, diag, lam, beta, e, ranges[g], ranges[g + 1])
+        for t in prange(shares(ranges)):
+            first, last = share(ranges, t)
+            gather(body_a, body_b, normal, dv, e, first, last)
+            jacobi_range(rhs, diag, lam, beta, e, first, last)
 
 
 @njit(cache=True, nogil=True)
@@ -98,11 +100,11 @@ def blocked_frictional_jacobi_sweeps(body_a, body_b, normal, t1, t2, arm_a, arm_
     for _ in range(count):
         blocked_frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b,
                                             inv_mass, inv_inertia, lam, rows, dV, ranges, phases)
-        for g in prange(ranges.shape[0] - 1):
-            frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows, e,
-                              ranges[g], ranges[g + 1])
-            frictional_jacobi_range(rhs, step, mu, mu_roll, mu_spin, rows, lam, e, ranges[g],
-                                    ranges[g + 1])
+        for t in prange(shares(ranges)):
+            first, last = share(ranges, t)
+            frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows, e, first,
+                              last)
+            frictional_jacobi_range(rhs, step, mu, mu_roll, mu_spin, rows, lam, e, first, last)
 
 
 def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):

@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..friction import ROWS_ROLLING, FrictionalProblem, project_disk
+from ..partition import share, shares
 from ..problem import ROW_KERNEL
 from .laws import BOX, CCP, CONE, FRICTION_LAWS, contact_step  # noqa: F401 (pgs's laws)
 
@@ -30,10 +31,10 @@ def _pack(body_a, body_b, normal, t1, t2, arm_a, arm_b, mu, gap, dt, diag, rows,
 @njit(parallel=True, cache=True, nogil=True)
 def _blocked_pack(body_a, body_b, normal, t1, t2, arm_a, arm_b, mu, gap, dt, diag, rows,
                   mu_roll, mu_spin, inv_mass, inv_inertia, omega, out, ranges):
-    for g in prange(ranges.shape[0] - 1):
+    for t in prange(shares(ranges)):
+        first, last = share(ranges, t)
         _pack_range(body_a, body_b, normal, t1, t2, arm_a, arm_b, mu, gap, dt, diag, rows,
-                    mu_roll, mu_spin, inv_mass, inv_inertia, omega, out, ranges[g],
-                    ranges[g + 1])
+                    mu_roll, mu_spin, inv_mass, inv_inertia, omega, out, first, last)
 
 
 @njit(cache=True, nogil=True)
@@ -70,7 +71,7 @@ def pack(problem: FrictionalProblem, omega: float) -> np.ndarray:
     if getattr(p, "partition", None) is None:
         _pack(*args)
     else:
-        _blocked_pack(*args, p.partition[0])  # the groups at once: the same rows
+        _blocked_pack(*args, p.partition[0])  # equal shares at once: the same rows
     return out
 
 
