@@ -46,11 +46,53 @@ def relabel(order, body_a, body_b):
     return out_a, out_b
 
 
-def scattered(local: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """The rows of `local` (in the grid's numbering) back in the world's order."""
-    out = np.empty_like(local)
-    out[order] = local
+@njit(parallel=True, cache=True, nogil=True)
+def _gather_rows(source, order, out):
+    """out[s] <- source[order[s]] for (n, k) float64 rows."""
+    for s in prange(order.shape[0]):
+        i = order[s]
+        for j in range(source.shape[1]):
+            out[s, j] = source[i, j]
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _scatter_rows(local, order, out):
+    """out[order[s]] <- local[s] for (n, k) float64 rows (order a permutation: no two threads
+    write one row)."""
+    for s in prange(order.shape[0]):
+        i = order[s]
+        for j in range(local.shape[1]):
+            out[i, j] = local[s, j]
+
+
+def _rows(a: np.ndarray) -> np.ndarray:
+    """a (n,) or (n, k) float64 as (n, k) C-ordered rows (a view when it already is)."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    return a.reshape(a.shape[0], -1)
+
+
+# numpy's a[order] and a[order] = b copy (n, 3) rows one by one: about 1 ms each for 100 000
+# marbles, and a step does five of them; these kernels copy the same values in parallel.
+def gathered(source: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """source[order] (the world's per-marble rows in the grid's numbering), a new array."""
+    out = np.empty(source.shape, dtype=np.float64)
+    _gather_rows(_rows(source), order, out.reshape(out.shape[0], -1))
     return out
+
+
+def scattered(local: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """The rows of `local` (in the grid's numbering) back in the world's order, a new array."""
+    out = np.empty(local.shape, dtype=np.float64)
+    _scatter_rows(_rows(local), order, out.reshape(out.shape[0], -1))
+    return out
+
+
+def scatter_into(target: np.ndarray, order: np.ndarray, local: np.ndarray) -> None:
+    """target[order] = local, in place (target: the world's C-ordered float64 array)."""
+    if target.dtype != np.float64 or not target.flags.c_contiguous:
+        target[order] = local
+        return
+    _scatter_rows(_rows(local), order, target.reshape(target.shape[0], -1))
 
 
 def world_numbered(problem, order: np.ndarray):

@@ -18,7 +18,7 @@ from .collide import Collider, Contacts, key_bound
 from .methods import registry
 from .methods.driver import SolveResult, SolveSettings
 from . import locality
-from .locality import relabel, scattered, world_numbered
+from .locality import gathered, relabel, scatter_into, scattered, world_numbered
 from .params import Param
 from .parallel import activate, blocks_for
 from .partition import kept
@@ -336,7 +336,7 @@ class Simulation:
         body_a, body_b, inv_mass, v_local = contacts.body_a, contacts.body_b, w.inv_mass, v_pred
         if order is not None:
             body_a, body_b = relabel(order, body_a, body_b)
-            inv_mass, v_local = w.inv_mass[order], v_pred[order]
+            inv_mass, v_local = gathered(w.inv_mass, order), gathered(v_pred, order)
         problem = ContactProblem(body_a, body_b, contacts.normal, contacts.gap, inv_mass, v_local,
                                  h, contacts.key, contacts.partition)
         lam0 = self._initial_impulses(contacts)
@@ -344,7 +344,7 @@ class Simulation:
         result = self.method.solve(problem, lam0, self._by_trace[bool(trace)])
         t3 = time.perf_counter()
         v = np.empty_like(v_pred)
-        x = w.x if order is None else w.x[order]
+        x = w.x if order is None else gathered(w.x, order)
         lam = np.ascontiguousarray(result.lam, dtype=np.float64)
         if contacts.partition is None:
             integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass, lam,
@@ -355,7 +355,7 @@ class Simulation:
         if order is None:
             w.v = v
         else:
-            w.x[order] = x
+            scatter_into(w.x, order, x)
             w.v = scattered(v, order)
         if self._spinning:
             # Without friction nothing exerts a torque: spins only decay with the drag.
@@ -403,8 +403,9 @@ class Simulation:
     def _blocks(self) -> int:
         """Blocks of this step (parallel.blocks_for), with Numba's threads set to match."""
         blocks = self.blocks
-        if blocks > 1:
-            activate(blocks)
+        # Also for one block: the serial core's few parallel kernels (the copies into and out
+        # of the grid's numbering) then run on one thread, as `threads=1` promises.
+        activate(blocks)
         return blocks
 
     @property
@@ -441,7 +442,8 @@ class Simulation:
                                                      w.inv_mass, V_pred)
         if order is not None:
             body_a, body_b = relabel(order, body_a, body_b)
-            radius, inv_mass, V_local = w.radius[order], w.inv_mass[order], V_pred[order]
+            radius, inv_mass, V_local = (gathered(w.radius, order), gathered(w.inv_mass, order),
+                                         gathered(V_pred, order))
         problem = FrictionalProblem(body_a, body_b, contacts.normal, contacts.gap, radius,
                                     inv_mass, V_local, h, mu, mu_roll, mu_spin, rows, contacts.key,
                                     contacts.partition)
@@ -454,11 +456,11 @@ class Simulation:
             w.v = np.empty_like(v_pred)
             integrate_spin(V_pred, dV, h, planar, w.x, w.v, w.omega)
         else:
-            x, v, omega = w.x[order], np.empty_like(v_pred), np.empty_like(v_pred)
+            x, v, omega = gathered(w.x, order), np.empty_like(v_pred), np.empty_like(v_pred)
             integrate_spin(V_local, dV, h, planar, x, v, omega)
-            w.x[order] = x
+            scatter_into(w.x, order, x)
             w.v = scattered(v, order)
-            w.omega[order] = omega
+            scatter_into(w.omega, order, omega)
         rotate(w.orientation, w.omega, h)
         return self._finish(problem, contacts, result, rows, (t0, t1, t2, t3), order)
 
