@@ -3,7 +3,7 @@ kernels, and the orientation quaternions integrated from the angular velocity.""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True, nogil=True)
@@ -20,7 +20,13 @@ def spinning(omega):
 def predict_spin(v_pred, omega, decay, planar, fixed, V):
     """V (n, 6) <- [v_pred, decay ω]: the velocities of the step before contact (m/s, rad/s). A
     planar marble turns about y only; a fixed marble (fixed[i]) neither moves nor turns."""
-    for i in range(v_pred.shape[0]):
+    predict_spin_range(v_pred, omega, decay, planar, fixed, V, 0, v_pred.shape[0])
+
+
+@njit(cache=True, nogil=True)
+def predict_spin_range(v_pred, omega, decay, planar, fixed, V, first, last):
+    """predict_spin for marbles [first, last)."""
+    for i in range(first, last):
         V[i, 0] = v_pred[i, 0]
         V[i, 1] = v_pred[i, 1]
         V[i, 2] = v_pred[i, 2]
@@ -35,7 +41,13 @@ def predict_spin(v_pred, omega, decay, planar, fixed, V):
 @njit(cache=True, nogil=True)
 def integrate_spin(V_pred, dV, h, planar, x, v, omega):
     """v, ω <- V* + ΔV (planar: v_y = ω_x = ω_z = 0), then x += h v."""
-    for i in range(V_pred.shape[0]):
+    integrate_spin_range(V_pred, dV, h, planar, x, v, omega, 0, V_pred.shape[0])
+
+
+@njit(cache=True, nogil=True)
+def integrate_spin_range(V_pred, dV, h, planar, x, v, omega, first, last):
+    """integrate_spin for marbles [first, last)."""
+    for i in range(first, last):
         v[i, 0] = V_pred[i, 0] + dV[i, 0]
         v[i, 1] = 0.0 if planar else V_pred[i, 1] + dV[i, 1]
         v[i, 2] = V_pred[i, 2] + dV[i, 2]
@@ -51,7 +63,13 @@ def integrate_spin(V_pred, dV, h, planar, x, v, omega):
 def rotate(orientation, omega, h):
     """orientation (n, 4) <- exp(h ω / 2) ⊗ orientation, renormalised: each marble turned by
     the angle h |ω| about ω (world frame), exactly for a constant ω over the step."""
-    for i in range(orientation.shape[0]):
+    rotate_range(orientation, omega, h, 0, orientation.shape[0])
+
+
+@njit(cache=True, nogil=True)
+def rotate_range(orientation, omega, h, first, last):
+    """rotate for marbles [first, last)."""
+    for i in range(first, last):
         w0 = omega[i, 0]
         w1 = omega[i, 1]
         w2 = omega[i, 2]
@@ -77,6 +95,32 @@ def rotate(orientation, omega, h):
         orientation[i, 1] = rx * norm
         orientation[i, 2] = ry * norm
         orientation[i, 3] = rz * norm
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_predict_spin(v_pred, omega, decay, planar, fixed, V, parts):
+    """predict_spin over `parts` equal shares of the marbles at once: the same values."""
+    n = v_pred.shape[0]
+    for t in prange(parts):
+        predict_spin_range(v_pred, omega, decay, planar, fixed, V, t * n // parts,
+                           (t + 1) * n // parts)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_integrate_spin(V_pred, dV, h, planar, x, v, omega, parts):
+    """integrate_spin over `parts` equal shares of the marbles at once: the same values."""
+    n = V_pred.shape[0]
+    for t in prange(parts):
+        integrate_spin_range(V_pred, dV, h, planar, x, v, omega, t * n // parts,
+                             (t + 1) * n // parts)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_rotate(orientation, omega, h, parts):
+    """rotate over `parts` equal shares of the marbles at once: the same values."""
+    n = orientation.shape[0]
+    for t in prange(parts):
+        rotate_range(orientation, omega, h, t * n // parts, (t + 1) * n // parts)
 
 
 def rotation_matrices(orientation: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .blocked import blocked_integrate, blocked_predict
 from .collide import Collider, Contacts, key_bound
@@ -21,10 +21,11 @@ from . import locality
 from .locality import gathered, relabel, scatter_into, scattered, world_numbered
 from .params import Param
 from .parallel import activate, blocks_for
-from .partition import kept
+from .partition import kept, shares
 from .problem import ROW_KERNEL, ContactProblem, impulse_velocity
 from .friction import ROWS_ROLLING, ROWS_SLIDING, FrictionalProblem, contact_coefficients
-from .rotation import integrate_spin, predict_spin, rotate, spinning
+from .rotation import (blocked_integrate_spin, blocked_predict_spin, blocked_rotate,
+                       integrate_spin, predict_spin, rotate, spinning)
 from .world import World, container_geometry
 
 PHASES = ("collide", "assemble", "solve", "integrate", "total")
@@ -64,7 +65,22 @@ def carry_over_rows(prev_keys, prev_lam, prev_rows, keys, lam0, rows):
     c = _carry_in_order(prev_keys, prev_lam, prev_rows, keys, lam0, rows)
     if c < keys.shape[0]:
         slot, mask = _key_table(prev_keys)
-        _carry_rest(prev_keys, prev_lam, prev_rows, keys, lam0, rows, slot, mask, c)
+        _carry_rest(prev_keys, prev_lam, prev_rows, keys, lam0, rows, slot, mask, c,
+                    keys.shape[0])
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_carry_over_rows(prev_keys, prev_lam, prev_rows, keys, lam0, rows, parts):
+    """carry_over_rows with the contacts after the in-order run looked up in `parts` equal
+    shares at once: the same λ0, since a key is matched exactly wherever it is found (the
+    contact order of a step in blocks moves too much between steps for the in-order run)."""
+    c = _carry_in_order(prev_keys, prev_lam, prev_rows, keys, lam0, rows)
+    m = keys.shape[0]
+    if c < m:
+        slot, mask = _key_table(prev_keys)
+        for t in prange(parts):
+            _carry_rest(prev_keys, prev_lam, prev_rows, keys, lam0, rows, slot, mask,
+                        c + t * (m - c) // parts, c + (t + 1) * (m - c) // parts)
 
 
 @njit(**ROW_KERNEL)
@@ -80,13 +96,13 @@ def _carry_in_order(prev_keys, prev_lam, prev_rows, keys, lam0, rows):
 
 
 @njit(**ROW_KERNEL)
-def _carry_rest(prev_keys, prev_lam, prev_rows, keys, lam0, rows, slot, mask, first):
-    """carry_over_rows for contacts [first, m): each looked for where the last match's shift
-    in the previous order puts it, else in the hash table (slot, mask) of `_key_table`."""
+def _carry_rest(prev_keys, prev_lam, prev_rows, keys, lam0, rows, slot, mask, first, last):
+    """carry_over_rows for contacts [first, last): each looked for where the last match's
+    shift in the previous order puts it, else in the hash table (slot, mask) of `_key_table`."""
     common = min(prev_rows, rows)
     k = prev_keys.shape[0]
     shift = 0
-    for c in range(first, keys.shape[0]):
+    for c in range(first, last):
         p = c + shift
         if p < 0 or p >= k or prev_keys[p] != keys[c]:
             p = _key_slot(slot, mask, prev_keys, keys[c])
@@ -298,7 +314,10 @@ class Simulation:
         lam0 = np.zeros(contacts.m * rows)
         if self.warm_start <= 0.0 or self._prev_keys.size == 0 or contacts.m == 0:
             return lam0
-        if rows == 1 and self._prev_rows == 1:
+        if contacts.partition is not None:
+            blocked_carry_over_rows(self._prev_keys, self._prev_lam, self._prev_rows,
+                                    contacts.key, lam0, rows, shares(contacts.partition[0]))
+        elif rows == 1 and self._prev_rows == 1:
             carry_over(self._prev_keys, self._prev_lam, contacts.key, lam0)
         else:
             carry_over_rows(self._prev_keys, self._prev_lam, self._prev_rows, contacts.key,
@@ -360,7 +379,7 @@ class Simulation:
         if self._spinning:
             # Without friction nothing exerts a torque: spins only decay with the drag.
             w.omega *= math.exp(-w.damping * h)
-            rotate(w.orientation, w.omega, h)
+            self._rotate(blocks)
         return self._finish(problem, contacts, result, 1, (t0, t1, t2, t3), order)
 
     @property
@@ -408,6 +427,21 @@ class Simulation:
         activate(blocks)
         return blocks
 
+    @staticmethod
+    def _integrate_spin(blocks: int, V_pred, dV, h, planar, x, v, omega) -> None:
+        if blocks == 1:
+            integrate_spin(V_pred, dV, h, planar, x, v, omega)
+        else:
+            blocked_integrate_spin(V_pred, dV, h, planar, x, v, omega, blocks)
+
+    def _rotate(self, blocks: int) -> None:
+        """The orientations turned by the spins over the step, in parallel in blocks."""
+        w = self.world
+        if blocks == 1:
+            rotate(w.orientation, w.omega, float(w.dt))
+        else:
+            blocked_rotate(w.orientation, w.omega, float(w.dt), blocks)
+
     @property
     def _spinning(self) -> bool:
         return spinning(self.world.omega)
@@ -428,7 +462,11 @@ class Simulation:
         if fixed.size:
             v_pred[fixed] = 0.0
         V_pred = np.empty((w.n, 6))
-        predict_spin(v_pred, w.omega, decay, planar, self._fixed_mask, V_pred)
+        if blocks == 1:
+            predict_spin(v_pred, w.omega, decay, planar, self._fixed_mask, V_pred)
+        else:
+            blocked_predict_spin(v_pred, w.omega, decay, planar, self._fixed_mask, V_pred,
+                                 blocks)
         contacts = self.collider.collide(w.x, v_pred, w.radius, h, blocks)
         if fixed.size:
             contacts = drop_inert(contacts, w.inv_mass)
@@ -454,14 +492,14 @@ class Simulation:
         dV = problem.velocity_change(result.lam)
         if order is None:
             w.v = np.empty_like(v_pred)
-            integrate_spin(V_pred, dV, h, planar, w.x, w.v, w.omega)
+            self._integrate_spin(blocks, V_pred, dV, h, planar, w.x, w.v, w.omega)
         else:
             x, v, omega = gathered(w.x, order), np.empty_like(v_pred), np.empty_like(v_pred)
-            integrate_spin(V_local, dV, h, planar, x, v, omega)
+            self._integrate_spin(blocks, V_local, dV, h, planar, x, v, omega)
             scatter_into(w.x, order, x)
             w.v = scattered(v, order)
             scatter_into(w.omega, order, omega)
-        rotate(w.orientation, w.omega, h)
+        self._rotate(blocks)
         return self._finish(problem, contacts, result, rows, (t0, t1, t2, t3), order)
 
 

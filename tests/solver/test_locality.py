@@ -7,7 +7,7 @@ import pytest
 
 import scenes
 from solver import locality
-from solver.locality import relabel, scattered, wanted
+from solver.locality import gathered, relabel, scatter_into, scattered, wanted
 from solver.methods import registry
 from solver.step import Simulation
 
@@ -47,3 +47,24 @@ def test_a_renumbered_run_is_bit_for_bit_the_plain_one(mu, threads, monkeypatch)
     for name in fields:
         assert np.array_equal(getattr(p1, name), getattr(p2, name)), name
     assert s2.problem is p2  # made once per step
+
+
+@pytest.mark.parametrize("shape", [(1000,), (1000, 3), (1000, 6)])
+def test_the_copies_into_and_out_of_the_grid_numbering_are_numpys(shape):
+    rng = np.random.default_rng(len(shape))
+    a = rng.normal(size=shape)
+    order = rng.permutation(shape[0])
+    assert np.array_equal(gathered(a, order), a[order])
+    back = np.empty_like(a)
+    back[order] = a
+    assert np.array_equal(scattered(a, order), back)
+    target = rng.normal(size=shape)
+    want = target.copy()
+    want[order] = a
+    scatter_into(target, order, a)
+    assert np.array_equal(target, want)
+    strided = rng.normal(size=(shape[0], 8))[:, :3]  # not C-ordered: numpy's own assignment
+    want = strided.copy()
+    want[order] = a.reshape(shape[0], -1)[:, :1]
+    scatter_into(strided, order, a.reshape(shape[0], -1)[:, :1])
+    assert np.array_equal(strided, want)

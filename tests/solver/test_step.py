@@ -6,7 +6,7 @@ import pytest
 import scenes
 from solver import metrics
 from solver.methods import registry
-from solver.step import Simulation, carry_over, carry_over_rows
+from solver.step import Simulation, blocked_carry_over_rows, carry_over, carry_over_rows
 from solver.world import World
 from tests.solver.methods.reference import enumerate_lcp
 
@@ -37,11 +37,13 @@ def test_carry_over_matches_a_dictionary_lookup(seed):
 
 
 
-@pytest.mark.parametrize("prev_rows, rows", [(3, 3), (3, 6), (6, 3), (6, 6), (1, 3)])
+@pytest.mark.parametrize("parts", [0, 1, 2, 3])
+@pytest.mark.parametrize("prev_rows, rows", [(3, 3), (3, 6), (6, 3), (6, 6), (1, 3), (1, 1)])
 @pytest.mark.parametrize("seed", range(4))
-def test_carry_over_rows_matches_a_dictionary_lookup(seed, prev_rows, rows):
+def test_carry_over_rows_matches_a_dictionary_lookup(seed, prev_rows, rows, parts):
     """The contacts in the previous order with some dropped, added or swapped (the in-order
-    pass, its first miss, shifted runs, the hash table), and shuffled."""
+    pass, its first miss, shifted runs, the hash table), and shuffled; serially (parts 0) and
+    with the lookups in 1-3 shares at once (the step in blocks)."""
     rng = np.random.default_rng(seed)
     for trial in range(40):
         big = 10 ** int(rng.integers(2, 17))
@@ -58,7 +60,11 @@ def test_carry_over_rows_matches_a_dictionary_lookup(seed, prev_rows, rows):
         elif trial % 4 == 2:
             rng.shuffle(keys)
         out = np.full((keys.size, rows), -1.0)
-        carry_over_rows(prev, lam.ravel(), prev_rows, keys, out.ravel(), rows)
+        if parts == 0:
+            carry_over_rows(prev, lam.ravel(), prev_rows, keys, out.ravel(), rows)
+        else:
+            blocked_carry_over_rows(prev, lam.ravel(), prev_rows, keys, out.ravel(), rows,
+                                    parts)
         lookup = dict(zip(prev.tolist(), lam.tolist()))
         common = min(prev_rows, rows)
         want = np.full((keys.size, rows), -1.0)
