@@ -422,9 +422,11 @@ class Simulation:
     def _blocks(self) -> int:
         """Blocks of this step (parallel.blocks_for), with Numba's threads set to match."""
         blocks = self.blocks
-        # Also for one block: the serial core's few parallel kernels (the copies into and out
-        # of the grid's numbering) then run on one thread, as `threads=1` promises.
-        activate(blocks)
+        # Also for one block when the step renumbers: its copies into and out of the grid's
+        # numbering are parallel kernels, which then run on one thread, as `threads=1`
+        # promises (a small serial step skips the microsecond this costs).
+        if blocks > 1 or locality.wanted(self.world.n):
+            activate(blocks)
         return blocks
 
     @staticmethod
