@@ -14,7 +14,8 @@ ms/step is the run's figure; the report gives the median over the rounds, the co
 alternating within a round so that load from elsewhere hits them alike. Run it on a quiet
 machine (`uptime` load below 0.3). ns per contact update = solve time / (contacts x
 iterations): one contact's normal (and, with friction, tangent) update, the products of the
-driver's residual checks included. Parallel efficiency = t(1) / (T t(T)).
+driver's residual checks included. Parallel efficiency = t(1) / (T t(T)); range: the fastest and
+slowest run's ms/step (this machine's runs vary by up to half between processes).
 """
 from __future__ import annotations
 
@@ -73,20 +74,22 @@ def scaling(args: argparse.Namespace) -> None:
             for t in threads:
                 runs[(c, t)].append(timed(states[c], t, args.steps))
         print(f"round {k + 1} of {args.rounds} done", file=sys.stderr)
-    print(f"| box n | friction | threads | ms/step | collide | assemble | solve | integrate | "
-          f"contacts | ns/contact update | speed-up | efficiency |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print(f"| box n | friction | threads | ms/step | range | collide | assemble | solve | "
+          f"integrate | contacts | ns/contact update | speed-up | solve speed-up | efficiency |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for c in configs:
         base = None
         for t in threads:
             med = {p: statistics.median(r[p] for r in runs[(c, t)]) for p in PHASES}
+            totals = [r["total"] for r in runs[(c, t)]]
             contacts = int(statistics.median(r["contacts"] for r in runs[(c, t)]))
             ns = 1e6 * med["solve"] / max(contacts * ITERATIONS, 1)
-            base = med["total"] if base is None else base
-            speedup = base / med["total"]
+            base = med if base is None else base
+            speedup = base["total"] / med["total"]
             print(f"| {c[0]} | {'μ=' + str(MU) if c[1] else 'off'} | {t} | {med['total']:.2f} | "
-                  f"{med['collide']:.2f} | {med['assemble']:.2f} | {med['solve']:.2f} | "
-                  f"{med['integrate']:.2f} | {contacts} | {ns:.1f} | {speedup:.2f} | "
+                  f"{min(totals):.1f}-{max(totals):.1f} | {med['collide']:.2f} | "
+                  f"{med['assemble']:.2f} | {med['solve']:.2f} | {med['integrate']:.2f} | "
+                  f"{contacts} | {ns:.1f} | {speedup:.2f} | {base['solve'] / med['solve']:.2f} | "
                   f"{speedup / t:.2f} |")
 
 
