@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from solver.collide import INTERLEAVE, Collider, _deal
-from solver.partition import PHASES, check, dealt_position, kept
+from solver.partition import PHASES, check, dealt_position, kept, share, shares
 from solver.world import container_geometry
 from tests.solver.blocks import contacts_of, packed_box
 
@@ -81,3 +81,20 @@ def test_buffers_too_small_for_a_block_grow_and_the_contacts_are_the_same(box):
         box.x, v_pred, box.radius, box.dt, 3)
     assert np.array_equal(tight.key, roomy.key) and np.array_equal(tight.gap, roomy.gap)
     assert np.array_equal(tight.partition[0], roomy.partition[0])
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 3, 5])
+@pytest.mark.parametrize("sizes", [(7, 5, 1, 0), (0, 0, 0, 0), (100, 90, 3, 2)])
+def test_equal_shares_cover_the_contacts_once(blocks, sizes):
+    """share(ranges, t) for t < shares(ranges) = T cuts [0, m) into T consecutive pieces whose
+    sizes differ by at most one, whatever the groups' sizes (the element-wise passes' split)."""
+    rng = np.random.default_rng(blocks)
+    groups = 2 * blocks
+    counts = rng.integers(0, 1 + max(sizes), size=groups) if blocks > 1 else np.array(sizes[:2])
+    ranges = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    assert shares(ranges) == blocks
+    pieces = [share(ranges, t) for t in range(blocks)]
+    assert pieces[0][0] == 0 and pieces[-1][1] == ranges[-1]
+    assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))
+    lengths = [last - first for first, last in pieces]
+    assert max(lengths) - min(lengths) <= 1
