@@ -66,7 +66,8 @@ def timed(state: Path, threads: int, steps: int) -> dict:
 def scaling(args: argparse.Namespace) -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     threads = [int(t) for t in args.threads.split(",")]
-    configs = [(n, f) for n in sizes for f in (False, True)]
+    frictions = {"both": (False, True), "off": (False,), "on": (True,)}[args.friction]
+    configs = [(n, f) for n in sizes for f in frictions]
     states = {c: settled_state(Path(args.states), c[0], c[1], args.settle) for c in configs}
     runs: dict = {(c, t): [] for c in configs for t in threads}
     for k in range(args.rounds):
@@ -129,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="10000,100000",
                         help="box sizes, comma-separated (add 1000000 for the million)")
     parser.add_argument("--threads", default="1,2", help="thread counts, comma-separated")
+    parser.add_argument("--friction", choices=("both", "off", "on"), default="both",
+                        help="the piles without friction, with it, or both")
     parser.add_argument("--steps", type=int, default=100, help="timed steps per run")
     parser.add_argument("--settle", type=int, default=600, help="steps that settle a pile")
     parser.add_argument("--states", default=".scaling-states", help="where settled piles stay")
