@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from .friction import ROWS_SLIDING, contact_error, contact_errors_norm
+from .coulomb import contact_error, contact_errors_norm
+from .friction import ROWS_SLIDING
 from .problem import ROW_KERNEL
 
 

@@ -24,7 +24,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..friction import project_cone
+from ..coulomb import project_cone
 from ..params import Param
 from .driver import Method, SolveSettings, run
 from .laws import project_composite

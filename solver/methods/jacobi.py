@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..friction import (frictional_contact_velocity, frictional_impulse_velocity,
-                        project_disk, relaxed_steps)
+from ..coulomb import frictional_contact_velocity, frictional_impulse_velocity, project_disk
+from ..friction import relaxed_steps
 from ..params import Param
 from ..partition import share, shares
 from ..problem import ContactProblem, apply_matrix

@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..friction import project_cone, project_disk
+from ..coulomb import project_cone, project_disk
 
 # Friction laws of the Gauss-Seidel drivers (pgs's `friction` parameter picks the first three;
 # nsgs and prox-gs the others). PROX is Erleben's map, every row from the velocities before the

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..friction import frictional_contact_velocity, frictional_impulse_velocity
+from ..coulomb import frictional_contact_velocity, frictional_impulse_velocity
 from ..problem import apply_matrix
 from ..explicit import csr_apply
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..friction import contact_error, frictional_contact_velocity, project_disk
+from ..coulomb import contact_error, frictional_contact_velocity, project_disk
 from ..problem import ROW_KERNEL
 from .driver import SolveSettings, run
 from .laws import CONE, PROX

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..friction import ROWS_ROLLING, FrictionalProblem, project_disk
+from ..coulomb import project_disk
+from ..friction import ROWS_ROLLING, FrictionalProblem
 from ..partition import share, shares
 from ..problem import ROW_KERNEL
 from .laws import BOX, CCP, CONE, FRICTION_LAWS, contact_step  # noqa: F401 (pgs's laws)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from solver.friction import frictional_contact_velocity, frictional_impulse_velocity
+from solver.coulomb import frictional_contact_velocity, frictional_impulse_velocity
 from solver.problem import contact_velocity, impulse_velocity, natural_residual
 from solver.products import (blocked_contact_velocity, blocked_finite,
                              blocked_frictional_contact_velocity,

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.friction import project_cone
+from solver.coulomb import project_cone
 from solver.methods.laws import (BOX, CCP, CONE, contact_step, coulomb_block, coulomb_diagonal,
                                  project_composite)
 from tests.solver.methods.coulomb import coulomb_violation, enumerate_solutions, random_block

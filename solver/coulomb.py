@@ -1,0 +1,218 @@
+"""Coulomb's law in numbers: the projections onto the friction disk and cone, FCLIB's contact
+error (De Saxcé's change of variable), and the kernels that measure a frictional problem's
+residual from λ, serially and over a partition (solver/friction.py builds the problem; rows
+and frames are described there). With μ = 0 and λ_t = 0 the error is the frictionless natural
+map |min(λ_n, e_n)|.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .partition import share, shares
+from .products import (ROW_KERNEL, blocked_frictional_contact_velocity,
+                       blocked_frictional_impulse_velocity, frictional_gather, frictional_scatter,
+                       largest)
+
+
+@njit(inline="always", cache=True, nogil=True)
+def project_disk(l1, l2, radius):
+    """(l1, l2) scaled back onto the disk of the given radius (>= 0) when outside it."""
+    norm2 = l1 * l1 + l2 * l2
+    if norm2 > radius * radius:
+        s = radius / np.sqrt(norm2) if norm2 > 0.0 else 0.0
+        return l1 * s, l2 * s
+    return l1, l2
+
+
+@njit(inline="always", cache=True, nogil=True)
+def project_cone(zn, z1, z2, mu):
+    """The projection of z = (z_n, z_t) onto the cone ‖z_t‖ <= μ z_n (Euclidean)."""
+    zt = np.sqrt(z1 * z1 + z2 * z2)
+    if zt <= mu * zn:
+        return zn, z1, z2
+    if mu * zt <= -zn:
+        return 0.0, 0.0, 0.0
+    a = (zn + mu * zt) / (1.0 + mu * mu)
+    s = mu * a / zt
+    return a, z1 * s, z2 * s
+
+
+@njit(**ROW_KERNEL)
+def frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                                inv_inertia, lam, rows, dV):
+    """dV (n, 6) <- M^-1 J^T λ: the linear (m/s) and angular (rad/s) velocity changes that
+    impulses λ (m * rows, N s and N m s) cause."""
+    dV[:] = 0.0
+    frictional_scatter(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia, lam,
+                       rows, dV, 0, body_a.shape[0])
+
+
+@njit(**ROW_KERNEL)
+def frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out):
+    """out (m * rows) <- J V: each row's relative velocity (m/s; rad/s for rolling rows)."""
+    frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out, 0,
+                      body_a.shape[0])
+
+
+@njit(inline="always", cache=True, nogil=True)
+def contact_error(lam, e, k, mu, mu_roll, mu_spin, rows, squared=False):
+    """Contact error of one contact, FCLIB's natural map with De Saxcé's change of variable:
+    ‖λ - P_K(λ - ũ)‖₂ with ũ = (e_n + μ ‖u_t‖, u_t), over the normal and tangent rows, and
+    the natural map of the rolling disk and the spinning interval for λ_n fixed (its square
+    when `squared`). With μ = 0, λ_t = 0 it is |min(λ_n, e_n)|, the frictionless natural map."""
+    ln = lam[k]
+    l1 = lam[k + 1]
+    l2 = lam[k + 2]
+    u1 = e[k + 1]
+    u2 = e[k + 2]
+    un = e[k] + mu * np.sqrt(u1 * u1 + u2 * u2)
+    pn, p1, p2 = project_cone(ln - un, l1 - u1, l2 - u2, mu)
+    d0 = ln - pn
+    d1 = l1 - p1
+    d2 = l2 - p2
+    total = d0 * d0 + d1 * d1 + d2 * d2
+    if rows == 6:
+        lr1 = lam[k + 3]
+        lr2 = lam[k + 4]
+        ls = lam[k + 5]
+        q1, q2 = project_disk(lr1 - e[k + 3], lr2 - e[k + 4], mu_roll * max(ln, 0.0))
+        bound = mu_spin * max(ln, 0.0)
+        qs = min(max(ls - e[k + 5], -bound), bound)
+        total += (lr1 - q1) ** 2 + (lr2 - q2) ** 2 + (ls - qs) ** 2
+    return total if squared else np.sqrt(total)
+
+
+@njit(**ROW_KERNEL)
+def frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia,
+                        rhs, mu, mu_roll, mu_spin, rows, lam, dV, e):
+    """max over contacts of `contact_error` (m/s), from λ exactly (one product with A); dV and e
+    are scratch. inf when any value is not finite, so callers see divergence."""
+    frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                                inv_inertia, lam, rows, dV)
+    return frictional_errors(body_a, body_b, normal, t1, t2, arm_a, arm_b, rhs, mu, mu_roll,
+                             mu_spin, rows, lam, dV, e)
+
+
+@njit(**ROW_KERNEL)
+def frictional_errors(body_a, body_b, normal, t1, t2, arm_a, arm_b, rhs, mu, mu_roll, mu_spin,
+                      rows, lam, dV, e):
+    """frictional_residual's value from dV = M^-1 J^T λ (n, 6) already computed; e scratch."""
+    frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows, e)
+    worst = 0.0
+    for c in range(body_a.shape[0]):
+        k = c * rows
+        for j in range(rows):
+            e[k + j] += rhs[k + j]
+        r = contact_error(lam, e, k, mu[c], mu_roll[c], mu_spin[c], rows, True)
+        if not np.isfinite(r):
+            return np.inf
+        if r > worst:
+            worst = r
+    return np.sqrt(worst)  # the max of the square roots: the root is monotonic
+
+
+@njit(**ROW_KERNEL)
+def scanned_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                                inv_inertia, rhs, diag, mu, mu_roll, mu_spin, rows, lam, dV, e,
+                                held):
+    """(r, finite, scale, product) at a solve's start: rhs, diag finite; max |rhs|; r of λ, no
+    product for λ = 0 (e = b) or `held` (dV holds M^-1 J^T λ); product: dV holds it now."""
+    scale = 0.0
+    for j in range(rhs.shape[0]):
+        if not (np.isfinite(rhs[j]) and np.isfinite(diag[j])):
+            return np.inf, False, np.inf, held
+        scale = max(scale, abs(rhs[j]))
+    for j in range(lam.shape[0]):
+        if lam[j] != 0.0:
+            if not held:
+                frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b,
+                                            inv_mass, inv_inertia, lam, rows, dV)
+            return frictional_errors(body_a, body_b, normal, t1, t2, arm_a, arm_b, rhs, mu,
+                                     mu_roll, mu_spin, rows, lam, dV, e), True, scale, True
+    worst = 0.0
+    for c in range(body_a.shape[0]):
+        r = contact_error(lam, rhs, c * rows, mu[c], mu_roll[c], mu_spin[c], rows, True)
+        if r > worst:
+            worst = r
+    return np.sqrt(worst), True, scale, held
+
+
+@njit(**ROW_KERNEL)
+def checked_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                                inv_inertia, rhs, mu, mu_roll, mu_spin, rows, lam, dV, e, held):
+    """(r, finite): whether λ is finite, r = frictional_residual(λ) (inf, not computed, when it
+    is not); no product when `held`, as scanned_frictional_residual."""
+    for j in range(lam.shape[0]):
+        if not np.isfinite(lam[j]):
+            return np.inf, False
+    if not held:
+        frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                                    inv_inertia, lam, rows, dV)
+    return frictional_errors(body_a, body_b, normal, t1, t2, arm_a, arm_b, rhs, mu, mu_roll,
+                             mu_spin, rows, lam, dV, e), True
+
+
+@njit(cache=True, nogil=True)
+def _errors_range(lam, e, rhs, mu, mu_roll, mu_spin, rows, add_rhs, first, last):
+    """max of `contact_error` over contacts [first, last) (inf at the first not finite), after
+    e += rhs on their rows when `add_rhs` (e = A λ + b from e = A λ)."""
+    worst = 0.0
+    for c in range(first, last):
+        k = c * rows
+        if add_rhs:
+            for j in range(rows):
+                e[k + j] += rhs[k + j]
+        r = contact_error(lam, e, k, mu[c], mu_roll[c], mu_spin[c], rows, True)
+        if not np.isfinite(r):
+            return np.inf
+        if r > worst:
+            worst = r
+    return np.sqrt(worst)  # the max of the square roots: the root is monotonic
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                                inv_inertia, rhs, mu, mu_roll, mu_spin, rows, lam, dV, e,
+                                ranges, phases, held):
+    """(r, product): frictional_residual over a partition, the same r (m/s); dV (n, 6), e
+    (m * rows) scratch; no product for λ = 0 (e = b) or `held`, as scanned_frictional_residual."""
+    parts = shares(ranges)
+    partial = np.zeros(parts)
+    cold = True
+    for j in range(lam.shape[0]):
+        if lam[j] != 0.0:
+            cold = False
+            break
+    if cold:
+        for t in prange(parts):
+            first, last = share(ranges, t)
+            partial[t] = _errors_range(lam, rhs, rhs, mu, mu_roll, mu_spin, rows, False, first,
+                                       last)
+        return largest(partial), held
+    if not held:
+        blocked_frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b,
+                                            inv_mass, inv_inertia, lam, rows, dV, ranges,
+                                            phases)
+    blocked_frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows,
+                                        e, ranges)
+    for t in prange(parts):
+        first, last = share(ranges, t)
+        partial[t] = _errors_range(lam, e, rhs, mu, mu_roll, mu_spin, rows, True, first, last)
+    return largest(partial), True
+
+
+def contact_errors_norm(lam: np.ndarray, e: np.ndarray, mu: np.ndarray) -> float:
+    """‖λ - P_K(λ - ũ)‖₂ over contacts: lam, e (m, 3) in (n, t1, t2) order; mu (m,)."""
+    ut = np.linalg.norm(e[:, 1:], axis=1)
+    z = lam - np.column_stack([e[:, 0] + mu * ut, e[:, 1:]])
+    zt = np.linalg.norm(z[:, 1:], axis=1)
+    proj = z.copy()
+    inside = zt <= mu * z[:, 0]
+    polar = mu * zt <= -z[:, 0]
+    side = ~inside & ~polar
+    a = (z[side, 0] + mu[side] * zt[side]) / (1.0 + mu[side] ** 2)
+    proj[polar] = 0.0
+    proj[side, 0] = a
+    proj[side, 1:] = z[side, 1:] * (mu[side] * a / zt[side])[:, None]
+    return float(np.linalg.norm(lam - proj))
