@@ -18,6 +18,7 @@ from lab.session import STABLE_SOLVER, friction_text
 from solver.methods import registry
 from solver.methods.driver import COMMON_PARAMS
 from solver.metrics import DIVERGENCE
+from solver.parallel import MIN_MARBLES
 
 _COMMON = {p.name for p in COMMON_PARAMS}
 
@@ -85,6 +86,16 @@ def _number(value: float, fmt: str) -> str:
     return "—" if not math.isfinite(value) else format(value, fmt)
 
 
+def threads_text(state) -> str:
+    """How many threads the step runs on, and why only one when more were asked for: a pile
+    below parallel.MIN_MARBLES steps serially (two threads would cost more than they save)."""
+    if state.blocks > 1:
+        return f"{state.blocks} threads"
+    if state.threads > 1:
+        return f"1 thread (--threads {state.threads} from {MIN_MARBLES} marbles)"
+    return "1 thread"
+
+
 def run_text(state) -> str:
     """The HUD's line on the run: paused, running, or the divergence it is in."""
     if state.diverged and state.paused:
@@ -132,7 +143,7 @@ def hud_text(frame, fps: float, steps_per_second: float) -> str:
         f"iterations {s.iterations}   warm start {warm_text(s.warm_start)}   "
         f"colour by {s.colour_mode}",
         f"step {ms['total']:.2f} ms: collide {ms['collide']:.2f}  assemble {ms['assemble']:.2f}"
-        f"  solve {ms['solve']:.2f}  integrate {ms['integrate']:.2f}",
+        f"  solve {ms['solve']:.2f}  integrate {ms['integrate']:.2f}   {threads_text(s)}",
         f"{_number(fps, '.1f')} frames/s   {_number(steps_per_second, '.1f')} steps/s   "
         f"{_number(steps_per_second * frame.dt, '.2f')}x real time",
         f"t = {frame.time:.2f} s (step {frame.steps}, dt {frame.dt:g} s)   residual {residual}"

@@ -227,7 +227,7 @@ class Session:
                             s.warm_start, self.paused, self.colour_mode, self.diverged, s.speed,
                             self.generation, self.message, world_friction(self.world),
                             self.alarm, self.message_seq, dict(s.scene_params), self.origin,
-                            self.network, self.picked, s.stabilise)
+                            self.network, self.picked, s.stabilise, s.threads, self.sim.blocks)
 
     def colours(self) -> np.ndarray:
         """(n, 3) float32 RGB of every marble in the colour mode (lab.colours)."""

@@ -83,6 +83,8 @@ class SessionState:
     network: bool = False  # the contact network is shown
     picked: int = -1  # the marble whose card is shown (-1: none)
     stabilise: float = 1.0  # the fraction of a penetration the next step removes
+    threads: int = 1  # the core's threads asked for (--threads)
+    blocks: int = 1  # the threads the step uses: 1 below parallel.MIN_MARBLES marbles
 
 
 def friction_text(friction) -> str:

@@ -8,6 +8,7 @@ import pytest
 from app.hud import Hud, RateMeter, hud_text
 from app.worker import Frame
 from lab.session import SessionState
+from solver.parallel import MIN_MARBLES
 
 
 def frame(timings=None, **state) -> Frame:
@@ -122,3 +123,13 @@ def test_the_hud_wraps_within_the_width_it_is_given(qtbot):
 def test_the_hud_shows_the_friction_on_the_scene_line(friction, shown):
     first = hud_text(frame(friction=friction), 0.0, 0.0).splitlines()[0]
     assert first.endswith("12 contacts   " + shown)
+
+
+@pytest.mark.parametrize("threads, blocks, shown", [
+    (1, 1, "1 thread"), (2, 2, "2 threads"),
+    (2, 1, f"1 thread (--threads 2 from {MIN_MARBLES} marbles)"),
+])
+def test_the_step_line_says_how_many_threads_step(threads, blocks, shown):
+    step_line = [line for line in hud_text(frame(threads=threads, blocks=blocks), 10.0, 50.0)
+                 .splitlines() if line.startswith("step ")][0]
+    assert step_line.endswith("   " + shown)

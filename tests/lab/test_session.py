@@ -15,6 +15,7 @@ from lab.session import (COLOUR_MODES, FRICTION_FALLBACK, FRICTION_ON, IMPULSE_S
                          friction_text, heat)
 from lab.spec import RunSpec
 from solver.methods import registry
+from solver.parallel import MIN_MARBLES
 from solver.params import ParamError
 from solver.step import PHASES
 
@@ -453,3 +454,16 @@ def test_the_warm_start_follows_the_friction_until_the_user_sets_one():
     chosen = s.spec.warm_start
     s.apply(cmd.ToggleFriction())
     assert s.spec.warm_start == chosen == s.sim.warm_start
+
+
+@pytest.mark.parametrize("scene, assignments, blocks", [
+    ("column", {"threads": 2}, 1),  # a few marbles: serial whatever is asked
+    ("box", {"n": MIN_MARBLES, "threads": 2}, 2),
+    ("box", {"n": MIN_MARBLES, "threads": 1}, 1),
+])
+def test_the_state_says_how_many_threads_the_step_uses(scene, assignments, blocks):
+    sets = {k: v for k, v in assignments.items() if k != "threads"}
+    threads = assignments["threads"]
+    s = Session(RunSpec.create(scene, "pgs", 20, assignments=sets, threads=threads))
+    s.start()
+    assert (s.state().threads, s.state().blocks) == (threads, blocks)
