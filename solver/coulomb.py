@@ -99,17 +99,7 @@ def frictional_errors(body_a, body_b, normal, t1, t2, arm_a, arm_b, rhs, mu, mu_
                       rows, lam, dV, e):
     """frictional_residual's value from dV = M^-1 J^T λ (n, 6) already computed; e scratch."""
     frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows, e)
-    worst = 0.0
-    for c in range(body_a.shape[0]):
-        k = c * rows
-        for j in range(rows):
-            e[k + j] += rhs[k + j]
-        r = contact_error(lam, e, k, mu[c], mu_roll[c], mu_spin[c], rows, True)
-        if not np.isfinite(r):
-            return np.inf
-        if r > worst:
-            worst = r
-    return np.sqrt(worst)  # the max of the square roots: the root is monotonic
+    return _errors_range(lam, e, rhs, mu, mu_roll, mu_spin, rows, True, 0, body_a.shape[0])
 
 
 @njit(**ROW_KERNEL)
@@ -153,7 +143,7 @@ def checked_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, in
                              mu_spin, rows, lam, dV, e), True
 
 
-@njit(cache=True, nogil=True)
+@njit(**ROW_KERNEL)
 def _errors_range(lam, e, rhs, mu, mu_roll, mu_spin, rows, add_rhs, first, last):
     """max of `contact_error` over contacts [first, last) (inf at the first not finite), after
     e += rhs on their rows when `add_rhs` (e = A λ + b from e = A λ)."""
