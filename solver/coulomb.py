@@ -12,7 +12,7 @@ from numba import njit, prange
 from .partition import share, shares
 from .products import (ROW_KERNEL, blocked_frictional_contact_velocity,
                        blocked_frictional_impulse_velocity, frictional_gather, frictional_scatter,
-                       largest)
+                       is_zero, largest)
 
 
 @njit(inline="always", cache=True, nogil=True)
@@ -169,12 +169,7 @@ def blocked_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, in
     (m * rows) scratch; no product for λ = 0 (e = b) or `held`, as scanned_frictional_residual."""
     parts = shares(ranges)
     partial = np.zeros(parts)
-    cold = True
-    for j in range(lam.shape[0]):
-        if lam[j] != 0.0:
-            cold = False
-            break
-    if cold:
+    if is_zero(lam):
         for t in prange(parts):
             first, last = share(ranges, t)
             partial[t] = _errors_range(lam, rhs, rhs, mu, mu_roll, mu_spin, rows, False, first,

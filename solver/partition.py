@@ -40,7 +40,7 @@ def share(ranges, t):
     not by group: the groups are very unequal (the blocks' interiors first, then the thin
     interfaces), and Numba hands a prange's iterations to its threads in contiguous runs, so a
     prange over T interiors and T interfaces gave one thread every interior."""
-    parts = (ranges.shape[0] - 1) // 2
+    parts = shares(ranges)
     m = ranges[ranges.shape[0] - 1]
     return t * m // parts, (t + 1) * m // parts
 

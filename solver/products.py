@@ -2,8 +2,8 @@
 M^-1 J^T λ (impulses to velocity changes) and the gather J V (velocities to contact velocities),
 without and with friction. The serial kernels (problem.py, friction.py) run them over all
 contacts; the `blocked_` kernels here run them over a step's partition in parallel
-(solver/partition.py): the gathers over equal shares of the contacts at once, the scatter phase by phase, the
-groups of a phase at once. A marble's velocity change then sums the same terms in the same order
+(solver/partition.py): the gathers over equal shares of the contacts at once, the scatter
+phase by phase, the groups of a phase at once. A marble's velocity change then sums the same terms in the same order
 as the serial scatter over the same contacts, so the results are identical for any number of
 threads. Frictionless rows: -n at marble a, +n at b; frictional rows: solver/friction.py.
 """

@@ -47,13 +47,8 @@ STABILISE = Param("stabilise", 1.0, float, "fraction of an overlap the next step
 @njit(cache=True, nogil=True)
 def carry_over(prev_keys, prev_lam, keys, lam0):
     """lam0[c] <- prev_lam[p] where prev_keys[p] == keys[c] (keys unique within a step), else
-    left as is. An open-addressing hash table of the previous keys: O(m), where sorting and
-    searching cost a few times more on the bowl."""
-    slot, mask = _key_table(prev_keys)
-    for c in range(keys.shape[0]):
-        p = _key_slot(slot, mask, prev_keys, keys[c])
-        if p >= 0:
-            lam0[c] = prev_lam[p]
+    left as is: carry_over_rows with one row per contact."""
+    carry_over_rows(prev_keys, prev_lam, 1, keys, lam0, 1)
 
 
 @njit(cache=True, nogil=True)
@@ -61,7 +56,8 @@ def carry_over_rows(prev_keys, prev_lam, prev_rows, keys, lam0, rows):
     """The same matching for impulses of several rows per contact: contact c's first
     min(prev_rows, rows) entries from its previous ones (the normal, then tangents...). Most
     contacts persist in the collider's order, so the contacts are matched in order first, and
-    `carry_over`'s hash table is built only for what follows the first miss."""
+    an open-addressing hash table of the previous keys (O(m), where sorting and searching cost
+    a few times more on the bowl) is built only for what follows the first miss."""
     c = _carry_in_order(prev_keys, prev_lam, prev_rows, keys, lam0, rows)
     if c < keys.shape[0]:
         slot, mask = _key_table(prev_keys)
@@ -126,7 +122,7 @@ def _copy_rows(source, src, target, dst, count):
 
 @njit(cache=True, nogil=True)
 def _key_table(keys):
-    """(slot, mask): `carry_over`'s open-addressing table of keys (index or -1 per slot)."""
+    """(slot, mask): the open-addressing table of keys (index or -1 per slot)."""
     size = 2
     while size < 2 * keys.shape[0]:
         size *= 2
@@ -317,8 +313,6 @@ class Simulation:
         if contacts.partition is not None:
             blocked_carry_over_rows(self._prev_keys, self._prev_lam, self._prev_rows,
                                     contacts.key, lam0, rows, shares(contacts.partition[0]))
-        elif rows == 1 and self._prev_rows == 1:
-            carry_over(self._prev_keys, self._prev_lam, contacts.key, lam0)
         else:
             carry_over_rows(self._prev_keys, self._prev_lam, self._prev_rows, contacts.key,
                             lam0, rows)
