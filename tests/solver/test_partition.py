@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from solver.collide import INTERLEAVE, Collider, _deal
-from solver.partition import PHASES, check, dealt_position, kept, share, shares
+from solver.partition import PHASES, assign_blocks, check, dealt_position, kept, share, shares
 from solver.world import container_geometry
 from tests.solver.blocks import contacts_of, packed_box
 
@@ -98,3 +98,32 @@ def test_equal_shares_cover_the_contacts_once(blocks, sizes):
     assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))
     lengths = [last - first for first, last in pieces]
     assert max(lengths) - min(lengths) <= 1
+
+
+@pytest.mark.parametrize("blocks", [2, 3, 5])
+def test_slabs_hold_equal_marbles_in_order_along_the_axis(blocks):
+    """Marbles on a 9 x 4 x 3 grid, unevenly spread over the x layers: each block holds
+    n / blocks of them to one marble, and no marble of a block lies beyond (in x) one of the
+    next block; a layer's marbles are split in slot order."""
+    rng = np.random.default_rng(blocks)
+    dims = np.array([9, 4, 3, 0], dtype=np.int64)
+    weight = np.arange(9 * 4 * 3) % 9 + 1.0  # layer x holds about x + 1 shares
+    cells = rng.choice(weight.size, size=500, p=weight / weight.sum())
+    x_of = lambda lin: lin % 9  # noqa: E731 (the axis coordinate of a cell number)
+    sorted_lin = np.sort(cells).astype(np.int64)
+    n = sorted_lin.size
+    block_of = np.empty(n, np.int64)
+    visit = np.empty(n, np.int64)
+    start = np.empty(blocks + 1, np.int64)
+    assign_blocks(sorted_lin, dims, blocks, block_of, visit, start)
+    sizes = np.bincount(block_of, minlength=blocks)
+    assert sizes.max() - sizes.min() <= 1 and sizes.sum() == n
+    assert np.array_equal(start, np.concatenate([[0], np.cumsum(sizes)]))
+    for k in range(blocks):
+        mine = np.flatnonzero(block_of == k)
+        assert np.array_equal(visit[start[k]:start[k + 1]], mine)  # in slot order
+        if k + 1 < blocks:
+            assert x_of(sorted_lin[mine]).max() <= x_of(sorted_lin[block_of == k + 1]).min()
+    # Ranks: along x, then slot order within a layer.
+    rank = np.lexsort((np.arange(n), x_of(sorted_lin)))
+    assert np.array_equal(block_of[rank], np.arange(n) * blocks // n)
