@@ -143,8 +143,13 @@ def order_blocks(found, segment, partner, body_a, body_b, normal, gap, keys, str
     counts = np.zeros((blocks, groups), dtype=np.int64)
     for b in prange(blocks):
         k = np.int64(b)  # a prange index is unsigned; mixed with signed it would be a float
+        # Each thread counts (and below places) with its own array: the rows of `counts` and
+        # `cursor` share one cache line, which two threads writing per contact passed back and
+        # forth (0.49 against 0.26 ms for the 10 000 box with two threads).
+        mine = np.zeros(groups, dtype=np.int64)
         for c in range(k * segment, k * segment + found[k]):
-            counts[k, group_of(k, partner[c], blocks)] += 1
+            mine[group_of(k, partner[c], blocks)] += 1
+        counts[k, :] = mine
     ranges = np.zeros(groups + 1, dtype=np.int64)
     cursor = np.zeros((blocks, groups), dtype=np.int64)  # contacts of group g before block k's
     for g in range(groups):
@@ -161,10 +166,11 @@ def order_blocks(found, segment, partner, body_a, body_b, normal, gap, keys, str
     out_keys = np.empty(m, np.int64)
     for b in prange(blocks):
         k = np.int64(b)
+        at = cursor[k, :].copy()
         for c in range(k * segment, k * segment + found[k]):
             g = group_of(k, partner[c], blocks)
-            u = cursor[k, g]
-            cursor[k, g] = u + 1
+            u = at[g]
+            at[g] = u + 1
             to = ranges[g] + dealt_position(u, ranges[g + 1] - ranges[g], streams)
             out_a[to] = body_a[c]
             out_b[to] = body_b[c]
