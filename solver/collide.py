@@ -372,6 +372,7 @@ class Collider:
         self._grid_for(0)
         self._start = np.zeros(2, dtype=np.int64)
         self._dims = np.zeros(4, dtype=np.int64)
+        self._last_blocks = 1
 
     def _alloc(self, capacity: int) -> None:
         self.body_a = np.empty(capacity, dtype=np.int64)
@@ -397,6 +398,14 @@ class Collider:
         by index), the order the contacts were found in; reused by the next call."""
         return self._order
 
+    def block_order(self) -> np.ndarray:
+        """(n,) int64, new: the marbles of the last `collide` block by block, each block's in
+        cell order (its visiting order); `order` itself after a serial collide. Numbered so,
+        the marbles of one block are contiguous in memory (solver/locality.py)."""
+        if self._last_blocks == 1:
+            return self._order.copy()
+        return self._order[self._visit]
+
     def collide(self, x: np.ndarray, v: np.ndarray, radius: np.ndarray, h: float,
                 blocks: int = 1) -> Contacts:
         """x, v: (n, 3) positions (m) and the velocities (m/s) the step will move with;
@@ -417,6 +426,7 @@ class Collider:
             if self._dims[3] > 0:
                 break
             self._start = np.zeros(2 * int(-self._dims[3]) + 1, dtype=np.int64)
+        self._last_blocks = blocks
         if blocks > 1:
             return self._blocks(h, eps, cap, blocks)
         geo = self.geometry

@@ -345,7 +345,7 @@ class Simulation:
             contacts = drop_inert(contacts, w.inv_mass)
         contacts = stabilised(contacts, self.stabilise)
         t1 = time.perf_counter()
-        order = self._grid_order()
+        order = self._grid_order(blocks)
         body_a, body_b, inv_mass, v_local = contacts.body_a, contacts.body_b, w.inv_mass, v_pred
         if order is not None:
             body_a, body_b = relabel(order, body_a, body_b)
@@ -385,11 +385,12 @@ class Simulation:
             self._world_problem = world_numbered(self._problem, self._order)
         return self._world_problem
 
-    def _grid_order(self) -> np.ndarray | None:
-        """The collider's marble order when this step solves in it (solver/locality.py)."""
-        if not locality.wanted(self.world.n):
+    def _grid_order(self, blocks: int) -> np.ndarray | None:
+        """The collider's marble order, block by block, when this step solves in it
+        (solver/locality.py)."""
+        if not locality.wanted(self.world.n, blocks):
             return None
-        return self.collider.order.copy()
+        return self.collider.block_order()
 
     def _finish(self, problem, contacts: Contacts, result: SolveResult, rows: int,
                 marks: tuple[float, float, float, float],
@@ -471,7 +472,7 @@ class Simulation:
         rows = ROWS_ROLLING if max(w.mu_roll, w.mu_spin) > 0.0 else ROWS_SLIDING
         mu, mu_roll, mu_spin = contact_coefficients(contacts.body_a, w.mu, w.mu_wall, w.mu_roll,
                                                     w.mu_spin)
-        order = self._grid_order()
+        order = self._grid_order(blocks)
         body_a, body_b, radius, inv_mass, V_local = (contacts.body_a, contacts.body_b, w.radius,
                                                      w.inv_mass, V_pred)
         if order is not None:

@@ -23,13 +23,22 @@ def test_relabel_maps_marbles_through_the_order_and_keeps_walls():
 
 
 def _run(mu: float, threads: int, renumber: bool, monkeypatch, steps: int = 30):
-    monkeypatch.setattr(locality, "MIN_MARBLES", 1000 if renumber else 10 ** 9)
-    world = scenes.build("box", {"n": N, "mu": mu})
-    sim = Simulation(world, registry.settings("pgs", 20), 1.0 if mu else 0.0, threads=threads)
-    for k in range(steps):
-        sim.step(trace=k == steps - 1)
-    assert (sim._order is not None) == renumber and wanted(N) == renumber
+    with monkeypatch.context() as patch:
+        if renumber:
+            patch.setattr(locality, "MIN_MARBLES", 1000)  # the serial step renumbers too
+        else:
+            patch.setattr(locality, "wanted", lambda n, blocks=1: False)
+        world = scenes.build("box", {"n": N, "mu": mu})
+        sim = Simulation(world, registry.settings("pgs", 20), 1.0 if mu else 0.0,
+                         threads=threads)
+        for k in range(steps):
+            sim.step(trace=k == steps - 1)
+        assert (sim._order is not None) == renumber
     return world, sim
+
+
+def test_large_steps_and_steps_in_blocks_renumber():
+    assert not wanted(N) and wanted(N, 2) and wanted(locality.MIN_MARBLES)
 
 
 @pytest.mark.parametrize("mu, threads", [(0.0, 1), (0.0, 2), (0.5, 1), (0.5, 2)])
@@ -47,6 +56,14 @@ def test_a_renumbered_run_is_bit_for_bit_the_plain_one(mu, threads, monkeypatch)
     for name in fields:
         assert np.array_equal(getattr(p1, name), getattr(p2, name)), name
     assert s2.problem is p2  # made once per step
+    if threads > 1:
+        # Numbered block by block: block 0's interior contacts join only marbles numbered
+        # before any of block 1's.
+        ranges = s2._problem.partition[0]
+        a, b = s2._problem.body_a, s2._problem.body_b
+        first = np.concatenate([a[:ranges[1]], b[:ranges[1]]])
+        second = np.concatenate([a[ranges[1]:ranges[2]], b[ranges[1]:ranges[2]]])
+        assert first.max() < second[second >= 0].min()
 
 
 @pytest.mark.parametrize("shape", [(1000,), (1000, 3), (1000, 6)])
