@@ -27,14 +27,20 @@ def blocked_predict(v, gravity, h, decay, planar, out):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def blocked_integrate(body_a, body_b, normal, inv_mass, lam, v_pred, h, planar, x, v, ranges,
-                      phases):
-    """step.integrate over a partition: v (n, 3) <- v* + M^-1 J^T λ (m/s), x (n, 3) += h v."""
-    blocked_impulse_velocity(body_a, body_b, normal, inv_mass, lam, v, ranges, phases)
-    for i in prange(v.shape[0]):
-        v[i, 0] = v_pred[i, 0] + v[i, 0]
-        v[i, 1] = 0.0 if planar else v_pred[i, 1] + v[i, 1]
-        v[i, 2] = v_pred[i, 2] + v[i, 2]
+def blocked_integrate(body_a, body_b, normal, inv_mass, lam, v_pred, h, planar, x, v, dv,
+                      order, ranges, phases):
+    """step.integrate over a partition: v (n, 3) <- v* + M^-1 J^T λ (m/s), x (n, 3) += h v.
+    The contacts and v* in the step's numbering, x and v in the world's, where marble s is
+    order[s] (empty: the same numbering); dv (n, 3) scratch for M^-1 J^T λ, which may be v
+    itself when the numberings are the same."""
+    blocked_impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases)
+    ordered = order.shape[0] > 0
+    for u in prange(v.shape[0]):
+        s = np.int64(u)  # a prange index is unsigned; mixed with signed it would be a float
+        i = order[s] if ordered else s
+        v[i, 0] = v_pred[s, 0] + dv[s, 0]
+        v[i, 1] = 0.0 if planar else v_pred[s, 1] + dv[s, 1]
+        v[i, 2] = v_pred[s, 2] + dv[s, 2]
         x[i, 0] += h * v[i, 0]
         x[i, 1] += h * v[i, 1]
         x[i, 2] += h * v[i, 2]

@@ -38,22 +38,30 @@ def predict_spin_range(v_pred, omega, decay, planar, fixed, V, first, last):
                 V[i, k] = 0.0
 
 
+# The empty order of integrate_spin_range: the step solved in the world's numbering.
+WORLD_ORDER = np.zeros(0, dtype=np.int64)
+
+
 @njit(cache=True, nogil=True)
 def integrate_spin(V_pred, dV, h, planar, x, v, omega):
     """v, ω <- V* + ΔV (planar: v_y = ω_x = ω_z = 0), then x += h v."""
-    integrate_spin_range(V_pred, dV, h, planar, x, v, omega, 0, V_pred.shape[0])
+    integrate_spin_range(V_pred, dV, h, planar, x, v, omega, 0, V_pred.shape[0], WORLD_ORDER)
 
 
 @njit(cache=True, nogil=True)
-def integrate_spin_range(V_pred, dV, h, planar, x, v, omega, first, last):
-    """integrate_spin for marbles [first, last)."""
-    for i in range(first, last):
-        v[i, 0] = V_pred[i, 0] + dV[i, 0]
-        v[i, 1] = 0.0 if planar else V_pred[i, 1] + dV[i, 1]
-        v[i, 2] = V_pred[i, 2] + dV[i, 2]
-        omega[i, 0] = 0.0 if planar else V_pred[i, 3] + dV[i, 3]
-        omega[i, 1] = V_pred[i, 4] + dV[i, 4]
-        omega[i, 2] = 0.0 if planar else V_pred[i, 5] + dV[i, 5]
+def integrate_spin_range(V_pred, dV, h, planar, x, v, omega, first, last, order):
+    """integrate_spin for marbles [first, last) of V_pred's numbering; x, v, ω in the world's,
+    where marble s is order[s] (an empty order: the same numbering). Writing the world's rows
+    here spares a step solved in another numbering three copies back (solver/locality.py)."""
+    ordered = order.shape[0] > 0
+    for s in range(first, last):
+        i = order[s] if ordered else s
+        v[i, 0] = V_pred[s, 0] + dV[s, 0]
+        v[i, 1] = 0.0 if planar else V_pred[s, 1] + dV[s, 1]
+        v[i, 2] = V_pred[s, 2] + dV[s, 2]
+        omega[i, 0] = 0.0 if planar else V_pred[s, 3] + dV[s, 3]
+        omega[i, 1] = V_pred[s, 4] + dV[s, 4]
+        omega[i, 2] = 0.0 if planar else V_pred[s, 5] + dV[s, 5]
         x[i, 0] += h * v[i, 0]
         x[i, 1] += h * v[i, 1]
         x[i, 2] += h * v[i, 2]
@@ -107,12 +115,13 @@ def blocked_predict_spin(v_pred, omega, decay, planar, fixed, V, parts):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def blocked_integrate_spin(V_pred, dV, h, planar, x, v, omega, parts):
-    """integrate_spin over `parts` equal shares of the marbles at once: the same values."""
+def blocked_integrate_spin(V_pred, dV, h, planar, x, v, omega, parts, order):
+    """integrate_spin over `parts` equal shares of the marbles at once: the same values; x, v,
+    ω in the world's numbering, marble s of V_pred's being order[s] (integrate_spin_range)."""
     n = V_pred.shape[0]
     for t in prange(parts):
         integrate_spin_range(V_pred, dV, h, planar, x, v, omega, t * n // parts,
-                             (t + 1) * n // parts)
+                             (t + 1) * n // parts, order)
 
 
 @njit(parallel=True, cache=True, nogil=True)

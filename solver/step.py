@@ -18,13 +18,13 @@ from .collide import Collider, Contacts, key_bound
 from .methods import registry
 from .methods.driver import SolveResult, SolveSettings
 from . import locality
-from .locality import gathered, relabel, scatter_into, scattered, world_numbered
+from .locality import gathered, relabel, scatter_into, world_numbered
 from .params import Param
 from .parallel import activate, blocks_for
 from .partition import kept, shares
 from .problem import ROW_KERNEL, ContactProblem, impulse_velocity
 from .friction import ROWS_ROLLING, ROWS_SLIDING, FrictionalProblem, contact_coefficients
-from .rotation import (blocked_integrate_spin, blocked_predict_spin, blocked_rotate,
+from .rotation import (WORLD_ORDER, blocked_integrate_spin, blocked_predict_spin, blocked_rotate,
                        integrate_spin, predict_spin, rotate, spinning)
 from .world import World, container_geometry
 
@@ -357,19 +357,23 @@ class Simulation:
         result = self.method.solve(problem, lam0, self._by_trace[bool(trace)])
         t3 = time.perf_counter()
         v = np.empty_like(v_pred)
-        x = w.x if order is None else gathered(w.x, order)
         lam = np.ascontiguousarray(result.lam, dtype=np.float64)
-        if contacts.partition is None:
-            integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass, lam,
-                      v_local, h, planar, x, v)
-        else:
+        if contacts.partition is not None:
+            # Straight into the world's rows (the impulses summed in the step's numbering).
             blocked_integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
-                              lam, v_local, h, planar, x, v, *contacts.partition)
-        if order is None:
-            w.v = v
+                              lam, v_local, h, planar, w.x, v,
+                              v if order is None else np.empty_like(v_pred),
+                              WORLD_ORDER if order is None else order, *contacts.partition)
+        elif order is None:
+            integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass, lam,
+                      v_local, h, planar, w.x, v)
         else:
+            x, local = gathered(w.x, order), np.empty_like(v_pred)
+            integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass, lam,
+                      v_local, h, planar, x, local)
             scatter_into(w.x, order, x)
-            w.v = scattered(v, order)
+            scatter_into(v, order, local)
+        w.v = v
         if self._spinning:
             # Without friction nothing exerts a torque: spins only decay with the drag.
             w.omega *= math.exp(-w.damping * h)
@@ -424,12 +428,6 @@ class Simulation:
             activate(blocks)
         return blocks
 
-    @staticmethod
-    def _integrate_spin(blocks: int, V_pred, dV, h, planar, x, v, omega) -> None:
-        if blocks == 1:
-            integrate_spin(V_pred, dV, h, planar, x, v, omega)
-        else:
-            blocked_integrate_spin(V_pred, dV, h, planar, x, v, omega, blocks)
 
     def _rotate(self, blocks: int) -> None:
         """The orientations turned by the spins over the step, in parallel in blocks."""
@@ -487,15 +485,14 @@ class Simulation:
         result = self.method.solve(problem, lam0, self._by_trace[bool(trace)])
         t3 = time.perf_counter()
         dV = problem.velocity_change(result.lam)
-        if order is None:
-            w.v = np.empty_like(v_pred)
-            self._integrate_spin(blocks, V_pred, dV, h, planar, w.x, w.v, w.omega)
+        v = np.empty_like(v_pred)
+        if order is None and blocks == 1:
+            integrate_spin(V_pred, dV, h, planar, w.x, v, w.omega)
         else:
-            x, v, omega = gathered(w.x, order), np.empty_like(v_pred), np.empty_like(v_pred)
-            self._integrate_spin(blocks, V_local, dV, h, planar, x, v, omega)
-            scatter_into(w.x, order, x)
-            w.v = scattered(v, order)
-            scatter_into(w.omega, order, omega)
+            # Renumbered (or in blocks): straight into the world's rows, in parallel.
+            blocked_integrate_spin(V_local, dV, h, planar, w.x, v, w.omega, blocks,
+                                   WORLD_ORDER if order is None else order)
+        w.v = v
         self._rotate(blocks)
         return self._finish(problem, contacts, result, rows, (t0, t1, t2, t3), order)
 

@@ -5,6 +5,7 @@ import numpy as np
 
 from solver.blocked import blocked_assemble, blocked_integrate, blocked_predict
 from solver.problem import _assemble
+from solver.rotation import WORLD_ORDER
 from solver.step import integrate, predict
 from tests.solver.blocks import packed_box, problem_of
 
@@ -33,5 +34,17 @@ def test_assemble_and_integrate_are_the_serial_ones():
     v1, v2 = np.empty_like(x1), np.full_like(x2, np.nan)
     integrate(p.body_a, p.body_b, p.normal, p.inv_mass, lam, p.v_pred, p.dt, False, x1, v1)
     blocked_integrate(p.body_a, p.body_b, p.normal, p.inv_mass, lam, p.v_pred, p.dt, False, x2,
-                      v2, *p.partition)
+                      v2, v2, WORLD_ORDER, *p.partition)
     assert np.array_equal(v1, v2) and np.array_equal(x1, x2) and not np.array_equal(x1, world.x)
+    # Solved in another numbering, where marble s is order[s]: the world's rows written
+    # directly are the serial step's in that numbering, copied back.
+    order = np.random.default_rng(2).permutation(world.n)
+    rank = np.argsort(order)
+    a = np.where(p.body_a >= 0, rank[np.maximum(p.body_a, 0)], -1)
+    b = rank[p.body_b]
+    x3, v3 = world.x[order], np.empty_like(x1)
+    integrate(a, b, p.normal, p.inv_mass[order], lam, p.v_pred[order], p.dt, False, x3, v3)
+    x4, v4 = world.x.copy(), np.full_like(x1, np.nan)
+    blocked_integrate(a, b, p.normal, p.inv_mass[order], lam, p.v_pred[order], p.dt, False, x4,
+                      v4, np.empty_like(x1), order, *p.partition)
+    assert np.array_equal(x4[order], x3) and np.array_equal(v4[order], v3)

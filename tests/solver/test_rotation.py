@@ -3,7 +3,8 @@ its normalisation over long runs, and the split of the (n, 6) velocities."""
 import numpy as np
 import pytest
 
-from solver.rotation import (blocked_integrate_spin, blocked_predict_spin, blocked_rotate,
+from solver.rotation import (WORLD_ORDER, blocked_integrate_spin, blocked_predict_spin,
+                             blocked_rotate,
                              integrate_spin, predict_spin, rotate, rotation_matrices, spinning)
 
 
@@ -124,9 +125,19 @@ def test_the_passes_in_shares_are_bit_for_bit_the_serial_ones(parts):
         x2 = x1.copy()
         out1 = [np.empty((n, 3)) for _ in range(2)]
         out2 = [np.full((n, 3), np.nan) for _ in range(2)]
+        x0 = x1.copy()
         integrate_spin(one, dV, 0.01, planar, x1, *out1)
-        blocked_integrate_spin(one, dV, 0.01, planar, x2, *out2, parts)
+        blocked_integrate_spin(one, dV, 0.01, planar, x2, *out2, parts, WORLD_ORDER)
         assert np.array_equal(x1, x2) and all(np.array_equal(a, b) for a, b in zip(out1, out2))
+        # Solved in another numbering (marble s is order[s]): the world's rows written
+        # directly are the ones integrated there and copied back.
+        order = rng.permutation(n)
+        x3, local = x0[order], [np.empty((n, 3)) for _ in range(2)]
+        integrate_spin(one, dV, 0.01, planar, x3, *local)
+        x4, out4 = x0.copy(), [np.full((n, 3), np.nan) for _ in range(2)]
+        blocked_integrate_spin(one, dV, 0.01, planar, x4, *out4, parts, order)
+        assert np.array_equal(x4[order], x3)
+        assert all(np.array_equal(a[order], b) for a, b in zip(out4, local))
     q = rng.normal(size=(n, 4))
     q /= np.linalg.norm(q, axis=1)[:, None]
     q1, q2 = q.copy(), q.copy()
