@@ -23,13 +23,12 @@ THREADS = Param("threads", CORES, int, "threads (blocks) of the simulation core;
                 "results depend on this number, not on the machine, and 1 is the serial core",
                 lo=1, hi=MAX_THREADS, shown="every core")
 # Below this many marbles a step stays serial whatever `threads` says. A step in blocks starts
-# Numba's threads about 60 times (collide, products, two phases per sweep of 20 sweeps), a few
-# microseconds each, plus the layout of the contacts in groups: about 0.2-0.5 ms a step, where
-# the bowl's 350 marbles take 0.2 ms in all. The serial step costs about 0.8 us per marble
-# (box 10 000: 7.8 ms), so two threads save about 0.4 us per marble and earn the overhead back
-# from about 1000-1500 marbles; 4000 leaves a margin. Chosen by this estimate, to be confirmed
-# by measurement (docs/parallel.md).
-MIN_MARBLES = 4000
+# Numba's threads some 60 times (collide, products, two phases per sweep of 20 sweeps), a few
+# microseconds each, lays the contacts out in groups and renumbers the marbles: as much as the
+# bowl's whole step (350 marbles, 0.2 ms), which two threads make 0.4-0.7x as fast. Measured on
+# frictionless boxes (python -m tests.solver.threshold_benchmark, docs/parallel.md): two threads
+# 0.6-1.1x as fast as one at 1000 marbles, 1.20-1.22x at 1500, 1.26-1.27x at 2000.
+MIN_MARBLES = 2000
 
 
 def blocks_for(n: int, threads: int) -> int:
