@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import warnings
 from functools import lru_cache
 from pathlib import Path
 
@@ -30,9 +31,11 @@ PACKAGES = ("solver", "lab", "scenes")
 # (the tests' throwaway package).
 _scope: tuple[Path, tuple[str, ...]] = (ROOT, PACKAGES)
 
-# `from X import names` (names possibly in parentheses over lines) and `import X.Y`.
-_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
-_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w.]+)", re.M)
+# `from X import names` (names in parentheses or continued by backslashes over lines) and
+# `import X.Y, Z as W`. Extra matches (in a docstring, an alias) only add dependencies.
+_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+"
+                   r"(\([^)]*\)|(?:[^\n]*\\\n)*[^\n]*)", re.M)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+((?:[^\n]*\\\n)*[^\n]*)", re.M)
 
 
 def _module_file(base: Path) -> Path | None:
@@ -79,9 +82,11 @@ def imports_of(path: Path, root: Path, packages: tuple[str, ...]) -> frozenset[P
             sub = _module_file(base / name)
             if sub is not None:
                 found.add(sub)
-    for dotted in _IMPORT.findall(text):
-        parts = dotted.split(".")
-        if parts[0] in packages:
+    for listed in _IMPORT.findall(text):
+        for dotted in re.findall(r"[\w.]+", re.sub(r"#[^\n]*|\bas[ \t]+\w+", "", listed)):
+            parts = dotted.split(".")
+            if parts[0] not in packages:
+                continue
             for k in range(1, len(parts) + 1):
                 module = _module_file(root.joinpath(*parts[:k]))
                 if module is not None:
@@ -166,14 +171,21 @@ LOCATORS = (f"{__name__}.UserProvidedLocator", f"{__name__}.InTreeLocator",
 
 def install(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> bool:
     """Make kernels decorated from now on use the dependency stamps (for files under
-    root/packages). A locator list the user chose (NUMBA_CACHE_LOCATOR_CLASSES) is left as it
-    is; returns whether ours is in place."""
+    root/packages); returns whether ours is in place. A locator list the user chose
+    (NUMBA_CACHE_LOCATOR_CLASSES) is left as it is, with a warning: edits of imported modules
+    may then leave stale kernels. Numba re-reads its settings from the environment when a
+    NUMBA_* variable changes; our kernels are all decorated at import, before that could."""
     global _scope
     _scope = (Path(root).resolve(), tuple(packages))
     current = getattr(numba.config, "CACHE_LOCATOR_CLASSES", None)
-    if current is None:
-        return False  # a Numba without the hook (pyproject asks for one with it)
     if current == "":
         numba.config.CACHE_LOCATOR_CLASSES = ",".join(LOCATORS)
         return True
-    return current == ",".join(LOCATORS)
+    if current == ",".join(LOCATORS):
+        return True
+    why = ("this Numba has no NUMBA_CACHE_LOCATOR_CLASSES" if current is None
+           else f"NUMBA_CACHE_LOCATOR_CLASSES={current!r} is set")
+    warnings.warn(f"marbles: {why}; after an edit or update of solver/, delete its __pycache__ "
+                  "folders, or cached kernels may run the code before", RuntimeWarning,
+                  stacklevel=2)
+    return False

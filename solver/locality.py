@@ -1,4 +1,5 @@
-"""Locality without changing the arithmetic: a large step solves in the grid's numbering.
+"""Locality without changing the arithmetic: a large step, and a step in blocks, solves in the
+grid's numbering.
 
 The collider sorts the marbles by grid cell (`Collider.order`). Above `MIN_MARBLES` marbles,
 and whenever it is in blocks, a step renumbers its problem by that order, block by block
@@ -7,9 +8,10 @@ and whenever it is in blocks, a step renumbers its problem by that order, block 
 their order, normals, gaps and keys (world indices, for the warm start). Every kernel then does
 the same floating-point operations in the same order on the same values, so the step's result
 is bit for bit the one without renumbering, but a contact's two marbles, and the marbles of one
-block, sit near each other in memory. The step scatters positions and velocities back to the
-world's order at its end, and `world_numbered` gives the problem back in the world's numbering
-for whoever reads it (snapshots, colours, the solver comparison).
+block, sit near each other in memory. The step writes positions and velocities back in the
+world's order at its end (a frictional step, or one in blocks, integrates straight into the
+world's rows), and `world_numbered` gives the problem back in the world's numbering for
+whoever reads it (snapshots, colours, the solver comparison).
 """
 from __future__ import annotations
 

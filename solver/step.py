@@ -258,7 +258,7 @@ class Simulation:
         self.warm_start = float(warm_start)
         self.stabilise = float(stabilise)
         self.set_solver(settings)
-        self._problem: ContactProblem | None = None  # in the grid's numbering if _order is set
+        self._problem: ContactProblem | None = None  # in the solve's numbering if _order is set
         self._order: np.ndarray | None = None  # slot -> marble of the last step, when renumbered
         self._world_problem: ContactProblem | None = None
         self.lam = np.zeros(0)
@@ -345,7 +345,7 @@ class Simulation:
             contacts = drop_inert(contacts, w.inv_mass)
         contacts = stabilised(contacts, self.stabilise)
         t1 = time.perf_counter()
-        order = self._grid_order(blocks)
+        order = self._solve_order(blocks)
         body_a, body_b, inv_mass, v_local = contacts.body_a, contacts.body_b, w.inv_mass, v_pred
         if order is not None:
             body_a, body_b = relabel(order, body_a, body_b)
@@ -389,9 +389,9 @@ class Simulation:
             self._world_problem = world_numbered(self._problem, self._order)
         return self._world_problem
 
-    def _grid_order(self, blocks: int) -> np.ndarray | None:
-        """The collider's marble order, block by block, when this step solves in it
-        (solver/locality.py)."""
+    def _solve_order(self, blocks: int) -> np.ndarray | None:
+        """The marble order this step solves in (solver/locality.py): the collider's, block by
+        block; None for the world's own."""
         if not locality.wanted(self.world.n, blocks):
             return None
         return self.collider.block_order()
@@ -427,7 +427,6 @@ class Simulation:
         if blocks > 1 or locality.wanted(self.world.n):
             activate(blocks)
         return blocks
-
 
     def _rotate(self, blocks: int) -> None:
         """The orientations turned by the spins over the step, in parallel in blocks."""
@@ -470,7 +469,7 @@ class Simulation:
         rows = ROWS_ROLLING if max(w.mu_roll, w.mu_spin) > 0.0 else ROWS_SLIDING
         mu, mu_roll, mu_spin = contact_coefficients(contacts.body_a, w.mu, w.mu_wall, w.mu_roll,
                                                     w.mu_spin)
-        order = self._grid_order(blocks)
+        order = self._solve_order(blocks)
         body_a, body_b, radius, inv_mass, V_local = (contacts.body_a, contacts.body_b, w.radius,
                                                      w.inv_mass, V_pred)
         if order is not None:
@@ -489,7 +488,7 @@ class Simulation:
         if order is None and blocks == 1:
             integrate_spin(V_pred, dV, h, planar, w.x, v, w.omega)
         else:
-            # Renumbered (or in blocks): straight into the world's rows, in parallel.
+            # Renumbered (or in blocks): straight into the world's rows, over `blocks` shares.
             blocked_integrate_spin(V_local, dV, h, planar, w.x, v, w.omega, blocks,
                                    WORLD_ORDER if order is None else order)
         w.v = v

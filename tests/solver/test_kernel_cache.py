@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import numba
+import pytest
 
 from solver import kernel_cache
 from solver.methods import blocked_sweeps
@@ -51,9 +52,12 @@ def _package(tmp: Path, value: int) -> None:
     """))
 
 
-def _run(tmp: Path, mode: str) -> tuple[int, int, int]:
+def _run(tmp: Path, mode: str, cache_dir: Path | None = None) -> tuple[int, int, int]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CACHE")}
     env["PYTHONPATH"] = str(REPO)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # a .pyc stamped in the same second could hide an edit
+    if cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = str(cache_dir)
     out = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp), mode], env=env, cwd=tmp,
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
@@ -66,7 +70,7 @@ def _edit_dependency(tmp: Path) -> None:
     user = tmp / "pkg" / "user.py"
     before = user.stat().st_mtime_ns
     dep = tmp / "pkg" / "dep.py"
-    dep.write_text(dep.read_text().replace("return 1", "return 2"))
+    dep.write_text(dep.read_text().replace("return 1", "return 2  # edited"))
     assert user.stat().st_mtime_ns == before
 
 
@@ -77,6 +81,16 @@ def test_an_edited_dependency_recompiles_and_an_unchanged_one_loads(tmp_path):
     _edit_dependency(tmp_path)
     assert _run(tmp_path, "ours")[0] == 2  # the edit is seen
     assert _run(tmp_path, "ours") == (2, 1, 0)
+
+
+def test_a_user_cache_folder_is_served_alike(tmp_path):
+    _package(tmp_path, 1)
+    cache = tmp_path / "cache"
+    assert _run(tmp_path, "ours", cache) == (1, 0, 1)
+    assert _run(tmp_path, "ours", cache) == (1, 1, 0)
+    assert any(cache.rglob("*.nbi")) and not (tmp_path / "pkg" / "__pycache__").exists()
+    _edit_dependency(tmp_path)
+    assert _run(tmp_path, "ours", cache)[0] == 2
 
 
 def test_without_it_numba_loads_the_stale_kernel(tmp_path):
@@ -98,10 +112,11 @@ def test_imports_are_followed_through_every_form(tmp_path):
         from __future__ import annotations
         import numpy as np
         from .b import thing  # c is named in this comment only
-        from . import d
+        from . import \\
+            d
         from pkg.sub import (f,  # a comment naming unused
                              g)
-        import pkg.e
+        import os, pkg.e as e  # unused is named here only
     """))
     (pkg / "sub" / "g.py").write_text("from ..c import x\n")
     found = kernel_cache.dependencies(pkg / "a.py", tmp_path.resolve(), ("pkg",))
@@ -120,5 +135,15 @@ def test_the_blocked_sweeps_depend_on_the_serial_sweep():
 
 def test_the_project_installs_it_and_leaves_other_files_alone():
     assert numba.config.CACHE_LOCATOR_CLASSES == ",".join(kernel_cache.LOCATORS)
+    # Installed before the project's kernels were decorated: they carry our locator.
+    locator = blocked_sweeps.blocked_frictional_sweeps._cache._impl.locator
+    assert isinstance(locator, kernel_cache._DependentStamp)
     assert kernel_cache.dependency_stamp(blocked_sweeps.__file__) is not None
     assert kernel_cache.dependency_stamp(numba.__file__) is None
+
+
+def test_a_locator_list_the_user_chose_is_kept_with_a_warning(monkeypatch):
+    monkeypatch.setattr(numba.config, "CACHE_LOCATOR_CLASSES", "UserWideCacheLocator")
+    with pytest.warns(RuntimeWarning, match="NUMBA_CACHE_LOCATOR_CLASSES='UserWideCacheLocator'"):
+        assert not kernel_cache.install()
+    assert numba.config.CACHE_LOCATOR_CLASSES == "UserWideCacheLocator"
