@@ -12,6 +12,7 @@ import numpy as np
 import scenes
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS
+from solver.parallel import THREADS
 from solver.params import Param, ParamError, parse_assignments
 from solver.step import WARM_START
 from solver.warmup import warmup
@@ -162,7 +163,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                      warm, solver_p, args.warm_start,
                      None if args.dt is None else float(DT.parse(args.dt)),
                      int(REPEATS.parse(args.repeats)), state=args.state,
-                     stabilise=float(sim_p["stabilise"]))
+                     stabilise=float(sim_p["stabilise"]), threads=int(THREADS.parse(args.threads)))
     out = prepare_out_dir(args.out, BENCHMARK_FILES)
     table, meta = compare_scene(plan, snap.world if snap else None, quiet=args.quiet,
                                 impulses=snap.impulses if snap else None)
@@ -272,6 +273,7 @@ def _add_compare(sub) -> None:
                    help="start every solver from the previous step's impulses matched by "
                         "marble pair (default: from zero)")
     cli.option(p, REPEATS, "R")
+    cli.option(p, THREADS, "N")
     p.add_argument("--out", default=".", metavar="DIR",
                    help="output folder, created if needed (default: current folder)")
     p.add_argument("--state", metavar="FILE",

@@ -24,6 +24,8 @@ import scenes
 from solver import metrics
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS, SolveSettings
+from solver.parallel import activate
+from solver.partition import shares
 from solver.params import Param, ParamError
 from solver.problem import ContactProblem
 from solver.step import STABILISE, WARM_START, Simulation, StepReport, carry_over, carry_over_rows
@@ -130,6 +132,10 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
         raise ParamError(f"a solver is listed twice: {', '.join(names)}")
     repeats = int(REPEATS.parse(repeats))
     frozen = problem.copy()
+    if getattr(frozen, "partition", None) is not None:
+        # A problem frozen from a step in blocks keeps them: its solvers run on that many
+        # threads (Numba's count belongs to the calling thread).
+        activate(shares(frozen.partition[0]))
     size = frozen.size if frictional else frozen.m
     rows = frozen.rows if frictional else 1
     start = np.zeros(size) if lam0 is None else np.array(lam0, dtype=np.float64)
@@ -286,12 +292,13 @@ def settle(world: World, steps: int, settings: SolveSettings,
            warm_start: float = WARM_START.default,
            progress: Callable[[int, int], None] | None = None,
            impulses: tuple[np.ndarray, np.ndarray] | None = None,
-           stabilise: float = STABILISE.default) -> FrozenStep:
+           stabilise: float = STABILISE.default, threads: int = 1) -> FrozenStep:
     """Step `world` (in place) `steps` times with the solver `settings` chose and freeze the
     last step's problem. impulses: (keys, lam) of the step before the first (a world loaded
-    from a state snapshot), for the warm start."""
+    from a state snapshot), for the warm start; threads: of the simulation core (a pile of
+    parallel.MIN_MARBLES or more then freezes a problem in blocks, solved in parallel)."""
     steps = int(SETTLE.parse(steps))
-    sim = Simulation(world, settings, warm_start, stabilise)
+    sim = Simulation(world, settings, warm_start, stabilise, threads)
     if impulses is not None:
         sim.set_impulses(*impulses)
     prev_keys, prev_lam = np.zeros(0, np.int64), np.zeros(0)
@@ -346,6 +353,7 @@ class ScenePlan:
     budget: float = 2.0
     state: str | None = None
     stabilise: float = STABILISE.default
+    threads: int = 1
 
 
 def compare_scene(plan: ScenePlan, world: World | None = None, label: str | None = None,
@@ -359,10 +367,10 @@ def compare_scene(plan: ScenePlan, world: World | None = None, label: str | None
     if plan.dt is not None:
         world.dt = plan.dt
     label = label or plan.scene
-    warmup([plan.settle_settings.method])
+    warmup([plan.settle_settings.method], threads=plan.threads)
     progress = None if quiet else Progress(f"{label}: settling", plan.settle)
     frozen = settle(world, plan.settle, plan.settle_settings, plan.warm_start, progress,
-                    impulses, plan.stabilise)
+                    impulses, plan.stabilise, plan.threads)
     progress = None if quiet else Progress(f"{label}: comparing", len(plan.solvers), after=1.0)
     table = compare(frozen.problem, plan.iterations, plan.solvers,
                     frozen.warm if plan.from_previous else None, plan.solver_params, progress,
@@ -379,6 +387,7 @@ def compare_scene(plan: ScenePlan, world: World | None = None, label: str | None
                          "simulation": {"warm_start": plan.warm_start,
                                         "stabilise": plan.stabilise},
                          "iterations": plan.iterations, "warm_start": plan.from_previous,
+                         "threads": plan.threads,
                          "solver_params": plan.solver_params, "repeats": plan.repeats,
                          "repeat_budget_seconds": plan.budget},
             "settle_step_residual": float(frozen.report.result.residual)}

@@ -212,6 +212,7 @@ def test_compare_writes_the_three_files(column_out):
     assert info["scene"] == "column" and info["step"] == 3 and info["contact_count"] == 7
     assert info["time"] == pytest.approx(2 * 0.02) and "natural map" in info["metric"]
     assert info["settings"]["settle_solver"] == "pgs" and info["settings"]["iterations"] == 40
+    assert info["settings"]["threads"] == THREADS.default  # not given: every core
     assert info["solver_settings"]["psor"]["omega"] == 1.2
     for name in registry.METHODS:
         assert info["per_solver"][name]["status"] in ("absolute", "relative", "max_iterations",
@@ -265,6 +266,7 @@ def test_compare_subset_and_warm_start(tmp_path):
     (["--settle-iterations", "0"], "iterations=0"),
     (["--dt", "-1"], "dt=-1"),
     (["--solver", "nope"], "unknown solver 'nope'"),
+    (["--threads", "0"], "threads=0 is not valid"),
 ])
 def test_compare_bad_input_is_one_line_and_exit_2(tmp_path, run_main, args, fragment):
     code, out, err = run_main("compare", "--scene", "column", "--iterations", "5", "--quiet",
@@ -377,3 +379,25 @@ def test_solve_refuses_unusable_files(tmp_path, run_main):
         code, out, err = run_main("solve", *args)
         assert code == 2 and err.count("\n") == 1 and fragment in err, (args, err)
         assert "Traceback" not in err and out == ""
+
+
+def test_compare_with_threads_records_them_and_solves_in_blocks(tmp_path):
+    """A pile of MIN_MARBLES marbles settled with two threads is frozen in blocks: the file
+    says so, and the curves are the serial kernels' on those contacts in that order."""
+    from dataclasses import replace
+
+    from solver.parallel import MIN_MARBLES
+
+    code, _, err = run_cli("compare", "--scene", "box", "--set", f"n={MIN_MARBLES}", "--settle",
+                           "30", "--iterations", "10", "--solvers", "pgs", "--repeats", "1",
+                           "--threads", "2", "--out", str(tmp_path), "--quiet")
+    assert code == 0, err
+    info = json.loads((tmp_path / "benchmark.json").read_text())
+    assert info["settings"]["threads"] == 2
+    frozen = cmp.settle(scenes.build("box", {"n": MIN_MARBLES}), 30, PGS20, threads=2)
+    assert frozen.problem.partition is not None
+    serial = replace(frozen.problem, partition=None)
+    direct = registry.METHODS["pgs"].solve(serial, np.zeros(serial.m),
+                                           registry.settings("pgs", 10, True, cmp.NO_STOP))
+    data = np.load(tmp_path / "benchmark.npy", allow_pickle=False)
+    np.testing.assert_array_equal(data["residual"][0], direct.trace)

@@ -213,3 +213,21 @@ def test_a_solver_that_writes_into_its_problem_cannot_change_the_others(monkeypa
     table = cmp.compare(disk_frozen.problem, 10, ["vandal", "psor"], repeats=2)
     np.testing.assert_array_equal(table.residual[1],
                                   direct("psor", disk_frozen.problem, 10).trace)
+
+
+def test_a_pile_settled_with_threads_is_compared_in_its_blocks():
+    """With two threads a pile of MIN_MARBLES marbles freezes a problem in blocks; every
+    solver's curve on it is the serial kernels' curve on the same contacts in the same order,
+    and the frozen step's own trace comes back."""
+    from dataclasses import replace
+
+    from solver.parallel import MIN_MARBLES
+
+    frozen = cmp.settle(scenes.build("box", {"n": MIN_MARBLES}), 30, PGS20, threads=2)
+    assert frozen.problem.partition is not None
+    names = ["pgs", "jacobi", "pcg"]
+    blocked = cmp.compare(frozen.problem, 15, names, repeats=1)
+    serial = cmp.compare(replace(frozen.problem, partition=None), 15, names, repeats=1)
+    np.testing.assert_array_equal(blocked.residual, serial.residual)
+    again = cmp.compare(frozen.problem, 20, ["pgs"], repeats=1)  # the step started from zero
+    np.testing.assert_array_equal(again.residual[0], frozen.report.result.trace)
