@@ -132,10 +132,8 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
         raise ParamError(f"a solver is listed twice: {', '.join(names)}")
     repeats = int(REPEATS.parse(repeats))
     frozen = problem.copy()
-    if getattr(frozen, "partition", None) is not None:
-        # A problem frozen from a step in blocks keeps them: its solvers run on that many
-        # threads (Numba's count belongs to the calling thread).
-        activate(shares(frozen.partition[0]))
+    if getattr(frozen, "partition", None) is not None:  # frozen in blocks: solved on as many
+        activate(shares(frozen.partition[0]))  # threads (Numba's count is per calling thread)
     size = frozen.size if frictional else frozen.m
     rows = frozen.rows if frictional else 1
     start = np.zeros(size) if lam0 is None else np.array(lam0, dtype=np.float64)
