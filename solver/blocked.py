@@ -8,9 +8,9 @@ phase (products.py), so it adds the same terms in the same order for any number 
 """
 from __future__ import annotations
 
-import numpy as np
 from numba import njit, prange
 
+from .partition import shares
 from .products import blocked_impulse_velocity
 
 
@@ -29,14 +29,23 @@ def blocked_predict(v, gravity, h, decay, planar, out):
 @njit(parallel=True, cache=True, nogil=True)
 def blocked_integrate(body_a, body_b, normal, inv_mass, lam, v_pred, h, planar, x, v, dv,
                       order, ranges, phases):
-    """step.integrate over a partition: v (n, 3) <- v* + M^-1 J^T λ (m/s), x (n, 3) += h v.
-    The contacts and v* in the step's numbering, x and v in the world's, where marble s is
-    order[s] (empty: the same numbering); dv (n, 3) scratch for M^-1 J^T λ, which may be v
-    itself when the numberings are the same."""
+    """step.integrate over a partition (the same arguments, then the partition's ranges and
+    phases), its marbles in `shares(ranges)` equal shares at once."""
     blocked_impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases)
+    n = v.shape[0]
+    parts = shares(ranges)
+    for t in prange(parts):
+        integrate_range(v_pred, dv, h, planar, x, v, order, t * n // parts, (t + 1) * n // parts)
+
+
+@njit(cache=True, nogil=True)
+def integrate_range(v_pred, dv, h, planar, x, v, order, first, last):
+    """v <- v* + dv (m/s, y = 0 when `planar`), then x += h v (m), for marbles [first, last)
+    of v* and dv's numbering; x and v (n, 3) in the world's, where marble s is order[s] (empty,
+    locality.WORLD_ORDER: the same numbering, and dv may then be v itself). Writing the
+    world's rows here spares a renumbered step the copies back (solver/locality.py)."""
     ordered = order.shape[0] > 0
-    for u in prange(v.shape[0]):
-        s = np.int64(u)  # a prange index is unsigned; mixed with signed it would be a float
+    for s in range(first, last):
         i = order[s] if ordered else s
         v[i, 0] = v_pred[s, 0] + dv[s, 0]
         v[i, 1] = 0.0 if planar else v_pred[s, 1] + dv[s, 1]

@@ -26,6 +26,10 @@ from numba import njit, prange
 # (docs/parallel.md).
 MIN_MARBLES = 30000
 
+# The empty order of the kernels that write the world's rows (blocked.integrate_range,
+# rotation.integrate_spin_range): the step solved in the world's own numbering.
+WORLD_ORDER = np.zeros(0, dtype=np.int64)
+
 
 def wanted(n: int, blocks: int = 1) -> bool:
     """Whether a step of n marbles in `blocks` blocks solves in the grid's numbering: a large

@@ -63,8 +63,9 @@ def assign_blocks(sorted_lin, dims, blocks, block_of, visit, block_start):
     order, and the first n/blocks ranks make block 0: a slab's face may step inside the layer
     it crosses, which only moves some contacts of that layer onto the interface. (Cut between
     whole layers, blocks differed by up to a layer's marbles: 7 % more contacts in one block of
-    the 10 000-marble box.) Fills block_of (n,) the block of each sorted marble (slot), visit (n,) the slots block
-    by block in slot order, block_start (blocks + 1,) where each block's begin."""
+    the 10 000-marble box.) Fills block_of (n,) the block of each sorted marble (slot), visit
+    (n,) the slots block by block in slot order, block_start (blocks + 1,) where each block's
+    begin."""
     n = sorted_lin.shape[0]
     nx, ny, nz = dims[0], dims[1], dims[2]
     axis = 0

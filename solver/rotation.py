@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .locality import WORLD_ORDER
+
 
 @njit(cache=True, nogil=True)
 def spinning(omega):
@@ -36,10 +38,6 @@ def predict_spin_range(v_pred, omega, decay, planar, fixed, V, first, last):
         if fixed[i]:
             for k in range(6):
                 V[i, k] = 0.0
-
-
-# The empty order of integrate_spin_range: the step solved in the world's numbering.
-WORLD_ORDER = np.zeros(0, dtype=np.int64)
 
 
 @njit(cache=True, nogil=True)

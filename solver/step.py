@@ -13,18 +13,18 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from .blocked import blocked_integrate, blocked_predict
+from .blocked import blocked_integrate, blocked_predict, integrate_range
 from .collide import Collider, Contacts, key_bound
 from .methods import registry
 from .methods.driver import SolveResult, SolveSettings
 from . import locality
-from .locality import gathered, relabel, scatter_into, world_numbered
+from .locality import WORLD_ORDER, gathered, relabel, world_numbered
 from .params import Param
 from .parallel import activate, blocks_for
 from .partition import kept, shares
 from .problem import ROW_KERNEL, ContactProblem, impulse_velocity
 from .friction import ROWS_ROLLING, ROWS_SLIDING, FrictionalProblem, contact_coefficients
-from .rotation import (WORLD_ORDER, blocked_integrate_spin, blocked_predict_spin, blocked_rotate,
+from .rotation import (blocked_integrate_spin, blocked_predict_spin, blocked_rotate,
                        integrate_spin, predict_spin, rotate, spinning)
 from .world import World, container_geometry
 
@@ -164,18 +164,13 @@ def predict(v, gravity, h, decay, planar, out):
 
 
 @njit(cache=True, nogil=True)
-def integrate(body_a, body_b, normal, inv_mass, lam, v_pred, h, planar, x, v):
+def integrate(body_a, body_b, normal, inv_mass, lam, v_pred, h, planar, x, v, dv, order):
     """v (n, 3) <- v* + M^-1 J^T λ (m/s, y = 0 when `planar`), then x (n, 3) += h v (m): the
     end of a step in one call. Bit for bit what ContactProblem.velocity and ``x += h * v`` give:
-    the impulses are summed from zero first, then added to v*."""
-    impulse_velocity(body_a, body_b, normal, inv_mass, lam, v)
-    for i in range(v.shape[0]):
-        v[i, 0] = v_pred[i, 0] + v[i, 0]
-        v[i, 1] = 0.0 if planar else v_pred[i, 1] + v[i, 1]
-        v[i, 2] = v_pred[i, 2] + v[i, 2]
-        x[i, 0] += h * v[i, 0]
-        x[i, 1] += h * v[i, 1]
-        x[i, 2] += h * v[i, 2]
+    the impulses are summed from zero into dv (n, 3) first, then added to v*. The contacts and
+    v* in the step's numbering, x and v in the world's (blocked.integrate_range)."""
+    impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv)
+    integrate_range(v_pred, dv, h, planar, x, v, order, 0, v.shape[0])
 
 
 def drop_inert(contacts: Contacts, inv_mass: np.ndarray) -> Contacts:
@@ -357,22 +352,15 @@ class Simulation:
         result = self.method.solve(problem, lam0, self._by_trace[bool(trace)])
         t3 = time.perf_counter()
         v = np.empty_like(v_pred)
-        lam = np.ascontiguousarray(result.lam, dtype=np.float64)
-        if contacts.partition is not None:
-            # Straight into the world's rows (the impulses summed in the step's numbering).
-            blocked_integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
-                              lam, v_local, h, planar, w.x, v,
-                              v if order is None else np.empty_like(v_pred),
-                              WORLD_ORDER if order is None else order, *contacts.partition)
-        elif order is None:
-            integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass, lam,
-                      v_local, h, planar, w.x, v)
+        # Straight into the world's rows; the impulses are summed in the step's numbering.
+        args = (problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
+                np.ascontiguousarray(result.lam, dtype=np.float64), v_local, h, planar, w.x, v,
+                v if order is None else np.empty_like(v_pred),
+                WORLD_ORDER if order is None else order)
+        if contacts.partition is None:
+            integrate(*args)
         else:
-            x, local = gathered(w.x, order), np.empty_like(v_pred)
-            integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass, lam,
-                      v_local, h, planar, x, local)
-            scatter_into(w.x, order, x)
-            scatter_into(v, order, local)
+            blocked_integrate(*args, *contacts.partition)
         w.v = v
         if self._spinning:
             # Without friction nothing exerts a torque: spins only decay with the drag.

@@ -5,7 +5,7 @@ import numpy as np
 
 from solver.blocked import blocked_assemble, blocked_integrate, blocked_predict
 from solver.problem import _assemble
-from solver.rotation import WORLD_ORDER
+from solver.locality import WORLD_ORDER
 from solver.step import integrate, predict
 from tests.solver.blocks import packed_box, problem_of
 
@@ -32,7 +32,8 @@ def test_assemble_and_integrate_are_the_serial_ones():
     lam = np.random.default_rng(1).uniform(0.0, 1e-3, p.m)
     x1, x2 = world.x.copy(), world.x.copy()
     v1, v2 = np.empty_like(x1), np.full_like(x2, np.nan)
-    integrate(p.body_a, p.body_b, p.normal, p.inv_mass, lam, p.v_pred, p.dt, False, x1, v1)
+    integrate(p.body_a, p.body_b, p.normal, p.inv_mass, lam, p.v_pred, p.dt, False, x1, v1,
+              v1, WORLD_ORDER)
     blocked_integrate(p.body_a, p.body_b, p.normal, p.inv_mass, lam, p.v_pred, p.dt, False, x2,
                       v2, v2, WORLD_ORDER, *p.partition)
     assert np.array_equal(v1, v2) and np.array_equal(x1, x2) and not np.array_equal(x1, world.x)
@@ -43,7 +44,8 @@ def test_assemble_and_integrate_are_the_serial_ones():
     a = np.where(p.body_a >= 0, rank[np.maximum(p.body_a, 0)], -1)
     b = rank[p.body_b]
     x3, v3 = world.x[order], np.empty_like(x1)
-    integrate(a, b, p.normal, p.inv_mass[order], lam, p.v_pred[order], p.dt, False, x3, v3)
+    integrate(a, b, p.normal, p.inv_mass[order], lam, p.v_pred[order], p.dt, False, x3, v3, v3,
+              WORLD_ORDER)
     x4, v4 = world.x.copy(), np.full_like(x1, np.nan)
     blocked_integrate(a, b, p.normal, p.inv_mass[order], lam, p.v_pred[order], p.dt, False, x4,
                       v4, np.empty_like(x1), order, *p.partition)

@@ -3,8 +3,8 @@ its normalisation over long runs, and the split of the (n, 6) velocities."""
 import numpy as np
 import pytest
 
-from solver.rotation import (WORLD_ORDER, blocked_integrate_spin, blocked_predict_spin,
-                             blocked_rotate,
+from solver.locality import WORLD_ORDER
+from solver.rotation import (blocked_integrate_spin, blocked_predict_spin, blocked_rotate,
                              integrate_spin, predict_spin, rotate, rotation_matrices, spinning)
 
 
