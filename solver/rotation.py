@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .blocked import integrate_range
 from .locality import WORLD_ORDER
 
 
@@ -51,18 +52,14 @@ def integrate_spin_range(V_pred, dV, h, planar, x, v, omega, first, last, order)
     """integrate_spin for marbles [first, last) of V_pred's numbering; x, v, ω in the world's,
     where marble s is order[s] (an empty order: the same numbering). Writing the world's rows
     here spares a step solved in another numbering three copies back (solver/locality.py)."""
+    # The linear columns 0-2 of (n, 6) are what integrate_range reads of v* and dv.
+    integrate_range(V_pred, dV, h, planar, x, v, order, first, last)
     ordered = order.shape[0] > 0
     for s in range(first, last):
         i = order[s] if ordered else s
-        v[i, 0] = V_pred[s, 0] + dV[s, 0]
-        v[i, 1] = 0.0 if planar else V_pred[s, 1] + dV[s, 1]
-        v[i, 2] = V_pred[s, 2] + dV[s, 2]
         omega[i, 0] = 0.0 if planar else V_pred[s, 3] + dV[s, 3]
         omega[i, 1] = V_pred[s, 4] + dV[s, 4]
         omega[i, 2] = 0.0 if planar else V_pred[s, 5] + dV[s, 5]
-        x[i, 0] += h * v[i, 0]
-        x[i, 1] += h * v[i, 1]
-        x[i, 2] += h * v[i, 2]
 
 
 @njit(cache=True, nogil=True)
