@@ -49,6 +49,43 @@ def reduced_dense(normal, inv_mass, start, items, sign, pos, eps, out):
 
 
 @njit(cache=True, nogil=True)
+def cholesky_factor(K, L):
+    """L <- the lower Cholesky factor of K (k, k), K = L Lᵀ; False when a pivot is not positive
+    (K not positive definite in floating point) or not finite. Written out rather than LAPACK's
+    so that its sums run in one fixed order: LAPACK's blocked kernels differ between processors,
+    and so would every run after the first reduced solve."""
+    k = K.shape[0]
+    for j in range(k):
+        s = K[j, j]
+        for p in range(j):
+            s -= L[j, p] * L[j, p]
+        if not s > 0.0 or not np.isfinite(s):
+            return False
+        d = np.sqrt(s)
+        L[j, j] = d
+        for i in range(j + 1, k):
+            t = K[i, j]
+            for p in range(j):
+                t -= L[i, p] * L[j, p]
+            L[i, j] = t / d
+        for i in range(j):
+            L[i, j] = 0.0
+    return True
+
+
+@njit(cache=True, nogil=True)
+def shifted_product(K, y, eps, out):
+    """out <- K y - ε y = A_SS y for K = A_SS + ε I, each row summed in column order (BLAS's
+    matrix-vector product sums in an order that differs between processors)."""
+    k = y.shape[0]
+    for i in range(k):
+        s = 0.0
+        for j in range(k):
+            s += K[i, j] * y[j]
+        out[i] = s - eps * y[i]
+
+
+@njit(cache=True, nogil=True)
 def cholesky_solve(L, rhs, x):
     """x <- (L Lᵀ)^-1 rhs by forward and back substitution, O(k²)."""
     k = rhs.shape[0]
@@ -266,9 +303,8 @@ class _Iterations:
             counts["products"] += 1
             if not np.all(np.isfinite(K)):
                 return
-            try:
-                L = np.linalg.cholesky(K)
-            except np.linalg.LinAlgError:
+            L = np.empty_like(K)
+            if not cholesky_factor(K, L):
                 return  # not positive definite in floating point: keep what we have
             counts["cholesky"] += 1
             y = self._refined_solve(K, L, np.ascontiguousarray(-p.rhs[S]))
@@ -287,7 +323,9 @@ class _Iterations:
         (redundant contacts): b_S is in its range, the step changes y only there."""
         y = np.empty(rhs.size)
         cholesky_solve(L, rhs, y)
-        correction = rhs - (K @ y - self.eps * y)
+        product = np.empty(rhs.size)
+        shifted_product(K, y, self.eps, product)
+        correction = rhs - product
         step = np.empty(rhs.size)
         cholesky_solve(L, correction, step)
         return y + step

@@ -1,8 +1,9 @@
 """Behaviour is pinned: every seed scene stepped 500 times by every solver ends in exactly the
-state the code before the restructuring reached (tests/solver/data/reference_states.npz, made by
-make_reference_states.py on commit 2444add; the pcg, ppcg and pgs-sm runs re-made on issue 12,
-whose rounding-level tolerances changed their last bits). Every 25th step records its trace, so
-both paths of the solve driver are covered; two runs add warm starting and drag."""
+state recorded in tests/solver/data/reference_states.npz (made by make_reference_states.py).
+Every 25th step records its trace, so both paths of the solve driver are covered; two runs add
+warm starting and drag. Nothing in a step may depend on the processor: pgs-sm factorises its
+dense systems with a kernel of its own, because LAPACK's rounding differs between processors
+and a pile amplifies a last-bit difference to centimetres over 500 steps."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -6,9 +6,8 @@ bit for bit. Run from the repository root:
     PYTHONPATH=. python tests/solver/data/make_reference_states.py FILE.npz --only KEY ...
 
 The second form re-makes only the runs named (keys as in the file, e.g. 'box|pcg|0|') with the
-current code and keeps every other array of FILE as it is. History: every run made on commit
-2444add; on issue 12 the pcg, ppcg and pgs-sm runs whose bits changed with their rounding-level
-tolerances re-made with --only (docs/solvers.md; the states first differ by 1e-17 to 7e-14 m).
+current code and keeps every other array of FILE as it is: a run is re-made only when a change
+of its rounding is intended (CHANGELOG.md says which and why).
 """
 import argparse
 import time

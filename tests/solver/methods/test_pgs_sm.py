@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from solver import metrics
+from solver.methods.pgs_sm import cholesky_factor, shifted_product
 from tests.solver.methods.conftest import settled
 from tests.solver.methods.reference import enumerate_lcp, solve
 
@@ -90,3 +91,24 @@ def test_pgs_sm_reaches_the_precision_floor_on_the_mass_ratio_pair(ratio):
     assert sm.trace[1:].min() <= 10 * pcg.trace.min(), (sm.trace.min(), pcg.trace.min())
     assert sm.trace[-1] <= 10 * pcg.trace.min()
     assert sm.info["rejected"] == 0 and sm.info["accepted"] == 50
+
+
+def test_the_cholesky_factor_and_product_are_numpys_in_a_fixed_order():
+    rng = np.random.default_rng(7)
+    B = rng.normal(size=(40, 40))
+    K = B @ B.T + 40 * np.eye(40)
+    L = np.full_like(K, np.nan)
+    assert cholesky_factor(K, L)
+    np.testing.assert_allclose(L, np.linalg.cholesky(K), rtol=1e-12, atol=1e-12)
+    assert np.all(np.triu(L, 1) == 0.0)
+    y, out = rng.normal(size=40), np.empty(40)
+    shifted_product(K, y, 0.5, out)
+    np.testing.assert_allclose(out, K @ y - 0.5 * y, rtol=1e-12, atol=1e-12)
+
+
+def test_the_cholesky_factor_refuses_a_matrix_that_is_not_positive_definite():
+    L = np.empty((2, 2))
+    assert not cholesky_factor(np.array([[1.0, 2.0], [2.0, 1.0]]), L)
+    assert not cholesky_factor(np.array([[np.nan, 0.0], [0.0, 1.0]]), L)
+    assert cholesky_factor(np.array([[4.0, 2.0], [2.0, 2.0]]), L)
+    np.testing.assert_array_equal(L, [[2.0, 0.0], [1.0, 1.0]])
