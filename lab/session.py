@@ -367,7 +367,7 @@ class Session:
                 params[name] = value
         self._scene_params[self.spec.scene] = params
         self.spec = self._follow_friction(self.spec.changed(scene_params=params))
-        self.sim.warm_start = self.spec.warm_start
+        self.sim.options = self.spec.options
 
     @staticmethod
     def _follow_friction(spec: RunSpec) -> RunSpec:
@@ -402,7 +402,7 @@ class Session:
                 self._set_warm_start(float(value["warm_start"]))
             else:
                 self.spec = self.spec.changed(stabilise=float(value["stabilise"]))
-                self.sim.stabilise = self.spec.stabilise
+                self.sim.options = self.spec.options
         elif solver_over:
             self._use(registry.settings(s.solver, s.iterations, False,
                                         {**s.solver_params, **solver_over}))
@@ -491,13 +491,13 @@ class Session:
 
     def _use(self, settings) -> None:
         """Solver settings from the next step on (already validated)."""
-        self.sim.set_solver(settings)
         self._solver_params[settings.method] = settings.params
         self.spec = self.spec.changed(solve=settings)
+        self.sim.options = self.spec.options
 
     def _set_warm_start(self, fraction: float) -> None:
         self.spec = self.spec.changed(warm_start=fraction, warm_start_given=True)
-        self.sim.warm_start = fraction
+        self.sim.options = self.spec.options
 
     def _new_world(self, world: World, origin: str = "", snapshot=None) -> None:
         """`world` from now on; `origin` and `snapshot`: the state file it came from."""

@@ -15,7 +15,7 @@ from solver.methods import registry
 from solver.methods.driver import ITERATIONS, SolveSettings
 from solver.parallel import THREADS
 from solver.params import Param, ParamError, resolve
-from solver.step import STABILISE, WARM_START, Simulation
+from solver.step import STABILISE, WARM_START, Simulation, StepOptions
 from solver.world import DT, World
 
 SCENE = Param("scene", "bowl", str, "the scene", choices=tuple(scenes.SCENES))
@@ -86,10 +86,15 @@ class RunSpec:
         """A copy with fields replaced by already validated values."""
         return dataclasses.replace(self, **changes)
 
+    @property
+    def options(self) -> StepOptions:
+        """What a step of this spec reads: solver, warm start, stabilisation, threads."""
+        return StepOptions(self.solve, self.warm_start, self.stabilise, self.threads)
+
     def simulation(self, world: World) -> Simulation:
         """A Simulation of `world` with this spec's solver, warm start, stabilisation and
         threads."""
-        return Simulation(world, self.solve, self.warm_start, self.stabilise, self.threads)
+        return Simulation(world, self.options)
 
     def build_world(self) -> World:
         """The scene's world at t = 0, with this spec's time step."""

@@ -15,7 +15,7 @@ from numba import njit
 
 from .coulomb import contact_error, contact_errors_norm
 from .friction import ROWS_SLIDING
-from .problem import ROW_KERNEL
+from .problem import EXPLICIT, ROW_KERNEL
 
 
 @njit(**ROW_KERNEL)
@@ -106,10 +106,12 @@ class MatrixProblem:
     t_data: np.ndarray = field(init=False, repr=False)
     _e: np.ndarray = field(init=False, repr=False)
 
+    kind = EXPLICIT
     frictional = True
     explicit = True  # no geometry: the solvers take W's path
     rows = ROWS_SLIDING
     key = None
+    partition = None  # no geometry, so no blocks
 
     def __post_init__(self) -> None:
         self.indptr = np.ascontiguousarray(self.indptr, dtype=np.int64)
@@ -165,6 +167,18 @@ class MatrixProblem:
     @property
     def size(self) -> int:
         return self.q.shape[0]
+
+    def tangent_bound(self) -> np.ndarray:
+        """(m,) the largest eigenvalue of each contact's 2x2 tangent block of W (1/kg)."""
+        b = self.blocks
+        half = 0.5 * (b[:, 1, 1] - b[:, 2, 2])
+        off = 0.5 * (b[:, 1, 2] + b[:, 2, 1])
+        return 0.5 * (b[:, 1, 1] + b[:, 2, 2]) + np.hypot(half, off)
+
+    def block_bound(self) -> np.ndarray:
+        """(m,) the largest eigenvalue of each contact's symmetrised 3x3 block of W (1/kg)."""
+        sym = 0.5 * (self.blocks + self.blocks.transpose(0, 2, 1))
+        return np.linalg.eigvalsh(sym)[:, -1] if self.m else np.zeros(0)
 
     @property
     def rhs(self) -> np.ndarray:

@@ -30,6 +30,7 @@ from .coulomb import (blocked_frictional_residual, checked_frictional_residual,
                       frictional_impulse_velocity, frictional_residual,
                       scanned_frictional_residual)
 from .partition import share, shares
+from .problem import FRICTIONAL
 from .products import (blocked_finite, blocked_frictional_contact_velocity,
                        blocked_frictional_impulse_velocity, blocked_scan, frictional_gather,
                        same_bits)
@@ -181,7 +182,9 @@ class FrictionalProblem:
     _lam_of: np.ndarray = field(init=False, repr=False)
     _holding: bool = field(init=False, repr=False)
 
+    kind = FRICTIONAL
     frictional = True
+    explicit = False
 
     def __post_init__(self) -> None:
         m = self.gap.shape[0]
@@ -216,6 +219,16 @@ class FrictionalProblem:
     def size(self) -> int:
         """Length of λ: m * rows."""
         return self.m * self.rows
+
+    def tangent_bound(self) -> np.ndarray:
+        """(m,) the largest eigenvalue of each contact's 2x2 tangent block (1/kg): A_tt, since
+        a sphere's tangent block is A_tt I."""
+        return self.diag[1::self.rows].copy()
+
+    def block_bound(self) -> np.ndarray:
+        """(m,) the largest eigenvalue of each contact's 3x3 block of A (1/kg): max(A_nn, A_tt)
+        of a sphere's diagonal block."""
+        return self.diag.reshape(self.m, self.rows)[:, :3].max(axis=1)
 
     @property
     def bias(self) -> np.ndarray:

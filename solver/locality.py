@@ -111,7 +111,7 @@ def world_numbered(problem, order: np.ndarray):
     values)."""
     body_a = np.where(problem.body_a >= 0, order[np.maximum(problem.body_a, 0)], -1)
     body_b = order[problem.body_b]
-    if getattr(problem, "frictional", False):
+    if problem.frictional:
         return replace(problem, body_a=body_a, body_b=body_b,
                        radius=scattered(problem.radius, order),
                        inv_mass=scattered(problem.inv_mass, order),

@@ -19,6 +19,10 @@ from .products import (ROW_KERNEL, blocked_contact_velocity, blocked_finite,
                        blocked_impulse_velocity, blocked_natural_residual, blocked_scan,
                        cold_range, gather, is_zero, natural_range, scatter)
 
+# The kinds of contact problem, each class's `kind`: this module's ContactProblem, friction.py's
+# FrictionalProblem, explicit.py's MatrixProblem (a frictional problem given by its matrix W).
+FRICTIONLESS, FRICTIONAL, EXPLICIT = "frictionless", "frictional", "explicit"
+
 
 @njit(cache=True, nogil=True)
 def impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv):
@@ -177,6 +181,13 @@ class ContactProblem:
     rhs: np.ndarray = field(init=False)
     _dv: np.ndarray = field(init=False, repr=False)
 
+    # What every problem kind declares (friction.FrictionalProblem, explicit.MatrixProblem):
+    # one row per contact, over geometry.
+    kind = FRICTIONLESS
+    frictional = False
+    explicit = False
+    rows = 1
+
     def __post_init__(self) -> None:
         m = self.gap.shape[0]
         self.diag = np.empty(m)
@@ -193,6 +204,11 @@ class ContactProblem:
     @property
     def n(self) -> int:
         return self.v_pred.shape[0]
+
+    @property
+    def size(self) -> int:
+        """Entries of λ: one per contact."""
+        return self.gap.shape[0]
 
     @property
     def bias(self) -> np.ndarray:

@@ -26,6 +26,7 @@ from numba import njit
 
 from ..coulomb import project_cone
 from ..params import Param
+from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS
 from .driver import Method, SolveSettings, run
 from .laws import project_composite
 from .operator import local_steps, operator, product
@@ -133,13 +134,20 @@ def apgd_iterations(kind, geo, csr, rows, rhs, mu, mu_roll, mu_spin, live, gamma
     return done
 
 
-def _coefficients(problem):
+def _frictional_coefficients(problem):
     """rows, mu, mu_roll, mu_spin (m,) and live (m,) bool: not an inert contact."""
-    if getattr(problem, "frictional", False):
-        live = local_steps(problem, 1.0)[:, 0] > 0.0
-        return problem.rows, problem.mu, problem.mu_roll, problem.mu_spin, live
+    live = local_steps(problem, 1.0)[:, 0] > 0.0
+    return problem.rows, problem.mu, problem.mu_roll, problem.mu_spin, live
+
+
+def _frictionless_coefficients(problem):
+    """The same without friction: one row, μ = 0, the cone a half-line."""
     zeros = np.zeros(problem.m)
     return 1, zeros, zeros, zeros, problem.diag != 0.0
+
+
+_COEFFICIENTS = {FRICTIONLESS: _frictionless_coefficients, FRICTIONAL: _frictional_coefficients,
+                 EXPLICIT: _frictional_coefficients}
 
 
 def relaxation_error(problem, lam: np.ndarray) -> float:
@@ -147,7 +155,7 @@ def relaxation_error(problem, lam: np.ndarray) -> float:
     u = A λ + b; 0 at its solutions. What apgd's stopping test and best iterate use, for a
     caller that measures another solver of the relaxation (pgs with the ccp law) alike."""
     lam = np.ascontiguousarray(lam, dtype=np.float64)
-    rows, mu, mu_roll, mu_spin, live = _coefficients(problem)
+    rows, mu, mu_roll, mu_spin, live = _COEFFICIENTS[problem.kind](problem)
     z, p = np.empty_like(lam), np.empty_like(lam)
     return float(relaxation_residual(lam, problem.apply(lam), problem.rhs, rows, mu, mu_roll,
                                      mu_spin, live, z, p))
@@ -155,7 +163,7 @@ def relaxation_error(problem, lam: np.ndarray) -> float:
 
 def solve(problem, lam0: np.ndarray, settings: SolveSettings):
     lam = np.array(lam0, dtype=np.float64)
-    rows, mu, mu_roll, mu_spin, live = _coefficients(problem)
+    rows, mu, mu_roll, mu_spin, live = _COEFFICIENTS[problem.kind](problem)
     kind, geo, csr = operator(problem)
     rhs = problem.rhs
     gamma, y, Ag, Ay = lam.copy(), lam.copy(), np.empty_like(lam), np.empty_like(lam)
@@ -199,7 +207,9 @@ def solve(problem, lam0: np.ndarray, settings: SolveSettings):
     return run(problem, lam, settings, sweep, start, info=info, stop=stop, products=products)
 
 
-METHOD = Method("apgd", "Accelerated projected gradient", solve,
+# One solve for every kind: the kind's coefficients and products with A are data to it.
+METHOD = Method("apgd", "Accelerated projected gradient",
+                {FRICTIONLESS: solve, FRICTIONAL: solve, EXPLICIT: solve},
                 "Nesterov-accelerated projected gradient with adaptive step and restart on the "
                 "cone complementarity relaxation (Chrono); sliding contacts separate at "
-                "u_n = μ‖u_t‖", (RESTART,), friction=True)
+                "u_n = μ‖u_t‖", (RESTART,))

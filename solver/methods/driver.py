@@ -16,13 +16,16 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from types import MappingProxyType
+from typing import Callable, Mapping
 
 import numpy as np
 
 from .. import metrics
 from ..params import Param
-from ..problem import ContactProblem
+from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem
+
+KINDS = (FRICTIONLESS, FRICTIONAL, EXPLICIT)
 
 ITERATIONS = Param("iterations", 20, int, "solver iterations per step", lo=1, hi=10_000_000)
 
@@ -81,39 +84,49 @@ class SolveResult:
     info: dict = field(default_factory=dict)
 
 
+
+
 @dataclass(frozen=True)
 class Method:
-    """A registered solver: `solve(problem, lam0, settings) -> SolveResult` keeps λ >= 0 and
-    never raises on divergence. `params` are its own parameters; COMMON_PARAMS apply to all.
-    With `friction`, `problem` may also be a FrictionalProblem (λ of m * rows)."""
+    """A registered solver. `solvers` maps each problem kind the method solves (KINDS) to its
+    function `(problem, lam0, settings) -> SolveResult`, which keeps λ >= 0 and never raises on
+    divergence; `solve` picks the one for the problem's kind, so no method asks a problem what
+    it is. One function for every kind may be given alone: it then solves the frictionless
+    problem, and the frictional and explicit ones too when `friction`. `params` are the
+    method's own parameters; COMMON_PARAMS apply to all."""
 
     name: str
     label: str
-    solve: Callable[[ContactProblem, np.ndarray, SolveSettings], SolveResult]
+    solvers: Mapping[str, Callable] | Callable
     description: str
     params: tuple[Param, ...] = ()
-    friction: bool = False  # solves the frictional problem (solver.friction) as well
+    friction: bool = False  # derived from `solvers`: solves the frictional problem
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "solve", _checked(self.name, self.solve))
+        solvers = self.solvers
+        if callable(solvers):
+            solvers = {kind: solvers for kind in (KINDS if self.friction else (FRICTIONLESS,))}
+        unknown = set(solvers) - set(KINDS)
+        if unknown:
+            raise ValueError(f"method {self.name}: unknown problem kinds {sorted(unknown)}")
+        object.__setattr__(self, "solvers", MappingProxyType(dict(solvers)))
+        object.__setattr__(self, "friction", FRICTIONAL in solvers)
+
+    def solve(self, problem, lam0: np.ndarray, settings: SolveSettings) -> SolveResult:
+        """The method's solve of `problem` from λ0 (problem.size entries, checked: the kernels
+        index λ without bounds checks, so a λ0 of another problem would write past arrays)."""
+        function = self.solvers.get(problem.kind)
+        if function is None:
+            raise ValueError(f"solver {self.name} does not solve {problem.kind} problems")
+        shape = np.shape(lam0)
+        if shape != (problem.size,):
+            raise ValueError(f"{self.name}: λ0 must have {problem.size} entries for this "
+                             f"problem ({problem.m} contacts), got shape {shape}")
+        return function(problem, lam0, settings)
 
     @property
     def all_params(self) -> tuple[Param, ...]:
         return self.params + COMMON_PARAMS
-
-
-def _checked(name: str, solve: Callable) -> Callable:
-    """`solve` after a check of λ0's length: the kernels index λ by contact without bounds
-    checks, so a λ0 of another problem would read and write past the arrays."""
-    def checked(problem, lam0, settings):
-        size = problem.size if getattr(problem, "frictional", False) else problem.m
-        shape = np.shape(lam0)
-        if shape != (size,):
-            raise ValueError(f"{name}: λ0 must have {size} entries for this problem "
-                             f"({problem.m} contacts), got shape {shape}")
-        return solve(problem, lam0, settings)
-    checked.__wrapped__ = solve
-    return checked
 
 
 @dataclass

@@ -14,7 +14,7 @@ from ..coulomb import frictional_contact_velocity, frictional_impulse_velocity, 
 from ..friction import relaxed_steps
 from ..params import Param
 from ..partition import share, shares
-from ..problem import ContactProblem, apply_matrix
+from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem, apply_matrix
 from ..products import (blocked_frictional_impulse_velocity, blocked_impulse_velocity,
                         frictional_gather, gather)
 from .driver import Method, SolveSettings, run
@@ -108,15 +108,13 @@ def blocked_frictional_jacobi_sweeps(body_a, body_b, normal, t1, t2, arm_a, arm_
 
 
 def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
-    if getattr(problem, "frictional", False):
-        return _solve_frictional(problem, lam0, settings)
     lam = np.array(lam0, dtype=np.float64)
     beta = settings["beta"]
     dv = np.empty_like(problem.v_pred)
     e = np.empty(problem.m)
 
     def sweep(count: int) -> None:
-        if getattr(problem, "partition", None) is None:
+        if problem.partition is None:
             jacobi_sweeps(problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
                           problem.rhs, problem.diag, lam, beta, dv, e, count)
         else:
@@ -158,8 +156,6 @@ def _solve_explicit(problem, lam0: np.ndarray, settings: SolveSettings):
 
 
 def _solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings):
-    if getattr(problem, "explicit", False):
-        return _solve_explicit(problem, lam0, settings)
     lam = np.array(lam0, dtype=np.float64)
     step = relaxed_steps(problem, settings["beta"])
     dV = np.empty_like(problem.V_pred)
@@ -170,7 +166,7 @@ def _solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings):
         args = (p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b, p.inv_mass,
                 p.inv_inertia, p.rhs, step, p.mu, p.mu_roll, p.mu_spin, p.rows, lam, dV, e,
                 count)
-        if getattr(p, "partition", None) is None:
+        if p.partition is None:
             frictional_jacobi_sweeps(*args)
         else:
             blocked_frictional_jacobi_sweeps(*args, *p.partition)
@@ -178,6 +174,6 @@ def _solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings):
     return run(problem, lam, settings, sweep)
 
 
-METHOD = Method("jacobi", "Projected Jacobi", solve,
-                "all contacts updated from the same iterate, damped by β", (BETA,),
-                friction=True)
+METHOD = Method("jacobi", "Projected Jacobi",
+                {FRICTIONLESS: solve, FRICTIONAL: _solve_frictional, EXPLICIT: _solve_explicit},
+                "all contacts updated from the same iterate, damped by β", (BETA,))

@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..problem import ROW_KERNEL, ContactProblem, apply_row, contact_row, row_error
+from ..problem import (EXPLICIT, FRICTIONAL, FRICTIONLESS, ROW_KERNEL, ContactProblem, apply_row,
+                       contact_row, row_error)
 from .driver import Method, SolveSettings, run
-from .pgs import solve_frictional
+from .pgs import solve_frictional, solve_frictional_matrix
 
 
 @njit(**ROW_KERNEL)
@@ -27,9 +28,6 @@ def naive_sweeps(body_a, body_b, normal, bias, inv_mass, diag, v, lam, count):
 
 
 def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
-    if getattr(problem, "frictional", False):
-        # Increment-clamped normals; the tangents as PGS's, onto the disk of the running λ_n.
-        return solve_frictional(problem, lam0, settings, 1.0, naive=True)
     lam = np.array(lam0, dtype=np.float64)
     v = problem.velocity(lam)
     bias = problem.bias
@@ -44,5 +42,10 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     return run(problem, lam, settings, sweep, sync)
 
 
-METHOD = Method("naive", "Naive impulses", solve,
-                "increment-clamped sequential impulses; does not solve the LCP", friction=True)
+# With friction: increment-clamped normals; the tangents as PGS's, onto the disk of the
+# running λ_n.
+METHOD = Method("naive", "Naive impulses", {
+    FRICTIONLESS: solve,
+    FRICTIONAL: lambda p, lam0, s: solve_frictional(p, lam0, s, 1.0, naive=True),
+    EXPLICIT: lambda p, lam0, s: solve_frictional_matrix(p, lam0, s, 1.0, naive=True)},
+    "increment-clamped sequential impulses; does not solve the LCP")

@@ -14,21 +14,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..problem import EXPLICIT
 from .driver import Method, SolveSettings
 from .laws import NSGS
 from .matrix_sweeps import solve_matrix
-from .pgs import solve_frictional, solve_relaxed
+from .pgs import relaxed_solvers
 
 
-def solve(problem, lam0: np.ndarray, settings: SolveSettings):
-    if not getattr(problem, "frictional", False):
-        return solve_relaxed(problem, lam0, settings, 1.0)
-    if getattr(problem, "explicit", False):
-        return solve_matrix(problem, lam0, settings, NSGS)
-    return solve_frictional(problem, lam0, settings, 1.0)
+def solve_explicit(problem, lam0: np.ndarray, settings: SolveSettings):
+    """Each contact's coupled 3x3 block solved by enumeration (laws.coulomb_block)."""
+    return solve_matrix(problem, lam0, settings, NSGS)
 
 
-METHOD = Method("nsgs", "Nonsmooth Gauss-Seidel", solve,
+METHOD = Method("nsgs", "Nonsmooth Gauss-Seidel",
+                {**relaxed_solvers(lambda settings: 1.0), EXPLICIT: solve_explicit},
                 "Siconos' NSGS: each contact's Coulomb problem solved exactly with the others "
-                "fixed (closed form for spheres, where it is pgs; enumeration on a coupled block)",
-                friction=True)
+                "fixed (closed form for spheres, where it is pgs; enumeration on a coupled block)")

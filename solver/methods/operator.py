@@ -10,37 +10,50 @@ import numpy as np
 from numba import njit
 
 from ..coulomb import frictional_contact_velocity, frictional_impulse_velocity
-from ..problem import apply_matrix
+from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, apply_matrix
 from ..explicit import csr_apply
 
-GEOMETRY, MATRIX, FRICTIONLESS = 0, 1, 2
+# Which product a kernel computes (`product`'s switch), one per problem kind.
+GEOMETRY, MATRIX, FRICTIONLESS_OPERATOR = 0, 1, 2
 
 
 def _none_f(shape) -> np.ndarray:
     return np.zeros(shape)
 
 
+def _matrix(problem) -> tuple[int, tuple, tuple]:
+    empty_i = np.zeros(0, dtype=np.int64)
+    geo = (empty_i, empty_i, _none_f((0, 3)), _none_f((0, 3)), _none_f((0, 3)), _none_f(0),
+           _none_f(0), _none_f(0), _none_f(0), _none_f((0, 6)))
+    return MATRIX, geo, (problem.indptr, problem.indices, problem.data)
+
+
+def _geometry(p) -> tuple[int, tuple, tuple]:
+    c = np.ascontiguousarray
+    empty_i = np.zeros(0, dtype=np.int64)
+    geo = (c(p.body_a, np.int64), c(p.body_b, np.int64), c(p.normal, np.float64), c(p.t1),
+           c(p.t2), c(p.arm_a), c(p.arm_b), c(p.inv_mass, np.float64), c(p.inv_inertia),
+           np.empty((p.n, 6)))
+    return GEOMETRY, geo, (empty_i, empty_i, _none_f(0))
+
+
+def _frictionless(p) -> tuple[int, tuple, tuple]:
+    c = np.ascontiguousarray
+    empty_i = np.zeros(0, dtype=np.int64)
+    geo = (c(p.body_a, np.int64), c(p.body_b, np.int64), c(p.normal, np.float64),
+           _none_f((0, 3)), _none_f((0, 3)), _none_f(0), _none_f(0),
+           c(p.inv_mass, np.float64), _none_f(0), np.empty((p.n, 3)))
+    return FRICTIONLESS_OPERATOR, geo, (empty_i, empty_i, _none_f(0))
+
+
+_OPERATORS = {FRICTIONLESS: _frictionless, FRICTIONAL: _geometry, EXPLICIT: _matrix}
+
+
 def operator(problem) -> tuple[int, tuple, tuple]:
     """(kind, geo, csr): geo = (body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
     inv_inertia, scratch (n, 6) or (n, 3)), csr = (indptr, indices, data) of W; the arrays a
     kind does not use are empty, of the same types."""
-    c = np.ascontiguousarray
-    empty_i = np.zeros(0, dtype=np.int64)
-    if getattr(problem, "explicit", False):
-        geo = (empty_i, empty_i, _none_f((0, 3)), _none_f((0, 3)), _none_f((0, 3)),
-               _none_f(0), _none_f(0), _none_f(0), _none_f(0), _none_f((0, 6)))
-        return MATRIX, geo, (problem.indptr, problem.indices, problem.data)
-    csr = (empty_i, empty_i, _none_f(0))
-    p = problem
-    if getattr(problem, "frictional", False):
-        geo = (c(p.body_a, np.int64), c(p.body_b, np.int64), c(p.normal, np.float64),
-               c(p.t1), c(p.t2), c(p.arm_a), c(p.arm_b), c(p.inv_mass, np.float64),
-               c(p.inv_inertia), np.empty((p.n, 6)))
-        return GEOMETRY, geo, csr
-    geo = (c(p.body_a, np.int64), c(p.body_b, np.int64), c(p.normal, np.float64),
-           _none_f((0, 3)), _none_f((0, 3)), _none_f(0), _none_f(0),
-           c(p.inv_mass, np.float64), _none_f(0), np.empty((p.n, 3)))
-    return FRICTIONLESS, geo, csr
+    return _OPERATORS[problem.kind](problem)
 
 
 @njit(inline="always", cache=True, nogil=True)
@@ -60,23 +73,14 @@ def product(kind, geo, csr, rows, lam, out):
 def tangent_bound(problem) -> np.ndarray:
     """(m,) the largest eigenvalue of each contact's 2x2 tangent block (1/kg): one step size
     for both tangents, so that a slide opposes u_t (steps that differ per tangent would turn
-    the impulse away from the slip). A_tt for spheres, whose tangent block is A_tt I."""
-    if getattr(problem, "explicit", False):
-        b = problem.blocks
-        half = 0.5 * (b[:, 1, 1] - b[:, 2, 2])
-        off = 0.5 * (b[:, 1, 2] + b[:, 2, 1])
-        return 0.5 * (b[:, 1, 1] + b[:, 2, 2]) + np.hypot(half, off)
-    return problem.diag[1::problem.rows].copy()
+    the impulse away from the slip)."""
+    return problem.tangent_bound()
 
 
 def block_bound(problem) -> np.ndarray:
     """(m,) the largest eigenvalue of each contact's 3x3 block of A (1/kg): the bound behind
-    the `blocked` r-factor. max(A_nn, A_tt) = A_tt for spheres (a diagonal block)."""
-    if getattr(problem, "explicit", False):
-        sym = 0.5 * (problem.blocks + problem.blocks.transpose(0, 2, 1))
-        return np.linalg.eigvalsh(sym)[:, -1] if problem.m else np.zeros(0)
-    d = problem.diag.reshape(problem.m, problem.rows)
-    return d[:, :3].max(axis=1)
+    the `blocked` r-factor."""
+    return problem.block_bound()
 
 
 def _over(factor: float, values: np.ndarray) -> np.ndarray:

@@ -6,6 +6,8 @@ is formed: the velocities carry A λ. ω = 1 here; `psor` and `pgs-sm` reuse the
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 from numba import njit
 
@@ -13,7 +15,8 @@ from .blocked_sweeps import (blocked_frictional_sweeps, blocked_prepare, blocked
                              relaxed_range)
 from .sweeps import FRICTION_LAWS, frictional_sweeps, pack
 from ..params import Param
-from ..problem import ROW_KERNEL, ContactProblem, impulse_velocity
+from ..problem import (EXPLICIT, FRICTIONAL, FRICTIONLESS, ROW_KERNEL, ContactProblem,
+                       impulse_velocity)
 from .driver import Method, SolveSettings, run
 from .matrix_sweeps import solve_matrix
 
@@ -58,16 +61,13 @@ def solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings, omega: 
                      naive: bool = False):
     """Sweeps of solver.friction.sweep_contact over a FrictionalProblem: each contact's normal
     (PGS, or naive's increment clamping), then its tangents onto the disk (or box), then its
-    rolling rows; every row's step ω / A_jj. An explicit problem (solver/explicit.py) takes
-    the same laws over its matrix."""
+    rolling rows; every row's step ω / A_jj."""
     law = FRICTION_LAWS[settings.params.get("friction", "cone")]
-    if getattr(problem, "explicit", False):
-        return solve_matrix(problem, lam0, settings, law, omega, naive)
     lam = np.array(lam0, dtype=np.float64)
     V = problem.velocity(lam)
     packed = pack(problem, omega)
     p = problem
-    parts = getattr(p, "partition", None)
+    parts = p.partition
 
     def sweep(count: int) -> None:
         if parts is None:
@@ -82,13 +82,27 @@ def solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings, omega: 
     return run(problem, lam, settings, sweep, sync)
 
 
+def solve_frictional_matrix(problem, lam0: np.ndarray, settings: SolveSettings, omega: float,
+                            naive: bool = False):
+    """solve_frictional's laws over an explicit problem's matrix W (solver/explicit.py)."""
+    law = FRICTION_LAWS[settings.params.get("friction", "cone")]
+    return solve_matrix(problem, lam0, settings, law, omega, naive)
+
+
+def relaxed_solvers(omega: Callable[[SolveSettings], float]) -> dict:
+    """The solves of projected SOR for every problem kind, ω = omega(settings) (pgs: 1)."""
+    return {
+        FRICTIONLESS: lambda p, lam0, s: solve_relaxed(p, lam0, s, omega(s)),
+        FRICTIONAL: lambda p, lam0, s: solve_frictional(p, lam0, s, omega(s)),
+        EXPLICIT: lambda p, lam0, s: solve_frictional_matrix(p, lam0, s, omega(s)),
+    }
+
+
 def solve_relaxed(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings,
                   omega: float):
-    """Projected SOR with relaxation ω from λ0 (pgs: ω = 1)."""
-    if getattr(problem, "frictional", False):
-        return solve_frictional(problem, lam0, settings, omega)
+    """Projected SOR with relaxation ω from λ0 (pgs: ω = 1), without friction."""
     lam = np.array(lam0, dtype=np.float64)
-    parts = getattr(problem, "partition", None)
+    parts = problem.partition
     if parts is not None:
         return _solve_blocked(problem, lam, settings, omega, parts)
     v = np.empty_like(problem.v_pred)
@@ -125,10 +139,6 @@ def _solve_blocked(problem: ContactProblem, lam: np.ndarray, settings: SolveSett
     return run(problem, lam, settings, sweep, sync)
 
 
-def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
-    return solve_relaxed(problem, lam0, settings, 1.0)
-
-
-METHOD = Method("pgs", "Projected Gauss-Seidel", solve,
+METHOD = Method("pgs", "Projected Gauss-Seidel", relaxed_solvers(lambda settings: 1.0),
                 "sequential impulses with accumulated clamping (Bullet, most game engines)",
-                (FRICTION,), friction=True)
+                (FRICTION,))

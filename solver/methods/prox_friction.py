@@ -305,7 +305,7 @@ def _settings(settings):
 
 
 def solve_gs(problem, lam0: np.ndarray, settings: SolveSettings):
-    """prox-gs on a frictional problem, over geometry or an explicit W."""
+    """prox-gs on a frictional problem over geometry."""
     lam = np.array(lam0, dtype=np.float64)
     base, nu, grow = friction_strategy(problem, settings)
     adapt, objective, rho_abs, rho_rel = _settings(settings)
@@ -313,34 +313,46 @@ def solve_gs(problem, lam0: np.ndarray, settings: SolveSettings):
     info: dict = {}
     lam_old = np.empty_like(lam)
     p = problem
-    if getattr(problem, "explicit", False):
-        u = problem.error(lam)
-        u_old = np.empty_like(u)
-        failures = np.zeros(1, dtype=np.int64)
+    V = problem.velocity(lam)
+    V_old = np.empty_like(V)
+    packed = pack(problem, 1.0)
+    e = np.empty(problem.size)
 
-        def sweep(count: int) -> int:
-            return prox_gs_matrix(p.t_indptr, p.t_indices, p.t_data, p.blocks, base, p.mu, u,
-                                  lam, lam_old, u_old, failures, state, counts, count, adapt,
-                                  objective, nu, grow, rho_abs, rho_rel)
+    def sweep(count: int) -> int:
+        return prox_gs_geometry(p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b,
+                                packed, base, p.rows, p.mu, p.mu_roll, p.mu_spin, V, lam,
+                                lam_old, V_old, e, state, counts, count, adapt, objective,
+                                nu, grow, rho_abs, rho_rel)
 
-        def sync() -> None:
-            u[:] = problem.error(lam)
-            state[MERIT] = np.inf
-    else:
-        V = problem.velocity(lam)
-        V_old = np.empty_like(V)
-        packed = pack(problem, 1.0)
-        e = np.empty(problem.size)
+    def sync() -> None:
+        V[:] = problem.velocity(lam)
+        state[MERIT] = np.inf
 
-        def sweep(count: int) -> int:
-            return prox_gs_geometry(p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b,
-                                    packed, base, p.rows, p.mu, p.mu_roll, p.mu_spin, V, lam,
-                                    lam_old, V_old, e, state, counts, count, adapt, objective,
-                                    nu, grow, rho_abs, rho_rel)
+    stop, products = hooks(state, counts, info)
+    return run(problem, lam, settings, sweep, sync, info=info, stop=stop, products=products)
 
-        def sync() -> None:
-            V[:] = problem.velocity(lam)
-            state[MERIT] = np.inf
+
+def solve_gs_matrix(problem, lam0: np.ndarray, settings: SolveSettings):
+    """prox-gs on an explicit problem's matrix W."""
+    lam = np.array(lam0, dtype=np.float64)
+    base, nu, grow = friction_strategy(problem, settings)
+    adapt, objective, rho_abs, rho_rel = _settings(settings)
+    state, counts = fresh_friction_state()
+    info: dict = {}
+    lam_old = np.empty_like(lam)
+    p = problem
+    u = problem.error(lam)
+    u_old = np.empty_like(u)
+    failures = np.zeros(1, dtype=np.int64)
+
+    def sweep(count: int) -> int:
+        return prox_gs_matrix(p.t_indptr, p.t_indices, p.t_data, p.blocks, base, p.mu, u,
+                              lam, lam_old, u_old, failures, state, counts, count, adapt,
+                              objective, nu, grow, rho_abs, rho_rel)
+
+    def sync() -> None:
+        u[:] = problem.error(lam)
+        state[MERIT] = np.inf
 
     stop, products = hooks(state, counts, info)
     return run(problem, lam, settings, sweep, sync, info=info, stop=stop, products=products)

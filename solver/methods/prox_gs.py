@@ -8,9 +8,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..problem import ROW_KERNEL, ContactProblem, apply_row, contact_row, row_error
+from ..problem import (EXPLICIT, FRICTIONAL, FRICTIONLESS, ROW_KERNEL, ContactProblem, apply_row,
+                       contact_row, row_error)
 from .driver import Method, SolveSettings, run
-from .prox_friction import solve_gs
+from .prox_friction import solve_gs, solve_gs_matrix
 from .proximal import (PARAMS, PRODUCTS, SCALE, STOP, adaptation,
                        fresh_state, hooks, judge, strategy)
 
@@ -118,8 +119,6 @@ def blocked_prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, den
 
 
 def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
-    if getattr(problem, "frictional", False):
-        return solve_gs(problem, lam0, settings)
     lam = np.array(lam0, dtype=np.float64)
     denom, factor, nu, grow = strategy(problem, settings)
     adapt, objective, rho_abs, rho_rel = adaptation(settings)
@@ -135,7 +134,7 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     state, counts = fresh_state()
     info: dict = {}
 
-    parts = getattr(problem, "partition", None)
+    parts = problem.partition
 
     def sweep(count: int) -> int:
         args = (problem.body_a, problem.body_b, problem.normal, bias, problem.inv_mass,
@@ -152,6 +151,7 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     return run(problem, lam, settings, sweep, sync, info=info, stop=stop, products=products)
 
 
-METHOD = Method("prox-gs", "Proximal Gauss-Seidel", solve,
+METHOD = Method("prox-gs", "Proximal Gauss-Seidel",
+                {FRICTIONLESS: solve, FRICTIONAL: solve_gs, EXPLICIT: solve_gs_matrix},
                 "Erleben's prox fixed point, sweep form, adaptive r; with friction the "
-                "Coulomb cone's map", PARAMS, friction=True)
+                "Coulomb cone's map", PARAMS)

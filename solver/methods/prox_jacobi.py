@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..problem import ContactProblem, apply_matrix
+from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem, apply_matrix
 from .driver import Method, SolveSettings, run
 from .prox_friction import solve_jacobi
 from .proximal import (E_VALID, PARAMS, PRODUCTS, SCALE, STOP, adaptation, fresh_state, hooks,
@@ -66,8 +66,6 @@ def prox_jacobi_iterations(body_a, body_b, normal, inv_mass, rhs, denom, factor,
 
 
 def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
-    if getattr(problem, "frictional", False):
-        return solve_jacobi(problem, lam0, settings)
     lam = np.array(lam0, dtype=np.float64)
     denom, factor, nu, grow = strategy(problem, settings)
     adapt, objective, rho_abs, rho_rel = adaptation(settings)
@@ -92,6 +90,8 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     return run(problem, lam, settings, sweep, sync, info=info, stop=stop, products=products)
 
 
-METHOD = Method("prox-jacobi", "Proximal Jacobi", solve,
+# solve_jacobi takes an explicit W through its products with A (methods/operator.py).
+METHOD = Method("prox-jacobi", "Proximal Jacobi",
+                {FRICTIONLESS: solve, FRICTIONAL: solve_jacobi, EXPLICIT: solve_jacobi},
                 "Erleben's prox fixed point, all-at-once form, adaptive r; with friction the "
-                "Coulomb cone's map", PARAMS, friction=True)
+                "Coulomb cone's map", PARAMS)

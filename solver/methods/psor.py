@@ -4,15 +4,11 @@ from __future__ import annotations
 
 from ..params import Param
 from .driver import Method
-from .pgs import FRICTION, solve_relaxed
+from .pgs import FRICTION, relaxed_solvers
 
 OMEGA = Param("omega", 1.5, float, "relaxation factor ω", lo=0.0, hi=2.0, lo_open=True,
               hi_open=True)
 
 
-def solve(problem, lam0, settings):
-    return solve_relaxed(problem, lam0, settings, settings["omega"])
-
-
-METHOD = Method("psor", "Projected SOR", solve, "PGS with over-relaxation ω", (OMEGA, FRICTION),
-                friction=True)
+METHOD = Method("psor", "Projected SOR", relaxed_solvers(lambda settings: settings["omega"]),
+                "PGS with over-relaxation ω", (OMEGA, FRICTION))

@@ -69,7 +69,7 @@ def pack(problem: FrictionalProblem, omega: float) -> np.ndarray:
     out = np.empty((p.m, PACKED))
     args = (p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b, p.mu, p.gap, float(p.dt),
             p.diag, p.rows, p.mu_roll, p.mu_spin, p.inv_mass, p.inv_inertia, float(omega), out)
-    if getattr(p, "partition", None) is None:
+    if p.partition is None:
         _pack(*args)
     else:
         _blocked_pack(*args, p.partition[0])  # equal shares at once: the same rows

@@ -51,7 +51,7 @@ def test_every_declared_parameter_of_the_solver_and_scene_has_a_row(panel, solve
 
 def test_a_solver_registered_later_gets_its_rows_without_gui_code(panel, monkeypatch):
     knob = Param("knob", 0.25, float, "a new solver's own parameter", "kg", lo=0.0, hi=1.0)
-    new = Method("new", "A new method", registry.get("pgs").solve.__wrapped__, "for the test",
+    new = Method("new", "A new method", registry.get("pgs").solvers, "for the test",
                  (knob,), friction=True)
     monkeypatch.setitem(registry.METHODS, "new", new)
     panel.show_state(state_of("heap", "new"))

@@ -6,7 +6,7 @@ import numpy as np
 from solver.blocked import blocked_assemble, blocked_integrate, blocked_predict
 from solver.problem import _assemble
 from solver.locality import WORLD_ORDER
-from solver.step import integrate, predict
+from solver.motion import integrate, predict
 from tests.solver.blocks import packed_box, problem_of
 
 

@@ -6,7 +6,8 @@ import pytest
 import scenes
 from solver.collide import Contacts
 from solver.methods import registry
-from solver.step import STABILISE, Simulation, stabilised
+from solver.backend import stabilised
+from solver.step import STABILISE, Simulation
 from solver.world import World, marble_mass
 
 PILE = {"n": 30, "mu": 0.5, "mu_wall": 0.5, "mu_roll": 0.001}

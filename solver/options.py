@@ -1,0 +1,52 @@
+"""What a step reads besides the world: one immutable value, validated when it is made.
+
+A front end changes a setting by making a new `StepOptions` (`options.but(warm_start=0.5)`) and
+handing it to the simulation; nothing is copied into the simulation field by field, so the
+specification of a run and the simulation that runs it cannot disagree.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from .methods.driver import SolveSettings
+from .parallel import THREADS
+from .params import Param, ParamError
+
+# Above 1/2, a step whose sweeps cannot converge a deep pile makes the step-to-step iteration
+# unstable for the pile's slowest modes: the pile jitters (docs/settling.md).
+WARM_START = Param("warm_start", 0.0, float, "fraction of last step's impulses (matched by pair) "
+                   "each solve starts from: 0 cold, 1 full; above 0.5 a deep frictionless pile "
+                   "jitters; with friction the default is 1 (a pile creeps otherwise)",
+                   lo=0.0, hi=1.0)
+# The bias gap/h of an overlapping contact pushes the marbles apart by the whole overlap in one
+# step, and that push is work the contact does: energy enters. 0 turns it off (the bias is
+# max(gap, 0)/h, the speculative part only), so a step can only lose energy (docs/friction.md).
+STABILISE = Param("stabilise", 1.0, float, "fraction of an overlap the next step removes "
+                  "(1: all, as the article; 0: none, overlaps stay but no energy enters)",
+                  lo=0.0, hi=1.0)
+
+
+@dataclass(frozen=True)
+class StepOptions:
+    """solve: the solver and its settings (registry.settings builds them validated);
+    warm_start: fraction of last step's impulses each solve starts from (WARM_START);
+    stabilise: fraction of an overlap a step removes (STABILISE); threads: threads of the
+    core, 1 the serial core (parallel.THREADS). ParamError (one line) names a bad value."""
+
+    solve: SolveSettings
+    warm_start: float = WARM_START.default
+    stabilise: float = STABILISE.default
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.solve, SolveSettings):
+            raise ParamError(f"solver settings must come from registry.settings, got "
+                             f"{type(self.solve).__name__}")
+        object.__setattr__(self, "warm_start", float(WARM_START.parse(self.warm_start)))
+        object.__setattr__(self, "stabilise", float(STABILISE.parse(self.stabilise)))
+        object.__setattr__(self, "threads", int(THREADS.parse(self.threads)))
+
+    def but(self, **changes) -> "StepOptions":
+        """A copy with `changes` (field names of this class), validated again."""
+        return dataclasses.replace(self, **changes)

@@ -1,0 +1,116 @@
+"""The warm start's matching: last step's impulses carried to this step's contacts by key.
+
+A contact key names the same pair (or marble and wall) from step to step (solver/collide.py).
+Most contacts persist in the collider's order, so the kernels match in order first and build an
+open-addressing hash table of the previous keys only for what follows the first miss.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .products import ROW_KERNEL
+
+
+@njit(cache=True, nogil=True)
+def carry_over(prev_keys, prev_lam, keys, lam0):
+    """lam0[c] <- prev_lam[p] where prev_keys[p] == keys[c] (keys unique within a step), else
+    left as is: carry_over_rows with one row per contact."""
+    carry_over_rows(prev_keys, prev_lam, 1, keys, lam0, 1)
+
+
+@njit(cache=True, nogil=True)
+def carry_over_rows(prev_keys, prev_lam, prev_rows, keys, lam0, rows):
+    """The same matching for impulses of several rows per contact: contact c's first
+    min(prev_rows, rows) entries from its previous ones (the normal, then tangents...). Most
+    contacts persist in the collider's order, so the contacts are matched in order first, and
+    an open-addressing hash table of the previous keys (O(m), where sorting and searching cost
+    a few times more on the bowl) is built only for what follows the first miss."""
+    c = _carry_in_order(prev_keys, prev_lam, prev_rows, keys, lam0, rows)
+    if c < keys.shape[0]:
+        slot, mask = _key_table(prev_keys)
+        _carry_rest(prev_keys, prev_lam, prev_rows, keys, lam0, rows, slot, mask, c,
+                    keys.shape[0])
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def blocked_carry_over_rows(prev_keys, prev_lam, prev_rows, keys, lam0, rows, parts):
+    """carry_over_rows with the contacts after the in-order run looked up in `parts` equal
+    shares at once: the same λ0, since a key is matched exactly wherever it is found (the
+    contact order of a step in blocks moves too much between steps for the in-order run)."""
+    c = _carry_in_order(prev_keys, prev_lam, prev_rows, keys, lam0, rows)
+    m = keys.shape[0]
+    if c < m:
+        slot, mask = _key_table(prev_keys)
+        for t in prange(parts):
+            _carry_rest(prev_keys, prev_lam, prev_rows, keys, lam0, rows, slot, mask,
+                        c + t * (m - c) // parts, c + (t + 1) * (m - c) // parts)
+
+
+@njit(**ROW_KERNEL)
+def _carry_in_order(prev_keys, prev_lam, prev_rows, keys, lam0, rows):
+    """carry_over_rows while keys[c] == prev_keys[c]: the first c where not, or where one
+    list ends."""
+    common = min(prev_rows, rows)
+    for c in range(min(keys.shape[0], prev_keys.shape[0])):
+        if prev_keys[c] != keys[c]:
+            return c
+        _copy_rows(prev_lam, c * prev_rows, lam0, c * rows, common)
+    return min(keys.shape[0], prev_keys.shape[0])
+
+
+@njit(**ROW_KERNEL)
+def _carry_rest(prev_keys, prev_lam, prev_rows, keys, lam0, rows, slot, mask, first, last):
+    """carry_over_rows for contacts [first, last): each looked for where the last match's
+    shift in the previous order puts it, else in the hash table (slot, mask) of `_key_table`."""
+    common = min(prev_rows, rows)
+    k = prev_keys.shape[0]
+    shift = 0
+    for c in range(first, last):
+        p = c + shift
+        if p < 0 or p >= k or prev_keys[p] != keys[c]:
+            p = _key_slot(slot, mask, prev_keys, keys[c])
+            if p < 0:
+                continue
+            shift = p - c
+        _copy_rows(prev_lam, p * prev_rows, lam0, c * rows, common)
+
+
+@njit(inline="always", **ROW_KERNEL)
+def _copy_rows(source, src, target, dst, count):
+    """target[dst:dst + count] <- source[src:src + count], three written out (twice as fast)."""
+    if count == 3:
+        target[dst] = source[src]
+        target[dst + 1] = source[src + 1]
+        target[dst + 2] = source[src + 2]
+    else:
+        for j in range(count):
+            target[dst + j] = source[src + j]
+
+
+@njit(cache=True, nogil=True)
+def _key_table(keys):
+    """(slot, mask): the open-addressing table of keys (index or -1 per slot)."""
+    size = 2
+    while size < 2 * keys.shape[0]:
+        size *= 2
+    mask = size - 1
+    slot = np.full(size, -1, dtype=np.int64)
+    for p in range(keys.shape[0]):
+        h = ((keys[p] * 2654435761) >> 7) & mask
+        while slot[h] >= 0:
+            h = (h + 1) & mask
+        slot[h] = p
+    return slot, mask
+
+
+@njit(cache=True, nogil=True)
+def _key_slot(slot, mask, keys, key):
+    """The index p with keys[p] == key in `_key_table`'s table, or -1."""
+    h = ((key * 2654435761) >> 7) & mask
+    while slot[h] >= 0:
+        p = slot[h]
+        if keys[p] == key:
+            return p
+        h = (h + 1) & mask
+    return -1
