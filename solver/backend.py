@@ -13,7 +13,7 @@ resistance. Every phase takes that count; nothing else about friction reaches th
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -42,8 +42,7 @@ def rows_of(world: World) -> int:
     return ROWS_ROLLING if max(world.mu_roll, world.mu_spin) > 0.0 else ROWS_SLIDING
 
 
-@dataclass(frozen=True)
-class Prediction:
+class Prediction(NamedTuple):
     """The velocities of a step before contact, in the world's numbering: v (n, 3) m/s after
     drag and gravity; V (n, 6) = [v, ω] (m/s, rad/s) when the problem has friction, else None;
     decay = e^(-c h) of the drag c over the step."""
@@ -53,8 +52,7 @@ class Prediction:
     decay: float
 
 
-@dataclass(frozen=True)
-class Impulses:
+class Impulses(NamedTuple):
     """Last step's impulses, what the next warm start matches: key (k,) int64 contact keys,
     lam (k * rows,) N s (N m s for rolling rows), contact by contact."""
 

@@ -4,9 +4,8 @@ Numba stamps a cached kernel with its own source file only (a documented limitat
 in symbols defined in another file are not seen). Our kernels inline functions of other modules
 (the blocked sweeps inline sweeps.frictional_range, every row kernel problem.py's rows), so
 after an edit, a `git pull` or a partial update a kernel could load the machine code of the code
-before: found in issue 16, where the parallel frictional sweep still ran without the skip of
-separating contacts that the serial one had (35 % slower, and a different physics had the skip
-changed values).
+before. It happened: a parallel sweep that inlines the serial sweep's contact update went on
+running the update as it was before an edit of the serial sweep.
 
 The fix is Numba's own hook (NUMBA_CACHE_LOCATOR_CLASSES, numba >= 0.62): Numba's locators,
 each with a source stamp that also carries a digest of the contents of every project module the

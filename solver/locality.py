@@ -22,8 +22,7 @@ from numba import njit, prange
 
 # Renumbering costs a few gathers and scatters of n rows per step and pays only when the
 # marbles' velocities no longer fit the caches (box 10 000: about 6 ns per contact update,
-# box 100 000: about 12 ns, issue 16). Chosen between the two, to be confirmed by measurement
-# (docs/parallel.md).
+# box 100 000: about twice that per update (docs/parallel.md). Chosen between the two.
 MIN_MARBLES = 30000
 
 # The empty order of the kernels that write the world's rows (blocked.integrate_range,

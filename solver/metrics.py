@@ -1,4 +1,4 @@
-"""Convergence measures of SOLVERS.md §2 and the exit statuses of one solve.
+"""Convergence measures (docs/solvers.md, convergence) and the exit statuses of one solve.
 
 All residuals are in velocity units (m/s); `scaled` divides by ‖b‖∞ for scale-free comparisons.
 The natural map is the default everywhere (traces, plots, benchmark files).

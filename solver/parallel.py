@@ -26,7 +26,7 @@ THREADS = Param("threads", CORES, int, "threads (blocks) of the simulation core;
 # Numba's threads some 60 times (collide, products, two phases per sweep of 20 sweeps), a few
 # microseconds each, lays the contacts out in groups and renumbers the marbles: as much as the
 # bowl's whole step (350 marbles, 0.2 ms), which two threads make 0.4-0.7x as fast. Measured on
-# frictionless boxes (python -m tests.solver.threshold_benchmark, docs/parallel.md): two threads
+# frictionless boxes (python -m benchmarks.threshold, docs/parallel.md): two threads
 # 0.6-1.1x as fast as one at 1000 marbles, 1.20-1.22x at 1500, 1.26-1.27x at 2000.
 MIN_MARBLES = 2000
 

@@ -374,7 +374,7 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
 
 RESTART = Param("restart", "clip", str,
                 "restart the direction only when the projection clips a component (clip) or "
-                "whenever {λ>0} changes (active, SOLVERS.md literally)",
+                "whenever {λ>0} changes (active, as the method is usually stated)",
                 choices=("active", "clip"))
 SAFEGUARD = Param("safeguard", True, bool,
                   "replace a projected step that raises f = ½λᵀAλ + bᵀλ by a shorter one "
