@@ -1,4 +1,4 @@
-"""The window's fixes of issue 15's first ten minutes, each with real key and resize events:
+"""What a first session with the window ran into, each with real key and resize events:
 the plot panel's width, keys that say when they do nothing, R while paused, Esc, P, the colour
 bar, the readouts."""
 from __future__ import annotations
@@ -23,8 +23,8 @@ def settle(qtbot, window, size) -> None:
 
 
 def test_the_plot_panel_survives_a_wide_hud_and_any_resize(qtbot, make_window):
-    """Issue 15: prox-gs's HUD line squeezed the panel from 360 to 260 px; 900x600 and back
-    left it 70 px wide with stale, doubled axis labels. Now: at least PLOT_SHARE of the window
+    """A wide HUD line (prox-gs's) must not squeeze the plot panel, nor a resize to 900x600 and
+    back leave it narrow with stale, doubled axis labels: at least PLOT_SHARE of the window
     after any resize, the HUD wrapped inside the view, every axis label clear of the others."""
     window = make_window(scene="column", solver="prox-gs")
     qtbot.waitUntil(lambda: "prox-gs" in window.hud.text(), timeout=5000)

@@ -1,7 +1,7 @@
 """Behaviour is pinned: every seed scene stepped 500 times by every solver ends in exactly the
 state the code before the restructuring reached (tests/solver/data/reference_states.npz, made by
-make_reference_states.py on commit 2444add; the pcg, ppcg and pgs-sm runs re-made on issue 12,
-whose rounding-level tolerances changed their last bits). Every 25th step records its trace, so
+make_reference_states.py on commit 2444add; the pcg, ppcg and pgs-sm runs re-made when
+their rounding-level tolerances changed their last bits). Every 25th step records its trace, so
 both paths of the solve driver are covered; two runs add warm starting and drag."""
 from __future__ import annotations
 

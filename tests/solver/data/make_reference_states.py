@@ -6,9 +6,9 @@ bit for bit. Run from the repository root:
     PYTHONPATH=. python tests/solver/data/make_reference_states.py FILE.npz --only KEY ...
 
 The second form re-makes only the runs named (keys as in the file, e.g. 'box|pcg|0|') with the
-current code and keeps every other array of FILE as it is. History: every run made on commit
-2444add; on issue 12 the pcg, ppcg and pgs-sm runs whose bits changed with their rounding-level
-tolerances re-made with --only (docs/solvers.md; the states first differ by 1e-17 to 7e-14 m).
+current code and keeps every other array of FILE as it is. Every run was made on commit
+2444add, except the pcg, ppcg and pgs-sm runs, whose bits changed with their rounding-level
+tolerances and were re-made with --only (docs/solvers.md; the states first differ by 1e-17 to 7e-14 m).
 """
 import argparse
 import time
