@@ -123,7 +123,7 @@ def column_after(warm_start, n=15, steps=300):
 
 
 def test_full_warm_start_is_unstable_where_the_sweeps_cannot_converge_and_half_is_not():
-    """README, Settling: with a fixed number of sweeps that removes only a fraction k of a slow
+    """docs/settling.md: with a fixed number of sweeps that removes only a fraction k of a slow
     mode's error per step, starting from all of last step's impulses is linearly unstable when
     k < 1/2; a fraction a <= 1/2 is stable for every k and leaves (1 - a) times the cold-start
     penetration. A 15-marble column with 20 sweeps has such modes (measured: full 0.8 m/s of
