@@ -549,6 +549,7 @@ def test_a_silent_x_server_costs_the_timeout_not_a_hang():
     try:
         start = time.monotonic()
         why = x_display_error(f"127.0.0.1:{number}", timeout=1.0)
-        assert why == "it did not answer within 1 s" and time.monotonic() - start < 5
+        # A bound against a hang, not a speed check: generous for a loaded machine.
+        assert why == "it did not answer within 1 s" and time.monotonic() - start < 30
     finally:
         server.close()
