@@ -3,7 +3,7 @@ notices, the colour bar, the picked marble's card), and the colour bar of the co
 
 The overlays are children of `ViewStack` placed by hand in its resizeEvent, not items of a
 layout: a layout would take their size hints into the window's minimum size, and a long HUD
-line then squeezed the plot panel (issue 15).
+line would then squeeze the plot panel.
 """
 from __future__ import annotations
 

@@ -83,8 +83,8 @@ def _plot(canvas: pg.GraphicsLayoutWidget, row: int, title: str, x_label: str, y
     item.showGrid(x=True, y=True, alpha=0.25)
     for axis in ("left", "bottom"):
         item.getAxis(axis).enableAutoSIPrefix(False)  # "(x0.001)" on a log axis misleads
-        # With the grid on, an axis item spans the whole plot, so every curve update repainted
-        # it (replaying its tick text and grid: about 5 ms each, six per refresh). Cached as a
+        # With the grid on, an axis item spans the whole plot, so every curve update would
+        # repaint it (replaying its tick text and grid, six axes per refresh). Cached as a
         # pixmap, it is redrawn only when its range or size changes.
         item.getAxis(axis).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
     item.setMenuEnabled(False)
@@ -122,8 +122,8 @@ class _Curve(QGraphicsPathItem):
     bounds and takes new data in Python, under the GIL that the simulation thread needs
     between its kernels. y comes already in log10 (the axis is in
     log mode), finite. The pen has width 0: one device pixel whatever the view's scale, with
-    no path stroking (a wider pen went through Qt's path stroker: painting a refresh took
-    5.2 ms against 3.0), and bounds that are the points' own. The trace, of a few dozen
+    no path stroking (a wider pen goes through Qt's path stroker, which makes a refresh
+    markedly slower), and bounds that are the points' own. The trace, of a few dozen
     points, can afford width 2."""
 
     def __init__(self, colour: str, width: int = 0):

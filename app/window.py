@@ -39,7 +39,7 @@ from .worker import Benchmark, BenchmarkResult, Frame, SimThread, SimWorker
 TICK_MS = 16  # hand the newest frame to the view at up to ~60 Hz
 PLOT_MS = 40  # plots at 25 Hz: a margin over the 20 Hz goal for late timer ticks
 HUD_PERIOD = 0.1  # s: the HUD rides on the plot timer at 10 Hz (one window repaint for both)
-# With software OpenGL a 3D frame of the default view costs about 100 ms of CPU (Mesa's
+# With software OpenGL a 3D frame of the default view costs far more CPU than a step (Mesa's
 # llvmpipe rasterises in two threads). After each frame the view waits until that frame's cost
 # (wall time in the render thread) is at most this share of the time since it began, so the
 # view leaves CPU to the rest of the machine, and it waits longer when the CPU is short (its

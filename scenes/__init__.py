@@ -1,4 +1,5 @@
-"""Scene definitions and their registry (DESIGN.md: scene names are part of the public contract).
+"""Scene definitions and their registry (scene names are part of the public contract:
+docs/formats.md).
 
 A scene is a name, its parameters and a `build(params) -> World`; every build is deterministic
 for given parameters (random placement and colours come from the `seed` parameter).

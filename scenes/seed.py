@@ -1,4 +1,5 @@
-"""The seed scenes of DESIGN.md: bowl, disk, column, mass-ratio, box.
+"""The seed scenes of the public contract (docs/formats.md): bowl, disk, column, mass-ratio,
+box.
 
 Marbles are glass (2500 kg/m^3) of radius 0.1 m unless a scene says otherwise. Initial positions
 never overlap, so what a solver does is never masked by a violent first step.

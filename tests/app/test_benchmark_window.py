@@ -1,4 +1,4 @@
-"""The comparison benchmark from the GUI (issue 5): the B key, on close, the plot window, and
+"""The comparison benchmark from the GUI: the B key, on close, the plot window, and
 files that are complete or absent even when the program is killed while writing them."""
 from __future__ import annotations
 

@@ -61,7 +61,7 @@ def test_rates_not_measured_yet_are_a_dash_not_zero():
 
 
 def test_a_solver_that_cannot_keep_real_time_is_said_so():
-    """pgs-sm at 32 of 50 steps per second (issue 15): 0.64x of the 1x asked, with the step
+    """pgs-sm at 32 of 50 steps per second: 0.64x of the 1x asked, with the step
     time that explains it; at 2x asked, 60 steps/s are 1.2x, short of it too; flat out and
     paused there is nothing to keep up with."""
     slow = dict(timings={"collide": 1e-3, "assemble": 1e-3, "solve": 28e-3, "integrate": 1e-3,

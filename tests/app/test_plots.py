@@ -175,7 +175,7 @@ def with_state(frame, **kw):
 ])
 def test_a_reset_a_new_scene_or_solver_follows_the_data_again_and_is_marked(qtbot, change,
                                                                             label):
-    """One wheel turn froze a plot's range for good and left it empty after N (issue 15)."""
+    """One wheel turn must not freeze a plot's range for good (it would be empty after N)."""
     plots = LivePlots()
     qtbot.addWidget(plots)
     dt = 0.02
@@ -230,8 +230,8 @@ def text_rects(axis) -> list:
 @pytest.mark.parametrize("size", [(280, 420), (330, 600), (420, 780)])
 @pytest.mark.parametrize("trace", [(0.95, 0.62), (0.9, 0.85), (1e-2, 1e-14), (3.0, 2e-3)])
 def test_tick_labels_never_overlap(qtbot, size, trace):
-    """Log axes over less than a decade labelled 0.9, 0.8, 0.7 ... on top of each other
-    (issue 15); narrow plots crowd the time axes too."""
+    """Log axes over less than a decade labelled 0.9, 0.8, 0.7 ... must not overlap;
+    narrow plots crowd the time axes too."""
     plots = LivePlots()
     qtbot.addWidget(plots)
     plots.resize(*size)

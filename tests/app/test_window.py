@@ -310,8 +310,8 @@ def test_quit_key_closes_and_joins_the_worker(qtbot, make_window):
 
 
 def test_divergence_pauses_every_time_and_the_hud_tells_the_truth(qtbot, make_window):
-    """`marbles --solver jacobi --set beta=1` (issue 15): Space after the divergence ran on for
-    good at 1e7 m/s with the HUD still reading "paused". Now Space runs one step, the next
+    """`marbles --solver jacobi --set beta=1`: Space after the divergence must not run on for
+    good at 1e7 m/s with the HUD still reading "paused". Space runs one step, the next
     divergence pauses again, and the HUD and the status bar say so each time; R, then X."""
     window = make_window(scene="bowl", solver="jacobi", solver_params={"beta": 1.0})
     f = wait_state(qtbot, window, lambda f: f.state.diverged, since=0)
@@ -549,6 +549,7 @@ def test_a_silent_x_server_costs_the_timeout_not_a_hang():
     try:
         start = time.monotonic()
         why = x_display_error(f"127.0.0.1:{number}", timeout=1.0)
-        assert why == "it did not answer within 1 s" and time.monotonic() - start < 5
+        # A bound against a hang, not a speed check: generous for a loaded machine.
+        assert why == "it did not answer within 1 s" and time.monotonic() - start < 30
     finally:
         server.close()

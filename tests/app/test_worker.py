@@ -13,6 +13,7 @@ from app import cores
 from app.hud import hud_text
 from app.worker import Benchmark, SimThread, SimWorker
 from lab import commands as cmd
+from lab.session import MAX_CATCH_UP
 from lab.spec import RunSpec
 from solver.parallel import MIN_MARBLES, THREADS
 
@@ -217,12 +218,44 @@ def test_frames_carry_every_step_once(qtbot, run):
         assert len(f.records) == 1 or len(set(totals)) > 1
 
 
-def test_real_time_frames_carry_one_step_each(qtbot, run):
+class StoppedClock:
+    """lab.session's wall clock, moved only by the test: real-time pacing is then a matter of
+    counts, whatever the load on the machine."""
+
+    def __init__(self, now: float = 0.0):
+        self.now = now
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+def test_real_time_frames_carry_the_steps_the_clock_owes(qtbot, run, monkeypatch):
+    """At speed 1 every timer tick steps as many times as dt fits into the wall time gone by
+    (one when on time), a late tick catches up in one frame, a lag longer than MAX_CATCH_UP
+    steps is dropped, and nothing steps while the clock stands still."""
     sim, got = run(scene="column", speed=1.0)
-    qtbot.waitUntil(lambda: got.last.steps >= 20, timeout=20000)
-    frames = [g for g in got.frames if g.stepped]
-    # A late timer tick catches up with several steps in one frame; most carry one.
-    assert np.median([len(g.records) for g in frames]) == 1
+    clock = StoppedClock()
+    monkeypatch.setattr("lab.session.time", clock)
+    sim.send(cmd.Pause(True))
+    wait_for(qtbot, got, lambda f: f.state.paused)
+    sim.send(cmd.Pause(False))  # the pacing starts again, on the stopped clock: one step owed
+
+    def next_stepped():
+        return wait_for(qtbot, got, lambda f: f.stepped)
+
+    first = next_stepped()
+    assert len(first.records) == 1
+    for late, carried in ((0, 0), (1, 1), (3, 3), (1, 1), (MAX_CATCH_UP + 5, 1)):
+        seen = len(got.frames)
+        clock.now += late * first.dt
+        if carried:
+            f = next_stepped()
+            assert len(f.records) == carried, (late, len(f.records))
+        else:
+            qtbot.wait(200)  # ten ticks of 20 ms or fewer: none may step
+            assert not any(g.stepped for g in got.frames[seen:])
+    assert f.steps - first.steps == 1 + 3 + 1 + 1
+    assert f.time == pytest.approx(first.time + 6 * first.dt)
 
 
 def test_frames_carry_a_trace_and_timings(qtbot, run):

@@ -1,4 +1,4 @@
-"""Settling of the bowl (issue 2): 350 marbles, PGS with 20 iterations, 500 steps = 10 s."""
+"""Settling of the bowl: 350 marbles, PGS with 20 iterations, 500 steps = 10 s."""
 import numpy as np
 import pytest
 
@@ -102,7 +102,7 @@ def test_drag_brings_the_pile_to_rest(cold, cold_damped):
 
 
 def test_half_warm_start_with_drag_settles_the_bowl_under_two_percent(half_damped):
-    """The settling goal of issue 2 (pgs, 20 iterations): `--set warm_start=0.5 --set
+    """The settling goal (pgs, 20 iterations): `--set warm_start=0.5 --set
     damping=0.5`. Measured: 1.67 mm over the last 100 steps, 0.025 m/s after 10 s."""
     depth, world, released = half_damped
     assert depth.max() < 0.02 * RADIUS
@@ -123,7 +123,7 @@ def column_after(warm_start, n=15, steps=300):
 
 
 def test_full_warm_start_is_unstable_where_the_sweeps_cannot_converge_and_half_is_not():
-    """README, Settling: with a fixed number of sweeps that removes only a fraction k of a slow
+    """docs/settling.md: with a fixed number of sweeps that removes only a fraction k of a slow
     mode's error per step, starting from all of last step's impulses is linearly unstable when
     k < 1/2; a fraction a <= 1/2 is stable for every k and leaves (1 - a) times the cold-start
     penetration. A 15-marble column with 20 sweeps has such modes (measured: full 0.8 m/s of

@@ -609,7 +609,7 @@ def test_no_context_at_all_reports_gl_failed(qtbot, monkeypatch):
 
 def test_soft_shadow_edges_on_the_marbles_are_smooth_not_stair_stepped(make_view):
     """A small marble shadows a big one. With one filtered lookup of the 512-texel shadow map
-    the shadow's edge steps from texel to texel (issue 15: stair-stepped); four lookups on a
+    the shadow's edge steps from texel to texel (stair-stepped); four lookups on a
     rotated grid (SOFT_SHADOWS) spread it over about three texels. The darkening the shadow
     causes is the same in sum; its steepest change across the receiver drops by a third."""
     from app.view.renderer import _LIGHT_DIR

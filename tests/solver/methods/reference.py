@@ -54,6 +54,6 @@ def solve(name: str, problem: ContactProblem, iterations: int, trace: bool = Tru
 
 
 def random_seed_problem(seed):
-    """Seed `seed` of `lab_benchmark.survey` (docs/solver-lab.md, table 4)."""
+    """Seed `seed` of `benchmarks.solvers.survey` (docs/solver-lab.md, table 4)."""
     rng = np.random.default_rng(seed)
     return random_problem(rng, int(rng.integers(1, 5)), int(rng.integers(1, 10)))

@@ -1,11 +1,11 @@
 """Speed of the solver laboratory, by benchmark only (no timed asserts). Skipped by default:
 
-    python -m pytest -m slow --benchmark-enable tests/solver/test_solver_benchmarks.py
+    python -m pytest -m slow --benchmark-enable tests/solver/methods/test_benchmarks.py
 
 Each solve runs on the fast path (no per-iteration residual) for exactly the iterations that a
 traced run needed to reach 1e-10 m/s on the settled bowl, so the residual measurement does not
 favour the method with fewer, bigger iterations. The full tables come from
-`python -m tests.solver.lab_benchmark` (README, Solver laboratory).
+`python -m benchmarks.solvers` (docs/solver-lab.md).
 """
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""What every frictional solver must show (issue 14): the exact answer on one contact, agreement
+"""What every frictional solver must show: the exact answer on one contact, agreement
 on piles, Coulomb's law at rest on an incline. Coulomb solvers are measured against Coulomb's
 law; apgd against its own relaxation (Anitescu's), whose sliding contacts separate."""
 import math

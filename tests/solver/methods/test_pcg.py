@@ -35,8 +35,8 @@ def test_pcg_solves_a_resting_column_of_k_marbles_in_k_iterations(k):
         assert result.status == metrics.ABSOLUTE, name
         assert result.iterations <= k, (name, result.iterations)
         assert result.info["restarts"] == 0 and result.info["safeguards"] == 0
-    # SOLVERS.md's literal rule restarts whenever {λ > 0} changes, which the first step from
-    # λ = 0 always does.
+    # The sources' literal rule (restart=active) restarts whenever {λ > 0} changes, which the
+    # first step from λ = 0 always does.
     for name in ("pcg", "ppcg"):
         other = solve(name, problem, 10 * k, abs_tol=1e-10, restart="active")
         assert other.status == metrics.ABSOLUTE and other.iterations <= 2 * k

@@ -32,10 +32,11 @@ def test_pgs_sm_paths_agree_and_count_their_work(bowl500):
 
 
 def test_pgs_sm_with_the_papers_k_gs_needs_fewer_products_than_pgs_on_the_settled_bowl(bowl500):
-    """SOLVERS.md §5's claim, counted in products with A (timing-free): with k_gs = 5, PGS+SM
-    reaches 1e-10 on the settled bowl with under a third of PGS's sweeps (measured: 893 against
-    6987, README). The ratio-test steps descend f = ½λᵀAλ + bᵀλ, so the safeguard keeps
-    nearly all of them; with the projection of §5 it kept 8 of 291 here."""
+    """The paper's claim (docs/solvers.md, PGS with subspace minimization), counted in
+    products with A (timing-free): with k_gs = 5, PGS+SM reaches 1e-10 on the settled bowl
+    with under a third of PGS's sweeps (measured: 893 against 6987, docs/solver-lab.md). The
+    ratio-test steps descend f = ½λᵀAλ + bᵀλ, so the safeguard keeps nearly all of them;
+    with the plain projection it kept 8 of 291 here."""
     pgs = solve("pgs", bowl500, 50000, abs_tol=1e-10)
     sm = solve("pgs-sm", bowl500, 2000, abs_tol=1e-10)
     assert pgs.status == sm.status == metrics.ABSOLUTE

@@ -26,7 +26,7 @@ def test_prox_gs_local_without_adaptation_is_psor(gamma, bowl500):
 
 @pytest.mark.parametrize("name", ["prox-gs", "prox-jacobi"])
 def test_erlebens_merit_decays_r_to_zero_where_the_objective_test_converges(name):
-    """The diagnosis behind the objective test (README, Solver laboratory): ρ = ‖Δλ‖∞ shrinks
+    """The diagnosis behind the objective test (docs/solver-lab.md): ρ = ‖Δλ‖∞ shrinks
     with R, so each rejection makes the next ρ smaller and R decays towards 0 until λ stops
     moving. Survey seed 180 (one marble, 6 contacts, singular A)."""
     problem = random_seed_problem(180)

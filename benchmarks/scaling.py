@@ -1,11 +1,11 @@
-"""Scaling of the step with the thread count (issue 16; not a test): ms/step by phase, contacts
+"""Scaling of the step with the thread count (not a test): ms/step by phase, contacts
 and ns per contact update for settled box piles, friction off and on, 1 and 2 threads (or
 --threads), pgs with 20 iterations; then the convergence per iteration of the sweep in blocks
 against the serial sweep on frozen bowl and box problems.
 
-    python -m tests.solver.scaling_benchmark --rounds 5
-    python -m tests.solver.scaling_benchmark --rounds 5 --sizes 10000,100000,1000000
-    python -m tests.solver.scaling_benchmark --convergence-only
+    python -m benchmarks.scaling --rounds 5
+    python -m benchmarks.scaling --rounds 5 --sizes 10000,100000,1000000
+    python -m benchmarks.scaling --convergence-only
 
 Every pile is settled once (`--settle` steps, with every core) and kept in --states (default
 .scaling-states/ under the working directory, reused by later runs); each timed figure is
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 PHASES = ("collide", "assemble", "solve", "integrate", "total")
 ITERATIONS = 20
 MU = 0.5  # the frictional piles' Coulomb coefficient (marbles and walls)
@@ -125,7 +125,8 @@ def convergence(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.scaling",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sizes", default="10000,100000",
                         help="box sizes, comma-separated (add 1000000 for the million)")

@@ -2,7 +2,7 @@
 statistics must take constant memory however many steps it makes. Prints steps, RSS in MiB and
 steps per second at 20 evenly spaced points, as the in-process `marbles-bench run` would.
 
-    python -m tests.lab.memory_benchmark --steps 100000000 [--scene mass-ratio] [--solver pgs]
+    python -m benchmarks.memory --steps 100000000 [--scene mass-ratio] [--solver pgs]
 """
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ def rss_mib() -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.memory",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=10_000_000)
     parser.add_argument("--scene", default="mass-ratio")
     parser.add_argument("--solver", default="pgs")

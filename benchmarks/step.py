@@ -4,10 +4,10 @@ module of a checkout that predates lab/) of SCENE with pgs, 20 iterations; its f
 median ms/step over its steps; the report gives each tree's median over the rounds and its ratio
 to this checkout's.
 
-    python -m tests.solver.step_benchmark --rounds 5 --tree before:../base [--scene bowl]
-                                          [--steps 1500] [--set n=10000]... [--threads N]
+    python -m benchmarks.step --rounds 5 --tree before:../base [--scene bowl]
+                              [--steps 1500] [--set n=10000]... [--threads N]
 
---threads N goes to the trees that have the option (issue 16 on); the others step serially.
+--threads N goes to the trees that have the option; the others step serially.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 PHASES = ("collide", "assemble", "solve", "integrate", "total")
 
 
@@ -47,7 +47,8 @@ def one_run(tree: Path, scene: str, steps: int, assignments: list[str],
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.step",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tree", action="append", default=[], metavar="NAME:PATH")
     parser.add_argument("--scene", default="bowl")

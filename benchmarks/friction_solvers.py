@@ -1,6 +1,6 @@
 """The frictional solver laboratory's cost and convergence tables (docs/friction-lab.md).
 
-    python -m tests.solver.methods.friction_benchmark [--runs R] [--budget N] [--json FILE]
+    python -m benchmarks.friction_solvers [--runs R] [--budget N] [--json FILE]
 
 1. Cost: ns per contact per iteration of every frictional solver on the fast path (no trace),
    median over R runs: the bowl (350 marbles, μ = μ_wall = 0.5, 500 steps of 20 PGS sweeps with
@@ -64,7 +64,8 @@ def reach(problem, name: str, budget: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.friction_solvers",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--budget", type=int, default=20000)
     parser.add_argument("--json", metavar="FILE")

@@ -3,10 +3,11 @@ frictionless (warm start 0) and with μ = μ_wall = 0.5 (warm start 1: the defau
 both after 300 steps, then 5 x 100 steps of each alternating in one process; prints the
 medians of the phases (ms) and the ratio of the totals. Run it on a quiet machine:
 
-    python -m tests.solver.friction_cost_benchmark [SCENE] [N]
+    python -m benchmarks.friction_cost [SCENE] [N]
 """
 from __future__ import annotations
 
+import argparse
 import sys
 
 import numpy as np
@@ -21,19 +22,27 @@ SETTLE, ROUNDS, STEPS, MU = 300, 5, 100, 0.5
 
 
 def main(argv: list[str]) -> int:
-    scene = argv[0] if argv else "bowl"
-    extra = {"n": int(argv[1])} if len(argv) > 1 else {}
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.friction_cost",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("scene", nargs="?", default="bowl", help="scene (default bowl)")
+    parser.add_argument("n", nargs="?", type=int, help="its marble count (default the scene's)")
+    parser.add_argument("--settle", type=int, default=SETTLE, help="steps before timing")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="alternating rounds")
+    parser.add_argument("--steps", type=int, default=STEPS, help="timed steps per round")
+    args = parser.parse_args(argv)
+    scene = args.scene
+    extra = {"n": args.n} if args.n is not None else {}
     warmup(["pgs"])
     sims = {}
     for label, mu in (("frictionless", 0.0), ("friction", MU)):
         world = scenes.build(scene, {**extra, "mu": mu, "mu_wall": mu})
         sims[label] = Simulation(world, registry.settings("pgs", 20), warm_start=1.0 if mu else 0.0)
-        for _ in range(SETTLE):
+        for _ in range(args.settle):
             sims[label].step()
     times = {label: {p: [] for p in PHASES} for label in sims}
-    for _ in range(ROUNDS):
+    for _ in range(args.rounds):
         for label, sim in sims.items():
-            for _ in range(STEPS):
+            for _ in range(args.steps):
                 report = sim.step()
                 for p in PHASES:
                     times[label][p].append(report.timings[p])

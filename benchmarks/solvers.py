@@ -1,8 +1,8 @@
-"""The solver-laboratory benchmark behind the README section "Solver laboratory".
+"""The solver-laboratory benchmark behind docs/solver-lab.md.
 
-    python -m tests.solver.methods.lab_benchmark [--runs R] [--json FILE]
-    python -m tests.solver.methods.lab_benchmark --survey N      (failure rates on random small LCPs)
-    python -m tests.solver.methods.lab_benchmark --versus R      (pgs-sm against pgs to 1e-10, R rounds)
+    python -m benchmarks.solvers [--runs R] [--json FILE]
+    python -m benchmarks.solvers --survey N      (failure rates on random small LCPs)
+    python -m benchmarks.solvers --versus R      (pgs-sm against pgs to 1e-10, R rounds)
 
 1. Settled bowl (350 marbles, 500 steps of 20 PGS iterations, h = 0.02 s, from λ = 0): for every
    registered solver, iterations and products with A to reach 1e-8 and 1e-10 m/s, the residual
@@ -35,7 +35,7 @@ from solver.methods import registry
 from solver.step import Simulation
 from solver.warmup import warmup
 
-# Variants beyond the defaults that the README discusses.
+# Variants beyond the defaults that docs/solver-lab.md discusses.
 VARIANTS = {
     "pcg restart=active": ("pcg", {"restart": "active"}),
     "pcg safeguard=0": ("pcg", {"safeguard": False}),
@@ -180,7 +180,8 @@ def fmt(x, pattern="{:.2e}"):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.solvers",
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", default=None)
     parser.add_argument("--survey", type=int, default=0, metavar="N",

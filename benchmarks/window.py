@@ -1,16 +1,17 @@
-"""What the window costs the simulation: the measurement behind the README's "Desktop program".
+"""What the window costs the simulation: the measurement behind
+docs/desktop-performance.md.
 
-    python -m tests.app.gui_benchmark [--rounds R] [--frames N] [--speed X]
-                                      [--variant NAME:KEY=VALUE,...]... [--tree NAME:PATH]...
-                                      [--run="--scene box --set n=10000 --threads 2"]
+    python -m benchmarks.window [--rounds R] [--frames N] [--speed X]
+                                [--variant NAME:KEY=VALUE,...]... [--tree NAME:PATH]...
+                                [--run="--scene box --set n=10000 --threads 2"]
 
 Each round runs, one after the other, a scripted window run per variant (under `xvfb-run -a`
 when there is no display), `xvfb-run -a python -m app.main --scene bowl --frames N
 --no-benchmark --speed X`, and the same scene headless, `python -m lab.bench run --scene bowl
 --steps K --quiet --json F`, whose steps per second are steps / (wall_seconds -
 compile_seconds). Both run the article's frictionless bowl (the window alone opens on the bowl
-with friction since issue 13). Alternating them inside each round lets load from other jobs hit all of them alike; the table gives medians over the
-rounds with the range, and the window's steps per second as a share of the headless ones of
+with friction). Alternating them inside each round lets load from other jobs hit all of them
+alike; the table gives medians over the rounds with the range, and the window's steps per second as a share of the headless ones of
 the same rounds. A variant sets environment variables for its window runs (for experiments,
 e.g. `--variant one-rasteriser:LP_NUM_THREADS=1`); a tree runs the window from another checkout
 (e.g. `--tree before:../base`, a `git worktree` of an earlier commit), so that a change is
@@ -34,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 SUMMARY = re.compile(r"([\d.]+) frames/s, ([\d.]+) steps/s, plots ([\d.]+)/s .*median step "
                      r"([\d.]+) ms")
 
@@ -67,7 +68,7 @@ def window_run(frames: int, speed: float, env: dict, tree: Path = ROOT,
                extra: list[str] | None = None) -> dict:
     """One scripted window run from checkout `tree`; its summary line's numbers."""
     # --scene bowl: the frictionless bowl the headless run steps (the window alone opens on
-    # the bowl with friction since issue 13); --run's options come after and win.
+    # the bowl with friction); --run's options come after and win.
     command = [sys.executable, "-m", "app.main", "--scene", "bowl", "--frames", str(frames),
                "--no-benchmark", "--speed", repr(speed), *(extra or [])]
     if not os.environ.get("DISPLAY") and shutil.which("xvfb-run"):
@@ -95,7 +96,7 @@ def headless_run(steps: int, extra: list[str] | None = None) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.app.gui_benchmark",
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.window",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5, help="rounds (default 5)")
     parser.add_argument("--frames", type=int, default=60,

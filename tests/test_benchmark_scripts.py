@@ -1,0 +1,50 @@
+"""The scripts under benchmarks/ keep running: each answers --help with its own command line,
+and the cheap ones finish a tiny run and print their report. Nothing here is timed: the figures
+they print depend on the machine, so only their presence is checked."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted(p.stem for p in (ROOT / "benchmarks").glob("*.py") if p.stem != "__init__")
+# A run of a few steps of a small scene each, and a line its report always prints.
+TINY_RUNS = {
+    "friction_cost": (["column", "--settle", "2", "--rounds", "1", "--steps", "2"],
+                      "with friction / without:"),
+    "memory": (["--scene", "column", "--steps", "40", "--points", "2"], "physics ok"),
+    "step": (["--scene", "column", "--rounds", "1", "--steps", "5"], "this:"),
+    "threshold": (["350", "--settle", "1", "--rounds", "1", "--steps", "1"], "n=350: threads 1"),
+}
+
+
+def run_module(name: str, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([sys.executable, "-m", f"benchmarks.{name}", *args], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=480)
+
+
+def test_every_script_is_found():
+    assert {"step", "scaling", "threshold", "friction_cost", "solvers", "friction_solvers",
+            "memory", "window"} <= set(SCRIPTS)
+    assert set(TINY_RUNS) <= set(SCRIPTS)
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_help_names_the_command(name):
+    done = run_module(name, "--help")
+    assert done.returncode == 0, done.stderr
+    assert f"python -m benchmarks.{name}" in done.stdout
+
+
+@pytest.mark.parametrize("name", sorted(TINY_RUNS))
+def test_a_tiny_run_prints_its_report(name):
+    args, line = TINY_RUNS[name]
+    done = run_module(name, *args)
+    assert done.returncode == 0, done.stderr
+    assert line in done.stdout, done.stdout
