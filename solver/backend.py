@@ -18,17 +18,15 @@ from typing import NamedTuple
 import numpy as np
 
 from . import locality
-from .blocked import blocked_integrate, blocked_predict
 from .collide import Collider, Contacts
 from .friction import ROWS_ROLLING, ROWS_SLIDING, FrictionalProblem, contact_coefficients
 from .locality import WORLD_ORDER, gathered, relabel
 from .parallel import activate
 from .partition import kept, shares
 from .problem import ContactProblem
-from .rotation import (blocked_integrate_spin, blocked_predict_spin, blocked_rotate,
-                       integrate_spin, predict_spin, rotate, spinning)
 from .motion import integrate, predict
-from .warm_start import blocked_carry_over_rows, carry_over_rows
+from .rotation import integrate_spin, predict_spin, rotate, spinning
+from .warm_start import carry_over_rows
 from .world import World, container_geometry
 
 FRICTIONLESS = 1  # rows per contact of the frictionless problem
@@ -101,8 +99,7 @@ class CpuBackend:
         h = float(world.dt)
         decay = math.exp(-world.damping * h)
         v = np.empty_like(world.v)
-        (predict if blocks == 1 else blocked_predict)(world.v, world.gravity, h, decay,
-                                                      world.planar, v)
+        predict(world.v, world.gravity, h, decay, world.planar, v, blocks)
         fixed = self.fixed_marbles(world)
         if fixed.size:
             # A fixed marble is a body of infinite mass: gravity and impulses cannot move it.
@@ -110,11 +107,7 @@ class CpuBackend:
         if rows == FRICTIONLESS:
             return Prediction(v, None, decay)
         V = np.empty((world.n, 6))
-        if blocks == 1:
-            predict_spin(v, world.omega, decay, world.planar, self._fixed_mask, V)
-        else:
-            blocked_predict_spin(v, world.omega, decay, world.planar, self._fixed_mask, V,
-                                 blocks)
+        predict_spin(v, world.omega, decay, world.planar, self._fixed_mask, V, blocks)
         return Prediction(v, V, decay)
 
     def collide(self, world: World, prediction: Prediction, blocks: int,
@@ -162,11 +155,8 @@ class CpuBackend:
         lam0 = np.zeros(contacts.m * rows)
         if fraction <= 0.0 or last.key.size == 0 or contacts.m == 0:
             return lam0
-        if contacts.partition is not None:
-            blocked_carry_over_rows(last.key, last.lam, last.rows, contacts.key, lam0, rows,
-                                    shares(contacts.partition[0]))
-        else:
-            carry_over_rows(last.key, last.lam, last.rows, contacts.key, lam0, rows)
+        parts = 1 if contacts.partition is None else shares(contacts.partition[0])
+        carry_over_rows(last.key, last.lam, last.rows, contacts.key, lam0, rows, parts)
         if fraction != 1.0:
             # A fixed number of sweeps corrects the pile's slowest modes only a little per step;
             # starting from all of last step's impulses then makes the step-to-step iteration
@@ -183,13 +173,11 @@ class CpuBackend:
         world_order = WORLD_ORDER if order is None else order
         if problem.rows == FRICTIONLESS:
             # The impulses are summed in the step's numbering.
-            args = (problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
-                    np.ascontiguousarray(lam, dtype=np.float64), problem.v_pred, h, world.planar,
-                    world.x, v, v if order is None else np.empty_like(prediction.v), world_order)
-            if problem.partition is None:
-                integrate(*args)
-            else:
-                blocked_integrate(*args, *problem.partition)
+            integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
+                      np.ascontiguousarray(lam, dtype=np.float64), problem.v_pred, h,
+                      world.planar, world.x, v,
+                      v if order is None else np.empty_like(prediction.v), world_order,
+                      *problem.partition)
             world.v = v
             if not spinning(world.omega):
                 return
@@ -197,16 +185,10 @@ class CpuBackend:
             world.omega *= math.exp(-world.damping * h)
         else:
             dV = problem.velocity_change(lam)
-            if order is None and blocks == 1:
-                integrate_spin(prediction.V, dV, h, world.planar, world.x, v, world.omega)
-            else:
-                blocked_integrate_spin(problem.V_pred, dV, h, world.planar, world.x, v,
-                                       world.omega, blocks, world_order)
+            integrate_spin(problem.V_pred, dV, h, world.planar, world.x, v, world.omega,
+                           world_order, blocks)
             world.v = v
-        if blocks == 1:
-            rotate(world.orientation, world.omega, h)
-        else:
-            blocked_rotate(world.orientation, world.omega, h, blocks)
+        rotate(world.orientation, world.omega, h, blocks)
 
     def sync_world(self, world: World) -> World:
         """The world with the backend's state in it: the CPU steps the world's own arrays."""

@@ -10,8 +10,8 @@ import numpy as np
 from numba import njit, prange
 
 from .partition import share, shares
-from .products import (ROW_KERNEL, blocked_frictional_contact_velocity,
-                       blocked_frictional_impulse_velocity, frictional_gather, frictional_scatter,
+from .products import (ROW_KERNEL, frictional_contact_velocities,
+                       frictional_velocity_change, frictional_gather, frictional_scatter,
                        is_zero, largest)
 
 
@@ -176,10 +176,10 @@ def blocked_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, in
                                        last)
         return largest(partial), held
     if not held:
-        blocked_frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b,
+        frictional_velocity_change(body_a, body_b, normal, t1, t2, arm_a, arm_b,
                                             inv_mass, inv_inertia, lam, rows, dV, ranges,
                                             phases)
-    blocked_frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows,
+    frictional_contact_velocities(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows,
                                         e, ranges)
     for t in prange(parts):
         first, last = share(ranges, t)

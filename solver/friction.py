@@ -26,14 +26,12 @@ import numpy as np
 from numba import njit, prange
 
 from .coulomb import (blocked_frictional_residual, checked_frictional_residual,
-                      contact_errors_norm, frictional_contact_velocity, frictional_errors,
-                      frictional_impulse_velocity, frictional_residual,
+                      contact_errors_norm, frictional_errors, frictional_residual,
                       scanned_frictional_residual)
-from .partition import share, shares
+from .partition import one_block, share, share_of, shares
 from .problem import FRICTIONAL
-from .products import (blocked_finite, blocked_frictional_contact_velocity,
-                       blocked_frictional_impulse_velocity, blocked_scan, frictional_gather,
-                       same_bits)
+from .products import (all_finite, frictional_contact_velocities, frictional_gather,
+                       frictional_velocity_change, same_bits, scan)
 
 INERTIA_FACTOR = 0.4  # I = 2/5 m r^2, a solid sphere
 ROWS_SLIDING = 3  # normal, t1, t2
@@ -73,19 +71,6 @@ def tangent_frames_range(normal, t1, t2, first, last):
         t2[c, 0] = n1 * a2 - n2 * a1  # n x t1
         t2[c, 1] = n2 * a0 - n0 * a2
         t2[c, 2] = n0 * a1 - n1 * a0
-
-
-@njit(cache=True, nogil=True)
-def _assemble_frictional(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
-                         inv_inertia, V_pred, h, rows, diag, rhs):
-    """Everything derived, in one pass: t1, t2 (m, 3) the tangent frames; arm_a, arm_b (m,)
-    the lever arms (0 for a wall); inv_inertia (n,) 1/(2/5 m r^2); diag (m * rows) A's
-    diagonal; rhs (m * rows) b = J V* + (gap/h on the normal)."""
-    tangent_frames(normal, t1, t2)
-    for i in range(radius.shape[0]):
-        inv_inertia[i] = inv_mass[i] / (INERTIA_FACTOR * radius[i] * radius[i])
-    contact_rows(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
-                 inv_inertia, V_pred, h, rows, diag, rhs, 0, body_a.shape[0])
 
 
 @njit(cache=True, nogil=True)
@@ -134,17 +119,35 @@ def contact_coefficients(body_a, mu, mu_wall, mu_roll, mu_spin):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def blocked_assemble_frictional(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius,
-                                inv_mass, inv_inertia, V_pred, h, rows, diag, rhs, ranges):
-    """_assemble_frictional over a partition, its contacts in equal shares at once: the same
-    values."""
-    for i in prange(radius.shape[0]):
-        inv_inertia[i] = inv_mass[i] / (INERTIA_FACTOR * radius[i] * radius[i])
-    for t in prange(shares(ranges)):
+def assemble_frictional(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
+                        inv_inertia, V_pred, h, rows, diag, rhs, ranges):
+    """Everything derived, in one pass: t1, t2 (m, 3) the tangent frames; arm_a, arm_b (m,)
+    the lever arms (0 for a wall); inv_inertia (n,) 1/(2/5 m r^2); diag (m * rows) A's
+    diagonal; rhs (m * rows) b = J V* + (gap/h on the normal). Over a partition's contacts in
+    equal shares at once, inline for one block."""
+    parts = shares(ranges)
+    if parts == 1:
+        tangent_frames_range(normal, t1, t2, 0, normal.shape[0])
+        inverse_inertias(inv_mass, radius, inv_inertia, 0, radius.shape[0])
+        contact_rows(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
+                     inv_inertia, V_pred, h, rows, diag, rhs, 0, body_a.shape[0])
+        return
+    n = radius.shape[0]
+    for t in prange(parts):
+        first, last = share_of(n, parts, t)
+        inverse_inertias(inv_mass, radius, inv_inertia, first, last)
+    for t in prange(parts):
         first, last = share(ranges, t)
         tangent_frames_range(normal, t1, t2, first, last)
         contact_rows(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
                      inv_inertia, V_pred, h, rows, diag, rhs, first, last)
+
+
+@njit(cache=True, nogil=True)
+def inverse_inertias(inv_mass, radius, inv_inertia, first, last):
+    """inv_inertia <- 1 / (2/5 m r^2) for marbles [first, last), 1/(kg m^2)."""
+    for i in range(first, last):
+        inv_inertia[i] = inv_mass[i] / (INERTIA_FACTOR * radius[i] * radius[i])
 
 
 @dataclass
@@ -199,13 +202,12 @@ class FrictionalProblem:
         self._e = np.empty(m * self.rows)
         self._lam_of = np.empty(m * self.rows)  # the λ whose product _dV holds, if _holding
         self._holding = False
-        args = (self.body_a, self.body_b, self.normal, self.t1, self.t2, self.arm_a,
-                self.arm_b, self.gap, self.radius, self.inv_mass, self.inv_inertia, self.V_pred,
-                float(self.dt), self.rows, self.diag, self.rhs)
         if self.partition is None:
-            _assemble_frictional(*args)
-        else:
-            blocked_assemble_frictional(*args, self.partition[0])
+            self.partition = one_block(m)
+        assemble_frictional(self.body_a, self.body_b, self.normal, self.t1, self.t2, self.arm_a,
+                            self.arm_b, self.gap, self.radius, self.inv_mass, self.inv_inertia,
+                            self.V_pred, float(self.dt), self.rows, self.diag, self.rhs,
+                            self.partition[0])
 
     @property
     def m(self) -> int:
@@ -219,6 +221,11 @@ class FrictionalProblem:
     def size(self) -> int:
         """Length of λ: m * rows."""
         return self.m * self.rows
+
+    @property
+    def blocks(self) -> int:
+        """Blocks of the contacts (threads a product runs on); 1 for a serial problem."""
+        return shares(self.partition[0])
 
     def tangent_bound(self) -> np.ndarray:
         """(m,) the largest eigenvalue of each contact's 2x2 tangent block (1/kg): A_tt, since
@@ -250,11 +257,8 @@ class FrictionalProblem:
         (bits) gives the same bits, so a warm start's V and r0, and r and the step's V, share
         one product."""
         if not self._holds(lam):
-            args = (*self._args(), self.inv_mass, self.inv_inertia, lam, self.rows, self._dV)
-            if self.partition is None:
-                frictional_impulse_velocity(*args)
-            else:
-                blocked_frictional_impulse_velocity(*args, *self.partition)
+            frictional_velocity_change(*self._args(), self.inv_mass, self.inv_inertia, lam,
+                                       self.rows, self._dV, *self.partition)
             self._held(lam, True)
         return self._dV
 
@@ -279,11 +283,7 @@ class FrictionalProblem:
         """A λ, (m * rows,)."""
         out = np.empty(self.size)
         dV = self._product(np.ascontiguousarray(lam, dtype=np.float64))
-        if self.partition is None:
-            frictional_contact_velocity(*self._args(), dV, self.rows, out)
-        else:
-            blocked_frictional_contact_velocity(*self._args(), dV, self.rows, out,
-                                                self.partition[0])
+        frictional_contact_velocities(*self._args(), dV, self.rows, out, self.partition[0])
         return out
 
     def error(self, lam: np.ndarray) -> np.ndarray:
@@ -296,7 +296,7 @@ class FrictionalProblem:
         held = self._holds(lam)
         laws = (self.mu, self.mu_roll, self.mu_spin, self.rows, lam, self._dV, self._e)
         masses = (self.inv_mass, self.inv_inertia, self.rhs)
-        if self.partition is not None:
+        if self.blocks > 1:
             r, product = blocked_frictional_residual(*self._args(), *masses, *laws,
                                                      *self.partition, held)
         elif held:
@@ -309,8 +309,8 @@ class FrictionalProblem:
     def scanned_residual(self, lam: np.ndarray) -> tuple[float, bool, float]:
         """(residual(λ), whether rhs and diag are finite, max |rhs|) in one kernel call; the
         residual is inf, and not computed, when they are not finite."""
-        if self.partition is not None:
-            finite, scale = blocked_scan(self.rhs, self.diag, self.rows, self.partition[0])
+        if self.blocks > 1:
+            finite, scale = scan(self.rhs, self.diag, self.rows, self.partition[0])
             return (self.residual(lam) if finite else np.inf), finite, scale
         lam = np.ascontiguousarray(lam, dtype=np.float64)
         held = self._holds(lam)
@@ -322,8 +322,8 @@ class FrictionalProblem:
 
     def checked_residual(self, lam: np.ndarray) -> tuple[float, bool]:
         lam = np.ascontiguousarray(lam, dtype=np.float64)
-        if self.partition is not None:
-            if not blocked_finite(lam, self.rows, self.partition[0]):
+        if self.blocks > 1:
+            if not all_finite(lam, self.rows, self.partition[0]):
                 return np.inf, False
             return self.residual(lam), True
         held = self._holds(lam)

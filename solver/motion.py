@@ -1,33 +1,77 @@
-"""The two ends of a step, serial: the velocities before contact (predict) and the impulses
-applied and positions advanced (integrate). Their parallel forms are in blocked.py."""
+"""The two ends of a step: the velocities before contact (predict) and the impulses applied and
+the positions advanced (integrate).
+
+Each is written once, over a range of marbles, and run over `parts` equal shares of them at
+once; with one part (a serial step) it runs inline on the calling thread. Which thread does a
+marble never changes what is computed for it, and the sum over contacts into a marble runs
+phase by phase (products.velocity_change), so a step's values depend on its block count only.
+"""
 from __future__ import annotations
 
-from numba import njit
+from numba import njit, prange
 
-from .blocked import integrate_range
-from .problem import impulse_velocity
+from .partition import share_of, shares
+from .products import velocity_change
 
 
 @njit(cache=True, nogil=True)
-def predict(v, gravity, h, decay, planar, out):
-    """out (n, 3) <- decay v + h g, m/s: the velocities after drag and gravity, before contact,
-    with y = 0 when `planar`. v: (n, 3) m/s; gravity: (3,) m/s^2; h: s; decay = e^(-c h) for
-    linear drag c (1/s). With decay = 1 (no drag) the same operations, in the same order, as the
-    numpy expression ``v + h * gravity`` (x * 1.0 is exact); one call instead of two temporaries."""
+def predict_range(v, gravity, h, decay, planar, out, first, last):
+    """out <- decay v + h g for marbles [first, last) (predict)."""
     g0 = h * gravity[0]
     g1 = h * gravity[1]
     g2 = h * gravity[2]
-    for i in range(v.shape[0]):
+    for i in range(first, last):
         out[i, 0] = decay * v[i, 0] + g0
         out[i, 1] = 0.0 if planar else decay * v[i, 1] + g1
         out[i, 2] = decay * v[i, 2] + g2
 
 
-@njit(cache=True, nogil=True)
-def integrate(body_a, body_b, normal, inv_mass, lam, v_pred, h, planar, x, v, dv, order):
+@njit(parallel=True, cache=True, nogil=True)
+def predict(v, gravity, h, decay, planar, out, parts):
+    """out (n, 3) <- decay v + h g, m/s: the velocities after drag and gravity, before contact,
+    with y = 0 when `planar`. v: (n, 3) m/s; gravity: (3,) m/s^2; h: s; decay = e^(-c h) for
+    linear drag c (1/s). With decay = 1 (no drag) the same operations, in the same order, as the
+    numpy expression ``v + h * gravity`` (x * 1.0 is exact)."""
+    n = v.shape[0]
+    if parts == 1:
+        predict_range(v, gravity, h, decay, planar, out, 0, n)
+        return
+    for t in prange(parts):
+        first, last = share_of(n, parts, t)
+        predict_range(v, gravity, h, decay, planar, out, first, last)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def integrate(body_a, body_b, normal, inv_mass, lam, v_pred, h, planar, x, v, dv, order, ranges,
+              phases):
     """v (n, 3) <- v* + M^-1 J^T λ (m/s, y = 0 when `planar`), then x (n, 3) += h v (m): the
     end of a step in one call. Bit for bit what ContactProblem.velocity and ``x += h * v`` give:
     the impulses are summed from zero into dv (n, 3) first, then added to v*. The contacts and
-    v* in the step's numbering, x and v in the world's (blocked.integrate_range)."""
-    impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv)
-    integrate_range(v_pred, dv, h, planar, x, v, order, 0, v.shape[0])
+    v* in the step's numbering, x and v in the world's (integrate_range); the contacts in the
+    partition (ranges, phases), the marbles in its `shares(ranges)` equal shares at once."""
+    velocity_change(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases)
+    n = v.shape[0]
+    parts = shares(ranges)
+    if parts == 1:
+        integrate_range(v_pred, dv, h, planar, x, v, order, 0, n)
+        return
+    for t in prange(parts):
+        first, last = share_of(n, parts, t)
+        integrate_range(v_pred, dv, h, planar, x, v, order, first, last)
+
+
+@njit(cache=True, nogil=True)
+def integrate_range(v_pred, dv, h, planar, x, v, order, first, last):
+    """v <- v* + dv (m/s, y = 0 when `planar`), then x += h v (m), for marbles [first, last)
+    of v* and dv's numbering; x and v (n, 3) in the world's, where marble s is order[s] (empty,
+    locality.WORLD_ORDER: the same numbering, and dv may then be v itself). Writing the
+    world's rows here spares a renumbered step the copies back (solver/locality.py)."""
+    ordered = order.shape[0] > 0
+    for s in range(first, last):
+        i = order[s] if ordered else s
+        v[i, 0] = v_pred[s, 0] + dv[s, 0]
+        v[i, 1] = 0.0 if planar else v_pred[s, 1] + dv[s, 1]
+        v[i, 2] = v_pred[s, 2] + dv[s, 2]
+        x[i, 0] += h * v[i, 0]
+        x[i, 1] += h * v[i, 1]
+        x[i, 2] += h * v[i, 2]

@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import numpy as np
+
 from .methods.driver import SolveSettings
 from .parallel import THREADS
 from .params import Param, ParamError
@@ -43,10 +45,18 @@ class StepOptions:
         if not isinstance(self.solve, SolveSettings):
             raise ParamError(f"solver settings must come from registry.settings, got "
                              f"{type(self.solve).__name__}")
-        object.__setattr__(self, "warm_start", float(WARM_START.parse(self.warm_start)))
-        object.__setattr__(self, "stabilise", float(STABILISE.parse(self.stabilise)))
+        object.__setattr__(self, "warm_start", float(WARM_START.parse(_number(self.warm_start))))
+        object.__setattr__(self, "stabilise", float(STABILISE.parse(_number(self.stabilise))))
         object.__setattr__(self, "threads", int(THREADS.parse(self.threads)))
 
     def but(self, **changes) -> "StepOptions":
         """A copy with `changes` (field names of this class), validated again."""
         return dataclasses.replace(self, **changes)
+
+
+def _number(value: object) -> object:
+    """A fraction given as a number (a bool too: True is all, False none) as a float; text is
+    left for the parameter to parse."""
+    if isinstance(value, (bool, int, float, np.floating, np.integer)):
+        return float(value)
+    return value

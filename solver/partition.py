@@ -46,6 +46,19 @@ def share(ranges, t):
     return t * m // parts, (t + 1) * m // parts
 
 
+@njit(inline="always", cache=True, nogil=True)
+def share_of(n, parts, t):
+    """Elements [first, last) of share t of n elements in `parts` equal shares: how a pass
+    over the marbles (or contacts) splits them among the threads."""
+    return t * n // parts, (t + 1) * n // parts
+
+
+def one_block(m: int) -> tuple[np.ndarray, np.ndarray]:
+    """The partition of a serial step's m contacts: block 0's interior holds all of them, in
+    their order, and every interface is empty; a kernel runs it inline, in one thread."""
+    return np.array([0, m, m], dtype=np.int64), phase_offsets(1)
+
+
 @njit(cache=True, nogil=True)
 def _axis_coordinate(c, axis, nx, ny):
     """The coordinate along `axis` (0 x, 1 y, 2 z) of z-major cell number c."""

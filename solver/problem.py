@@ -12,23 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-from .blocked import blocked_assemble
-from .products import (ROW_KERNEL, blocked_contact_velocity, blocked_finite,
-                       blocked_impulse_velocity, blocked_natural_residual, blocked_scan,
-                       cold_range, gather, is_zero, natural_range, scatter)
+from .partition import one_block, share, shares
+from .products import (ROW_KERNEL, checked_residual, contact_velocity, gather, impulse_velocity,
+                       natural_residual, scanned_residual, velocity_change)
 
 # The kinds of contact problem, each class's `kind`: this module's ContactProblem, friction.py's
 # FrictionalProblem, explicit.py's MatrixProblem (a frictional problem given by its matrix W).
 FRICTIONLESS, FRICTIONAL, EXPLICIT = "frictionless", "frictional", "explicit"
-
-
-@njit(cache=True, nogil=True)
-def impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv):
-    """dv (n, 3) <- M^-1 J^T λ: the velocity change, m/s, that impulses λ (N s) cause."""
-    dv[:] = 0.0
-    scatter(body_a, body_b, normal, inv_mass, lam, dv, 0, lam.shape[0])
 
 
 @njit(inline="always", cache=True, nogil=True)
@@ -101,56 +93,16 @@ def contact_graph(body_a, body_b, n):
 
 
 @njit(cache=True, nogil=True)
-def contact_velocity(body_a, body_b, normal, v, out):
-    """out (m,) <- J v: relative normal velocity of every contact, m/s."""
-    gather(body_a, body_b, normal, v, out, 0, out.shape[0])
-
-
-@njit(cache=True, nogil=True)
 def apply_matrix(body_a, body_b, normal, inv_mass, lam, dv, out):
-    """out <- A λ, using dv (n, 3) as scratch."""
+    """out <- A λ over every contact in order, using dv (n, 3) as scratch."""
     impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv)
-    contact_velocity(body_a, body_b, normal, dv, out)
+    gather(body_a, body_b, normal, dv, out, 0, out.shape[0])
 
 
 @njit(cache=True, nogil=True)
-def natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv):
-    """‖min(λ, A λ + b)‖∞, computed exactly from λ (one product with A); dv is scratch.
-    Returns inf if any entry is not finite, so callers see divergence."""
-    m = lam.shape[0]
-    if is_zero(lam):
-        # λ = 0 (every cold start): A λ = 0 exactly, so e = b and the product can be skipped.
-        return cold_range(rhs, 0, m)
-    impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv)
-    return natural_range(body_a, body_b, normal, rhs, lam, dv, 0, m)
-
-
-@njit(cache=True, nogil=True)
-def scanned_residual(body_a, body_b, normal, inv_mass, rhs, diag, lam, dv):
-    """(r, finite, scale) in one call, for the start of a solve: finite says whether every entry
-    of rhs and diag is finite; scale = max |rhs| (m/s, 0 when m = 0); r = natural_residual(λ)
-    (m/s), or inf when not finite (then it is not computed)."""
-    scale = 0.0
-    for c in range(rhs.shape[0]):
-        if not (np.isfinite(rhs[c]) and np.isfinite(diag[c])):
-            return np.inf, False, np.inf
-        scale = max(scale, abs(rhs[c]))
-    return natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv), True, scale
-
-
-@njit(cache=True, nogil=True)
-def checked_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv):
-    """(r, finite) in one call, for the end of a solve: finite says whether every λ is finite;
-    r = natural_residual(λ) (m/s) if so, else inf (not computed: λ is not usable anyway)."""
-    for c in range(lam.shape[0]):
-        if not np.isfinite(lam[c]):
-            return np.inf, False
-    return natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv), True
-
-
-@njit(cache=True, nogil=True)
-def _assemble(body_a, body_b, normal, gap, inv_mass, v_pred, h, diag, rhs):
-    for c in range(gap.shape[0]):
+def assemble_range(body_a, body_b, normal, gap, inv_mass, v_pred, h, diag, rhs, first, last):
+    """diag (m,) = A_cc (1/kg) and rhs (m,) = J v* + gap/h (m/s) for contacts [first, last)."""
+    for c in range(first, last):
         a = body_a[c]
         b = body_b[c]
         u = normal[c, 0] * v_pred[b, 0] + normal[c, 1] * v_pred[b, 1] + normal[c, 2] * v_pred[b, 2]
@@ -160,6 +112,20 @@ def _assemble(body_a, body_b, normal, gap, inv_mass, v_pred, h, diag, rhs):
             k += inv_mass[a]
         diag[c] = k
         rhs[c] = u + gap[c] / h
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def assemble(body_a, body_b, normal, gap, inv_mass, v_pred, h, diag, rhs, ranges):
+    """assemble_range over a partition's contacts in equal shares at once; inline for one
+    block."""
+    parts = shares(ranges)
+    if parts == 1:
+        assemble_range(body_a, body_b, normal, gap, inv_mass, v_pred, h, diag, rhs, 0,
+                       gap.shape[0])
+        return
+    for t in prange(parts):
+        first, last = share(ranges, t)
+        assemble_range(body_a, body_b, normal, gap, inv_mass, v_pred, h, diag, rhs, first, last)
 
 
 @dataclass
@@ -176,6 +142,7 @@ class ContactProblem:
     v_pred: np.ndarray
     dt: float
     key: np.ndarray | None = None
+    # The contacts' blocks (solver/partition.py); None: one block, a serial problem.
     partition: tuple[np.ndarray, np.ndarray] | None = None
     diag: np.ndarray = field(init=False)
     rhs: np.ndarray = field(init=False)
@@ -193,9 +160,10 @@ class ContactProblem:
         self.diag = np.empty(m)
         self.rhs = np.empty(m)
         self._dv = np.empty_like(self.v_pred)
-        assemble = _assemble if self.partition is None else blocked_assemble
+        if self.partition is None:
+            self.partition = one_block(m)
         assemble(self.body_a, self.body_b, self.normal, self.gap, self.inv_mass, self.v_pred,
-                 float(self.dt), self.diag, self.rhs)
+                 float(self.dt), self.diag, self.rhs, self.partition[0])
 
     @property
     def m(self) -> int:
@@ -221,26 +189,23 @@ class ContactProblem:
                        inv_mass=self.inv_mass.copy(), v_pred=self.v_pred.copy(),
                        key=None if self.key is None else self.key.copy())
 
+    @property
+    def blocks(self) -> int:
+        """Blocks of the contacts (threads a product runs on); 1 for a serial problem."""
+        return shares(self.partition[0])
+
     def apply(self, lam: np.ndarray) -> np.ndarray:
         """A λ, (m,)."""
         out = np.empty(self.m)
-        lam = np.ascontiguousarray(lam, dtype=np.float64)
-        if self.partition is None:
-            apply_matrix(self.body_a, self.body_b, self.normal, self.inv_mass, lam, self._dv, out)
-        else:
-            self.impulse_velocity(lam, self._dv)
-            blocked_contact_velocity(self.body_a, self.body_b, self.normal, self._dv, out,
-                                     self.partition[0])
+        self.impulse_velocity(np.ascontiguousarray(lam, dtype=np.float64), self._dv)
+        contact_velocity(self.body_a, self.body_b, self.normal, self._dv, out, self.partition[0])
         return out
 
     def impulse_velocity(self, lam: np.ndarray, dv: np.ndarray) -> None:
-        """dv (n, 3) <- M^-1 J^T λ, m/s; in parallel over the partition if there is one (the
-        same result for the same contacts)."""
-        if self.partition is None:
-            impulse_velocity(self.body_a, self.body_b, self.normal, self.inv_mass, lam, dv)
-        else:
-            blocked_impulse_velocity(self.body_a, self.body_b, self.normal, self.inv_mass, lam,
-                                     dv, *self.partition)
+        """dv (n, 3) <- M^-1 J^T λ, m/s, over the partition (the same result for any number of
+        blocks of the same contacts)."""
+        velocity_change(self.body_a, self.body_b, self.normal, self.inv_mass, lam, dv,
+                        *self.partition)
 
     def error(self, lam: np.ndarray) -> np.ndarray:
         """e = A λ + b, (m,) m/s: post-impulse velocity errors."""
@@ -255,32 +220,22 @@ class ContactProblem:
     def residual(self, lam: np.ndarray) -> float:
         """Natural-map residual ‖min(λ, Aλ + b)‖∞, m/s (inf when not finite)."""
         lam = np.ascontiguousarray(lam, dtype=np.float64)
-        if self.partition is not None:
-            return blocked_natural_residual(self.body_a, self.body_b, self.normal,
-                                            self.inv_mass, self.rhs, lam, self._dv,
-                                            *self.partition)
         return natural_residual(self.body_a, self.body_b, self.normal, self.inv_mass, self.rhs,
-                                lam, self._dv)
+                                lam, self._dv, *self.partition)
 
     def scanned_residual(self, lam: np.ndarray) -> tuple[float, bool, float]:
         """(residual(λ), whether rhs and diag are all finite, max |rhs|) in one kernel call;
         the residual is inf, and not computed, when they are not finite."""
         lam = np.ascontiguousarray(lam, dtype=np.float64)
-        if self.partition is not None:
-            finite, scale = blocked_scan(self.rhs, self.diag, 1, self.partition[0])
-            return (self.residual(lam) if finite else np.inf), finite, scale
         return scanned_residual(self.body_a, self.body_b, self.normal, self.inv_mass, self.rhs,
-                                self.diag, lam, self._dv)
+                                self.diag, lam, self._dv, *self.partition)
 
     def checked_residual(self, lam: np.ndarray) -> tuple[float, bool]:
         """(residual(λ), whether λ is all finite) in one kernel call; the residual is inf, and
         not computed, when λ is not finite."""
         lam = np.ascontiguousarray(lam, dtype=np.float64)
-        if self.partition is not None:
-            finite = blocked_finite(lam, 1, self.partition[0])
-            return (self.residual(lam) if finite else np.inf), finite
         return checked_residual(self.body_a, self.body_b, self.normal, self.inv_mass, self.rhs,
-                                lam, self._dv)
+                                lam, self._dv, *self.partition)
 
     def jacobian(self) -> np.ndarray:
         """Dense J, (m, 3n). For tests and small exports."""

@@ -1,11 +1,10 @@
 """The two halves of a product with A = J M^-1 J^T over a range of contacts: the scatter
 M^-1 J^T λ (impulses to velocity changes) and the gather J V (velocities to contact velocities),
-without and with friction. The serial kernels (problem.py, friction.py) run them over all
-contacts; the `blocked_` kernels here run them over a step's partition in parallel
+without and with friction, and the kernels that run them over a step's partition
 (solver/partition.py): the gathers over equal shares of the contacts at once, the scatter
-phase by phase, the groups of a phase at once. A marble's velocity change then sums the same terms in the same order
-as the serial scatter over the same contacts, so the results are identical for any number of
-threads. Frictionless rows: -n at marble a, +n at b; frictional rows: solver/friction.py.
+phase by phase, the groups of a phase at once; inline, on the calling thread, for one block.
+A marble's velocity change then sums the same terms in the same order as the serial scatter
+over the same contacts, so the results are identical for any number of threads. Frictionless rows: -n at marble a, +n at b; frictional rows: solver/friction.py.
 """
 from __future__ import annotations
 
@@ -144,9 +143,25 @@ def frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out
             out[k + 5] = normal[c, 0] * dw0 + normal[c, 1] * dw1 + normal[c, 2] * dw2
 
 
+@njit(cache=True, nogil=True)
+def impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv):
+    """dv (n, 3) <- M^-1 J^T λ over every contact in order: the velocity change, m/s, that
+    impulses λ (N s) cause."""
+    for i in range(dv.shape[0]):
+        dv[i, 0] = 0.0
+        dv[i, 1] = 0.0
+        dv[i, 2] = 0.0
+    scatter(body_a, body_b, normal, inv_mass, lam, dv, 0, lam.shape[0])
+
+
 @njit(parallel=True, cache=True, nogil=True)
-def blocked_impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases):
-    """dv (n, 3) <- M^-1 J^T λ over a partition, in parallel; the serial result."""
+def velocity_change(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases):
+    """dv (n, 3) <- M^-1 J^T λ over a partition: the groups of a phase at once, the phases in
+    order, so every marble sums the same terms in the same order for any number of threads;
+    inline for one block."""
+    if shares(ranges) == 1:
+        impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv)
+        return
     for i in prange(dv.shape[0]):
         dv[i, 0] = 0.0
         dv[i, 1] = 0.0
@@ -157,17 +172,28 @@ def blocked_impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv, ranges, 
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def blocked_contact_velocity(body_a, body_b, normal, v, out, ranges):
-    """out (m,) <- J v over a partition, its contacts in equal shares at once."""
-    for t in prange(shares(ranges)):
+def contact_velocity(body_a, body_b, normal, v, out, ranges):
+    """out (m,) <- J v, the relative normal velocity of every contact (m/s), over a
+    partition's contacts in equal shares at once; inline for one block."""
+    parts = shares(ranges)
+    if parts == 1:
+        gather(body_a, body_b, normal, v, out, 0, out.shape[0])
+        return
+    for t in prange(parts):
         first, last = share(ranges, t)
         gather(body_a, body_b, normal, v, out, first, last)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def blocked_frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
-                                        inv_inertia, lam, rows, dV, ranges, phases):
-    """dV (n, 6) <- M^-1 J^T λ over a partition, in parallel; the serial result."""
+def frictional_velocity_change(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                               inv_inertia, lam, rows, dV, ranges, phases):
+    """dV (n, 6) <- M^-1 J^T λ over a partition: the groups of a phase at once, the phases in
+    order (every marble sums its terms in the serial order); inline for one block."""
+    if shares(ranges) == 1:
+        _zero_rows(dV)
+        frictional_scatter(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia,
+                           lam, rows, dV, 0, body_a.shape[0])
+        return
     for i in prange(dV.shape[0]):
         for j in range(6):
             dV[i, j] = 0.0
@@ -178,13 +204,27 @@ def blocked_frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, a
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def blocked_frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows,
-                                        out, ranges):
-    """out (m * rows) <- J V over a partition, its contacts in equal shares at once."""
-    for t in prange(shares(ranges)):
+def frictional_contact_velocities(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out,
+                                  ranges):
+    """out (m * rows) <- J V over a partition's contacts in equal shares at once; inline for
+    one block."""
+    parts = shares(ranges)
+    if parts == 1:
+        frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out, 0,
+                          body_a.shape[0])
+        return
+    for t in prange(parts):
         first, last = share(ranges, t)
         frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out, first,
                           last)
+
+
+@njit(cache=True, nogil=True)
+def _zero_rows(a):
+    """a (n, k) <- 0, serially (an array expression in a parallel kernel would start threads)."""
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            a[i, j] = 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -254,56 +294,102 @@ def same_bits(x, y):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def blocked_natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv, ranges, phases):
-    """problem.natural_residual over a partition, in parallel: the same value."""
+def natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv, ranges, phases):
+    """‖min(λ, A λ + b)‖∞ (m/s), computed exactly from λ (one product with A) over a
+    partition; dv (n, 3) is scratch. inf if any entry is not finite, so callers see divergence.
+    The maximum of per-share maxima is the maximum of one pass: the same value for any number
+    of threads."""
     parts = shares(ranges)
+    m = lam.shape[0]
+    if parts == 1:
+        if is_zero(lam):
+            # λ = 0 (every cold start): A λ = 0 exactly, so e = b and the product is skipped.
+            return cold_range(rhs, 0, m)
+        impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv)
+        return natural_range(body_a, body_b, normal, rhs, lam, dv, 0, m)
     partial = np.zeros(parts)
     if is_zero(lam):
         for t in prange(parts):
             first, last = share(ranges, t)
             partial[t] = cold_range(rhs, first, last)
         return largest(partial)
-    blocked_impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases)
+    velocity_change(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases)
     for t in prange(parts):
         first, last = share(ranges, t)
         partial[t] = natural_range(body_a, body_b, normal, rhs, lam, dv, first, last)
     return largest(partial)
 
 
+@njit(cache=True, nogil=True)
+def scan_range(rhs, diag, first, last):
+    """(finite, scale) of entries [first, last) of b and A's diagonal: whether all are finite,
+    and max |b| (m/s; inf when not finite)."""
+    scale = 0.0
+    for j in range(first, last):
+        if not (np.isfinite(rhs[j]) and np.isfinite(diag[j])):
+            return False, np.inf
+        scale = max(scale, abs(rhs[j]))
+    return True, scale
+
+
 @njit(parallel=True, cache=True, nogil=True)
-def blocked_scan(rhs, diag, rows, ranges):
-    """(finite, scale) of a partitioned problem's b and A's diagonal (rows entries per
-    contact): whether all are finite, and max |b| (m/s)."""
+def scan(rhs, diag, rows, ranges):
+    """(finite, scale) of a problem's b and A's diagonal (rows entries per contact) over a
+    partition's contacts in equal shares: whether all are finite, and max |b| (m/s)."""
     parts = shares(ranges)
+    if parts == 1:
+        return scan_range(rhs, diag, 0, rhs.shape[0])
     scale = np.zeros(parts)
     bad = np.zeros(parts, dtype=np.int64)
     for t in prange(parts):
         first, last = share(ranges, t)
-        for j in range(first * rows, last * rows):
-            if not (np.isfinite(rhs[j]) and np.isfinite(diag[j])):
-                bad[t] = 1
-                break
-            scale[t] = max(scale[t], abs(rhs[j]))
+        ok, top = scan_range(rhs, diag, first * rows, last * rows)
+        bad[t] = 0 if ok else 1
+        scale[t] = top
     if bad.sum() > 0:
         return False, np.inf
     return True, largest(scale)
 
 
+@njit(cache=True, nogil=True)
+def finite_range(lam, first, last):
+    """Whether entries [first, last) of λ are all finite."""
+    for j in range(first, last):
+        if not np.isfinite(lam[j]):
+            return False
+    return True
+
+
 @njit(parallel=True, cache=True, nogil=True)
-def blocked_finite(lam, rows, ranges):
+def all_finite(lam, rows, ranges):
     """Whether every entry of λ (rows per contact) is finite, over a partition's contacts in
     equal shares."""
     parts = shares(ranges)
+    if parts == 1:
+        return finite_range(lam, 0, lam.shape[0])
     bad = np.zeros(parts, dtype=np.int64)
     for t in prange(parts):
         first, last = share(ranges, t)
-        for j in range(first * rows, last * rows):
-            if not np.isfinite(lam[j]):
-                bad[t] = 1
-                break
+        bad[t] = 0 if finite_range(lam, first * rows, last * rows) else 1
     return bad.sum() == 0
 
 
-def serial_partition(m: int) -> tuple[np.ndarray, np.ndarray]:
-    """The partition of a serial problem: one group of all m contacts, one phase."""
-    return np.array([0, m], dtype=np.int64), np.array([0, 1], dtype=np.int64)
+@njit(cache=True, nogil=True)
+def scanned_residual(body_a, body_b, normal, inv_mass, rhs, diag, lam, dv, ranges, phases):
+    """(r, finite, scale) in one call, for the start of a solve: finite says whether every entry
+    of rhs and diag is finite; scale = max |rhs| (m/s, 0 when m = 0); r = natural_residual(λ)
+    (m/s), or inf when not finite (then it is not computed)."""
+    ok, scale = scan(rhs, diag, 1, ranges)
+    if not ok:
+        return np.inf, False, np.inf
+    return natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv, ranges, phases), \
+        True, scale
+
+
+@njit(cache=True, nogil=True)
+def checked_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv, ranges, phases):
+    """(r, finite) in one call, for the end of a solve: finite says whether every λ is finite;
+    r = natural_residual(λ) (m/s) if so, else inf (not computed: λ is not usable anyway)."""
+    if not all_finite(lam, 1, ranges):
+        return np.inf, False
+    return natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv, ranges, phases), True

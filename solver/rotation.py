@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .blocked import integrate_range
-from .locality import WORLD_ORDER
+from .motion import integrate_range
+from .partition import share_of
 
 
 @njit(cache=True, nogil=True)
@@ -17,13 +17,6 @@ def spinning(omega):
         if omega[i, 0] != 0.0 or omega[i, 1] != 0.0 or omega[i, 2] != 0.0:
             return True
     return False
-
-
-@njit(cache=True, nogil=True)
-def predict_spin(v_pred, omega, decay, planar, fixed, V):
-    """V (n, 6) <- [v_pred, decay ω]: the velocities of the step before contact (m/s, rad/s). A
-    planar marble turns about y only; a fixed marble (fixed[i]) neither moves nor turns."""
-    predict_spin_range(v_pred, omega, decay, planar, fixed, V, 0, v_pred.shape[0])
 
 
 @njit(cache=True, nogil=True)
@@ -42,12 +35,6 @@ def predict_spin_range(v_pred, omega, decay, planar, fixed, V, first, last):
 
 
 @njit(cache=True, nogil=True)
-def integrate_spin(V_pred, dV, h, planar, x, v, omega):
-    """v, ω <- V* + ΔV (planar: v_y = ω_x = ω_z = 0), then x += h v."""
-    integrate_spin_range(V_pred, dV, h, planar, x, v, omega, 0, V_pred.shape[0], WORLD_ORDER)
-
-
-@njit(cache=True, nogil=True)
 def integrate_spin_range(V_pred, dV, h, planar, x, v, omega, first, last, order):
     """integrate_spin for marbles [first, last) of V_pred's numbering; x, v, ω in the world's,
     where marble s is order[s] (an empty order: the same numbering). Writing the world's rows
@@ -60,13 +47,6 @@ def integrate_spin_range(V_pred, dV, h, planar, x, v, omega, first, last, order)
         omega[i, 0] = 0.0 if planar else V_pred[s, 3] + dV[s, 3]
         omega[i, 1] = V_pred[s, 4] + dV[s, 4]
         omega[i, 2] = 0.0 if planar else V_pred[s, 5] + dV[s, 5]
-
-
-@njit(cache=True, nogil=True)
-def rotate(orientation, omega, h):
-    """orientation (n, 4) <- exp(h ω / 2) ⊗ orientation, renormalised: each marble turned by
-    the angle h |ω| about ω (world frame), exactly for a constant ω over the step."""
-    rotate_range(orientation, omega, h, 0, orientation.shape[0])
 
 
 @njit(cache=True, nogil=True)
@@ -101,30 +81,45 @@ def rotate_range(orientation, omega, h, first, last):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def blocked_predict_spin(v_pred, omega, decay, planar, fixed, V, parts):
-    """predict_spin over `parts` equal shares of the marbles at once: the same values."""
+def predict_spin(v_pred, omega, decay, planar, fixed, V, parts):
+    """V (n, 6) <- [v_pred, decay ω]: the velocities of the step before contact (m/s, rad/s). A
+    planar marble turns about y only; a fixed marble (fixed[i]) neither moves nor turns. Over
+    `parts` equal shares of the marbles at once, inline for one."""
     n = v_pred.shape[0]
+    if parts == 1:
+        predict_spin_range(v_pred, omega, decay, planar, fixed, V, 0, n)
+        return
     for t in prange(parts):
-        predict_spin_range(v_pred, omega, decay, planar, fixed, V, t * n // parts,
-                           (t + 1) * n // parts)
+        first, last = share_of(n, parts, t)
+        predict_spin_range(v_pred, omega, decay, planar, fixed, V, first, last)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def blocked_integrate_spin(V_pred, dV, h, planar, x, v, omega, parts, order):
-    """integrate_spin over `parts` equal shares of the marbles at once: the same values; x, v,
-    ω in the world's numbering, marble s of V_pred's being order[s] (integrate_spin_range)."""
+def integrate_spin(V_pred, dV, h, planar, x, v, omega, order, parts):
+    """v, ω <- V* + ΔV (planar: v_y = ω_x = ω_z = 0), then x += h v; x, v, ω in the world's
+    numbering, marble s of V_pred's being order[s] (integrate_spin_range). Over `parts` equal
+    shares of the marbles at once, inline for one."""
     n = V_pred.shape[0]
+    if parts == 1:
+        integrate_spin_range(V_pred, dV, h, planar, x, v, omega, 0, n, order)
+        return
     for t in prange(parts):
-        integrate_spin_range(V_pred, dV, h, planar, x, v, omega, t * n // parts,
-                             (t + 1) * n // parts, order)
+        first, last = share_of(n, parts, t)
+        integrate_spin_range(V_pred, dV, h, planar, x, v, omega, first, last, order)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def blocked_rotate(orientation, omega, h, parts):
-    """rotate over `parts` equal shares of the marbles at once: the same values."""
+def rotate(orientation, omega, h, parts):
+    """orientation (n, 4) <- exp(h ω / 2) ⊗ orientation, renormalised: each marble turned by
+    the angle h |ω| about ω (world frame), exactly for a constant ω over the step. Over `parts`
+    equal shares of the marbles at once, inline for one."""
     n = orientation.shape[0]
+    if parts == 1:
+        rotate_range(orientation, omega, h, 0, n)
+        return
     for t in prange(parts):
-        rotate_range(orientation, omega, h, t * n // parts, (t + 1) * n // parts)
+        first, last = share_of(n, parts, t)
+        rotate_range(orientation, omega, h, first, last)
 
 
 def rotation_matrices(orientation: np.ndarray) -> np.ndarray:

@@ -19,32 +19,27 @@ def carry_over(prev_keys, prev_lam, keys, lam0):
     carry_over_rows(prev_keys, prev_lam, 1, keys, lam0, 1)
 
 
-@njit(cache=True, nogil=True)
-def carry_over_rows(prev_keys, prev_lam, prev_rows, keys, lam0, rows):
+@njit(parallel=True, cache=True, nogil=True)
+def carry_over_rows(prev_keys, prev_lam, prev_rows, keys, lam0, rows, parts=1):
     """The same matching for impulses of several rows per contact: contact c's first
     min(prev_rows, rows) entries from its previous ones (the normal, then tangents...). Most
     contacts persist in the collider's order, so the contacts are matched in order first, and
     an open-addressing hash table of the previous keys (O(m), where sorting and searching cost
-    a few times more on the bowl) is built only for what follows the first miss."""
-    c = _carry_in_order(prev_keys, prev_lam, prev_rows, keys, lam0, rows)
-    if c < keys.shape[0]:
-        slot, mask = _key_table(prev_keys)
-        _carry_rest(prev_keys, prev_lam, prev_rows, keys, lam0, rows, slot, mask, c,
-                    keys.shape[0])
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def blocked_carry_over_rows(prev_keys, prev_lam, prev_rows, keys, lam0, rows, parts):
-    """carry_over_rows with the contacts after the in-order run looked up in `parts` equal
-    shares at once: the same λ0, since a key is matched exactly wherever it is found (the
-    contact order of a step in blocks moves too much between steps for the in-order run)."""
+    a few times more on the bowl) is built only for what follows the first miss; those are
+    looked up in `parts` equal shares at once (inline for one): the same λ0 for any number,
+    since a key is matched exactly wherever it is found (the contact order of a step in blocks
+    moves too much between steps for the in-order run)."""
     c = _carry_in_order(prev_keys, prev_lam, prev_rows, keys, lam0, rows)
     m = keys.shape[0]
-    if c < m:
-        slot, mask = _key_table(prev_keys)
-        for t in prange(parts):
-            _carry_rest(prev_keys, prev_lam, prev_rows, keys, lam0, rows, slot, mask,
-                        c + t * (m - c) // parts, c + (t + 1) * (m - c) // parts)
+    if c >= m:
+        return
+    slot, mask = _key_table(prev_keys)
+    if parts == 1:
+        _carry_rest(prev_keys, prev_lam, prev_rows, keys, lam0, rows, slot, mask, c, m)
+        return
+    for t in prange(parts):
+        _carry_rest(prev_keys, prev_lam, prev_rows, keys, lam0, rows, slot, mask,
+                    c + t * (m - c) // parts, c + (t + 1) * (m - c) // parts)
 
 
 @njit(**ROW_KERNEL)

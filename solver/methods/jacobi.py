@@ -10,13 +10,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..coulomb import frictional_contact_velocity, frictional_impulse_velocity, project_disk
+from ..coulomb import project_disk
 from ..friction import relaxed_steps
 from ..params import Param
 from ..partition import share, shares
-from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem, apply_matrix
-from ..products import (blocked_frictional_impulse_velocity, blocked_impulse_velocity,
-                        frictional_gather, gather)
+from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem
+from ..products import frictional_gather, frictional_velocity_change, gather, velocity_change
 from .driver import Method, SolveSettings, run
 from .operator import local_steps, operator, product
 
@@ -35,20 +34,21 @@ def jacobi_range(rhs, diag, lam, beta, e, first, last):
         lam[c] = new if new > 0.0 else 0.0
 
 
-@njit(cache=True, nogil=True)
-def jacobi_sweeps(body_a, body_b, normal, inv_mass, rhs, diag, lam, beta, dv, e, count):
-    for _ in range(count):
-        apply_matrix(body_a, body_b, normal, inv_mass, lam, dv, e)
-        jacobi_range(rhs, diag, lam, beta, e, 0, lam.shape[0])
-
-
 @njit(parallel=True, cache=True, nogil=True)
-def blocked_jacobi_sweeps(body_a, body_b, normal, inv_mass, rhs, diag, lam, beta, dv, e, count,
-                          ranges, phases):
-    """jacobi_sweeps over a partition, in parallel: the same iterates for the same contacts."""
+def jacobi_sweeps(body_a, body_b, normal, inv_mass, rhs, diag, lam, beta, dv, e, count, ranges,
+                  phases):
+    """`count` Jacobi iterations over a partition: e = A λ from one iterate, then every
+    contact's update (jacobi_range), the contacts in equal shares at once; inline for one
+    block. The same iterates for any number of blocks of the same contacts."""
+    parts = shares(ranges)
+    m = lam.shape[0]
     for _ in range(count):
-        blocked_impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases)
-        for t in prange(shares(ranges)):
+        velocity_change(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases)
+        if parts == 1:
+            gather(body_a, body_b, normal, dv, e, 0, m)
+            jacobi_range(rhs, diag, lam, beta, e, 0, m)
+            continue
+        for t in prange(parts):
             first, last = share(ranges, t)
             gather(body_a, body_b, normal, dv, e, first, last)
             jacobi_range(rhs, diag, lam, beta, e, first, last)
@@ -78,29 +78,23 @@ def frictional_jacobi_range(rhs, step, mu, mu_roll, mu_spin, rows, lam, e, first
             lam[k + 5] = min(max(ls, -bound), bound)
 
 
-@njit(cache=True, nogil=True)
+# long: the frictional Jacobi iteration's arrays, each passed on to its range kernels.
+@njit(parallel=True, cache=True, nogil=True)
 def frictional_jacobi_sweeps(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
                              inv_inertia, rhs, step, mu, mu_roll, mu_spin, rows, lam, dV, e,
-                             count):
+                             count, ranges, phases):
     """`count` Jacobi iterations on the frictional problem: e = A λ + b from one iterate, then
-    every contact's update (frictional_jacobi_range)."""
+    every contact's update (frictional_jacobi_range), over a partition as jacobi_sweeps."""
+    parts = shares(ranges)
+    m = body_a.shape[0]
     for _ in range(count):
-        frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
-                                    inv_inertia, lam, rows, dV)
-        frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows, e)
-        frictional_jacobi_range(rhs, step, mu, mu_roll, mu_spin, rows, lam, e, 0,
-                                body_a.shape[0])
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def blocked_frictional_jacobi_sweeps(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
-                                     inv_inertia, rhs, step, mu, mu_roll, mu_spin, rows, lam, dV,
-                                     e, count, ranges, phases):
-    """frictional_jacobi_sweeps over a partition, in parallel: the same iterates."""
-    for _ in range(count):
-        blocked_frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b,
-                                            inv_mass, inv_inertia, lam, rows, dV, ranges, phases)
-        for t in prange(shares(ranges)):
+        frictional_velocity_change(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
+                                   inv_inertia, lam, rows, dV, ranges, phases)
+        if parts == 1:
+            frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows, e, 0, m)
+            frictional_jacobi_range(rhs, step, mu, mu_roll, mu_spin, rows, lam, e, 0, m)
+            continue
+        for t in prange(parts):
             first, last = share(ranges, t)
             frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows, e, first,
                               last)
@@ -114,13 +108,8 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     e = np.empty(problem.m)
 
     def sweep(count: int) -> None:
-        if problem.partition is None:
-            jacobi_sweeps(problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
-                          problem.rhs, problem.diag, lam, beta, dv, e, count)
-        else:
-            blocked_jacobi_sweeps(problem.body_a, problem.body_b, problem.normal,
-                                  problem.inv_mass, problem.rhs, problem.diag, lam, beta, dv, e,
-                                  count, *problem.partition)
+        jacobi_sweeps(problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
+                      problem.rhs, problem.diag, lam, beta, dv, e, count, *problem.partition)
 
     return run(problem, lam, settings, sweep)
 
@@ -165,11 +154,8 @@ def _solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings):
     def sweep(count: int) -> None:
         args = (p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b, p.inv_mass,
                 p.inv_inertia, p.rhs, step, p.mu, p.mu_roll, p.mu_spin, p.rows, lam, dV, e,
-                count)
-        if p.partition is None:
-            frictional_jacobi_sweeps(*args)
-        else:
-            blocked_frictional_jacobi_sweeps(*args, *p.partition)
+                count, *p.partition)
+        frictional_jacobi_sweeps(*args)
 
     return run(problem, lam, settings, sweep)
 

@@ -2,21 +2,22 @@
 
 Sweep the contacts; at each, recompute e_c from the current velocities and clamp the accumulated
 impulse, λ_c <- max(0, λ_c - ω e_c / A_cc), applying the change to both marbles at once. No matrix
-is formed: the velocities carry A λ. ω = 1 here; `psor` and `pgs-sm` reuse these kernels.
+is formed: the velocities carry A λ. ω = 1 here; `psor` and `pgs-sm` reuse these kernels
+(gauss_seidel.py).
 """
 from __future__ import annotations
 
 from typing import Callable
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-from .blocked_sweeps import (blocked_frictional_sweeps, blocked_prepare, blocked_relaxed_sweeps,
-                             relaxed_range)
-from .sweeps import FRICTION_LAWS, frictional_sweeps, pack
+from .gauss_seidel import frictional_sweeps, relaxed_sweeps
+from .sweeps import FRICTION_LAWS, pack
 from ..params import Param
-from ..problem import (EXPLICIT, FRICTIONAL, FRICTIONLESS, ROW_KERNEL, ContactProblem,
-                       impulse_velocity)
+from ..partition import share, share_of, shares
+from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem
+from ..products import impulse_velocity, velocity_change
 from .driver import Method, SolveSettings, run
 from .matrix_sweeps import solve_matrix
 
@@ -30,26 +31,37 @@ FRICTION = Param("friction", "cone", str, "friction law: the Coulomb disk ‖λ_
                  choices=tuple(FRICTION_LAWS))
 
 
-@njit(**ROW_KERNEL)
-def relaxed_sweeps(body_a, body_b, normal, bias, inv_mass, step, v, lam, count):
-    """`count` sweeps in place, λ_c <- max(0, λ_c - step_c e_c) with step (m,) = ω / A_cc
-    precomputed (a multiply in the loop instead of a divide: the sweep is latency-bound).
-    v: (n, 3) = v* + M^-1 J^T λ, kept consistent with λ; bias: (m,) gap / h, m/s."""
-    for _ in range(count):
-        relaxed_range(body_a, body_b, normal, bias, inv_mass, step, v, lam, 0, lam.shape[0])
+@njit(parallel=True, cache=True, nogil=True)
+def prepare(body_a, body_b, normal, gap, dt, inv_mass, diag, v_pred, omega, lam, v, bias, step,
+            ranges, phases):
+    """What the sweeps need, in one call: v (n, 3) <- v* + M^-1 J^T λ (m/s), bias (m,) <- gap / h
+    (m/s), step (m,) <- ω / A_cc (kg). The same operations as ContactProblem.velocity,
+    ContactProblem.bias and ``omega / diag``, so the results are bit for bit theirs; over the
+    partition, inline for one block."""
+    if shares(ranges) == 1:
+        impulse_velocity(body_a, body_b, normal, inv_mass, lam, v)
+        _prepare_range(gap, dt, diag, v_pred, omega, v, bias, step, 0, v.shape[0], 0,
+                       gap.shape[0])
+        return
+    velocity_change(body_a, body_b, normal, inv_mass, lam, v, ranges, phases)
+    parts = shares(ranges)
+    n = v.shape[0]
+    for t in prange(parts):
+        first, last = share_of(n, parts, t)
+        c_first, c_last = share(ranges, t)
+        _prepare_range(gap, dt, diag, v_pred, omega, v, bias, step, first, last, c_first,
+                       c_last)
 
 
 @njit(cache=True, nogil=True)
-def prepare(body_a, body_b, normal, gap, dt, inv_mass, diag, v_pred, omega, lam, v, bias, step):
-    """What the sweeps need, in one call: v (n, 3) <- v* + M^-1 J^T λ (m/s), bias (m,) <- gap / h
-    (m/s), step (m,) <- ω / A_cc (kg). The same operations as ContactProblem.velocity,
-    ContactProblem.bias and ``omega / diag``, so the results are bit for bit theirs."""
-    impulse_velocity(body_a, body_b, normal, inv_mass, lam, v)
-    for i in range(v.shape[0]):
+def _prepare_range(gap, dt, diag, v_pred, omega, v, bias, step, first, last, c_first, c_last):
+    """prepare's v += v* for marbles [first, last), bias and step for contacts
+    [c_first, c_last)."""
+    for i in range(first, last):
         v[i, 0] = v_pred[i, 0] + v[i, 0]
         v[i, 1] = v_pred[i, 1] + v[i, 1]
         v[i, 2] = v_pred[i, 2] + v[i, 2]
-    for c in range(gap.shape[0]):
+    for c in range(c_first, c_last):
         bias[c] = gap[c] / dt
         d = diag[c]
         # A_cc = 0 (both ends fixed): an inert row, which no impulse can change; it keeps its
@@ -67,14 +79,10 @@ def solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings, omega: 
     V = problem.velocity(lam)
     packed = pack(problem, omega)
     p = problem
-    parts = p.partition
 
     def sweep(count: int) -> None:
-        if parts is None:
-            frictional_sweeps(p.body_a, p.body_b, packed, p.rows, law, naive, V, lam, count)
-        else:
-            blocked_frictional_sweeps(p.body_a, p.body_b, packed, p.rows, law, naive, V, lam,
-                                      count, *parts)
+        frictional_sweeps(p.body_a, p.body_b, packed, p.rows, law, naive, V, lam, count,
+                          *p.partition)
 
     def sync() -> None:
         V[:] = problem.velocity(lam)
@@ -102,36 +110,16 @@ def solve_relaxed(problem: ContactProblem, lam0: np.ndarray, settings: SolveSett
                   omega: float):
     """Projected SOR with relaxation ω from λ0 (pgs: ω = 1), without friction."""
     lam = np.array(lam0, dtype=np.float64)
-    parts = problem.partition
-    if parts is not None:
-        return _solve_blocked(problem, lam, settings, omega, parts)
     v = np.empty_like(problem.v_pred)
     bias = np.empty(problem.m)
     step = np.empty(problem.m)
     prepare(problem.body_a, problem.body_b, problem.normal, problem.gap, float(problem.dt),
-            problem.inv_mass, problem.diag, problem.v_pred, float(omega), lam, v, bias, step)
+            problem.inv_mass, problem.diag, problem.v_pred, float(omega), lam, v, bias, step,
+            *problem.partition)
 
     def sweep(count: int) -> None:
         relaxed_sweeps(problem.body_a, problem.body_b, problem.normal, bias, problem.inv_mass,
-                       step, v, lam, count)
-
-    def sync() -> None:
-        v[:] = problem.velocity(lam)
-
-    return run(problem, lam, settings, sweep, sync)
-
-
-def _solve_blocked(problem: ContactProblem, lam: np.ndarray, settings: SolveSettings,
-                   omega: float, parts: tuple[np.ndarray, np.ndarray]):
-    """solve_relaxed over a step's contacts in blocks, in parallel (blocked_sweeps.py)."""
-    bias = np.empty(problem.m)
-    step = np.empty(problem.m)
-    blocked_prepare(problem.gap, float(problem.dt), problem.diag, float(omega), bias, step)
-    v = problem.velocity(lam)
-
-    def sweep(count: int) -> None:
-        blocked_relaxed_sweeps(problem.body_a, problem.body_b, problem.normal, bias,
-                               problem.inv_mass, step, v, lam, count, *parts)
+                       step, v, lam, count, *problem.partition)
 
     def sync() -> None:
         v[:] = problem.velocity(lam)

@@ -22,7 +22,7 @@ from ..params import Param
 from ..problem import (ROW_KERNEL, ContactProblem, apply_matrix, contact_graph, contact_row,
                        impulse_velocity, inverse_diag, row_error)
 from .driver import GRADIENT_NOISE, Method, SolveSettings, run
-from .pgs import relaxed_sweeps
+from .gauss_seidel import relaxed_sweeps
 
 
 @njit(cache=True, nogil=True)
@@ -270,7 +270,7 @@ class _Iterations:
         p, k_gs = self.problem, self.settings["k_gs"]
         for _ in range(count):
             relaxed_sweeps(p.body_a, p.body_b, p.normal, self.bias, p.inv_mass, self.step,
-                           self.v, self.lam, k_gs)
+                           self.v, self.lam, k_gs, *p.partition)
             self.counts["sweeps"] += k_gs
             self.counts["products"] += k_gs
             size = int(np.count_nonzero(self.lam > 0.0))

@@ -35,7 +35,7 @@ from .laws import CONE, PROX
 from .matrix_sweeps import matrix_sweeps
 from .operator import _over, block_bound, local_steps, operator, product
 from .proximal import ACCEPTED, E_VALID, PRODUCTS, SCALE, STOP, hooks, judge
-from .sweeps import frictional_sweeps, pack
+from .sweeps import frictional_range, pack
 
 MERIT = 3  # slot of the float64 state: FCLIB's squared error of the current λ (inf: unknown)
 SCALED = 4  # slot: the scale the packed steps were last written with
@@ -164,7 +164,7 @@ def prox_gs_geometry(body_a, body_b, normal, t1, t2, arm_a, arm_b, P, base, rows
         _copy(lam, lam_old)
         if adapt:
             _copy2(V, V_old)
-        frictional_sweeps(body_a, body_b, P, rows, CONE, False, V, lam, 1)
+        frictional_range(body_a, body_b, P, rows, CONE, False, V, lam, 0, body_a.shape[0])
         counts[PRODUCTS] += 1
         rho = _step(lam, lam_old)
         df = 0.0

@@ -84,7 +84,7 @@ def prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, fact
 def blocked_prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, factor, v,
                                lam, lam_old, v_old, state, counts, count, adapt, objective, nu,
                                grow, rho_abs, rho_rel, ranges, phases):
-    """prox_gs_iterations over a partition (blocked_sweeps.py's order and threads): each
+    """prox_gs_iterations over a partition (gauss_seidel.py's order and threads): each
     group's ρ and df, then ρ the largest and df their sum in group order, so a run repeats bit
     for bit for a given partition."""
     track = adapt and objective
@@ -140,7 +140,7 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
         args = (problem.body_a, problem.body_b, problem.normal, bias, problem.inv_mass,
                 problem.diag, denom, factor, v, lam, lam_old, v_old, state, counts, count, adapt,
                 objective, nu, grow, rho_abs, rho_rel)
-        if parts is None:
+        if problem.blocks == 1:
             return prox_gs_iterations(*args)
         return blocked_prox_gs_iterations(*args, *parts)
 

@@ -22,17 +22,17 @@ from .laws import BOX, CCP, CONE, FRICTION_LAWS, contact_step  # noqa: F401 (pgs
 PACKED = 22
 
 
-@njit(cache=True, nogil=True)
-def _pack(body_a, body_b, normal, t1, t2, arm_a, arm_b, mu, gap, dt, diag, rows, mu_roll,
-          mu_spin, inv_mass, inv_inertia, omega, out):
-    _pack_range(body_a, body_b, normal, t1, t2, arm_a, arm_b, mu, gap, dt, diag, rows, mu_roll,
-                mu_spin, inv_mass, inv_inertia, omega, out, 0, normal.shape[0])
-
-
 @njit(parallel=True, cache=True, nogil=True)
-def _blocked_pack(body_a, body_b, normal, t1, t2, arm_a, arm_b, mu, gap, dt, diag, rows,
-                  mu_roll, mu_spin, inv_mass, inv_inertia, omega, out, ranges):
-    for t in prange(shares(ranges)):
+def _pack(body_a, body_b, normal, t1, t2, arm_a, arm_b, mu, gap, dt, diag, rows, mu_roll,
+          mu_spin, inv_mass, inv_inertia, omega, out, ranges):
+    """_pack_range over a partition's contacts in equal shares at once (the same rows);
+    inline for one block."""
+    parts = shares(ranges)
+    if parts == 1:
+        _pack_range(body_a, body_b, normal, t1, t2, arm_a, arm_b, mu, gap, dt, diag, rows,
+                    mu_roll, mu_spin, inv_mass, inv_inertia, omega, out, 0, normal.shape[0])
+        return
+    for t in prange(parts):
         first, last = share(ranges, t)
         _pack_range(body_a, body_b, normal, t1, t2, arm_a, arm_b, mu, gap, dt, diag, rows,
                     mu_roll, mu_spin, inv_mass, inv_inertia, omega, out, first, last)
@@ -69,10 +69,7 @@ def pack(problem: FrictionalProblem, omega: float) -> np.ndarray:
     out = np.empty((p.m, PACKED))
     args = (p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b, p.mu, p.gap, float(p.dt),
             p.diag, p.rows, p.mu_roll, p.mu_spin, p.inv_mass, p.inv_inertia, float(omega), out)
-    if p.partition is None:
-        _pack(*args)
-    else:
-        _blocked_pack(*args, p.partition[0])  # equal shares at once: the same rows
+    _pack(*args, p.partition[0])
     return out
 
 
@@ -200,11 +197,3 @@ def frictional_range(body_a, body_b, P, rows, law, naive, V, lam, first, last):
         if skip and _stays_open(c, body_a, body_b, P, V, lam):
             continue
         sweep_contact(c, body_a, body_b, P, rows, law, naive, V, lam)
-
-
-@njit(**ROW_KERNEL)
-def frictional_sweeps(body_a, body_b, P, rows, law, naive, V, lam, count):
-    """`count` Gauss-Seidel sweeps of `sweep_contact` over every contact, in place; V (n, 6) is
-    kept equal to V* + M^-1 J^T λ; P: the packed contacts (`pack`)."""
-    for _ in range(count):
-        frictional_range(body_a, body_b, P, rows, law, naive, V, lam, 0, body_a.shape[0])

@@ -39,7 +39,7 @@ def problem_of(world: World, blocks: int, rows: int = 3):
         return ContactProblem(c.body_a, c.body_b, c.normal, c.gap, world.inv_mass, v_pred,
                               world.dt, c.key, c.partition)
     V_pred = np.empty((world.n, 6))
-    predict_spin(v_pred, world.omega, 1.0, False, np.zeros(world.n, dtype=bool), V_pred)
+    predict_spin(v_pred, world.omega, 1.0, False, np.zeros(world.n, dtype=bool), V_pred, 1)
     mu, roll, spin = contact_coefficients(c.body_a, world.mu, world.mu_wall, world.mu_roll,
                                           world.mu_spin)
     return FrictionalProblem(c.body_a, c.body_b, c.normal, c.gap, world.radius, world.inv_mass,

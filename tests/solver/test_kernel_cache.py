@@ -12,7 +12,7 @@ import numba
 import pytest
 
 from solver import kernel_cache
-from solver.methods import blocked_sweeps
+from solver.methods import gauss_seidel
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -125,10 +125,10 @@ def test_imports_are_followed_through_every_form(tmp_path):
                      "pkg/sub/__init__.py", "pkg/sub/f.py", "pkg/sub/g.py"]
 
 
-def test_the_blocked_sweeps_depend_on_the_serial_sweep():
-    """The case that was stale: the parallel frictional sweep inlines sweeps.frictional_range."""
+def test_the_sweeps_in_blocks_depend_on_the_contact_update():
+    """The case that was stale: the frictional sweep in blocks inlines sweeps.frictional_range."""
     found = {p.relative_to(kernel_cache.ROOT).as_posix()
-             for p in kernel_cache.dependencies(blocked_sweeps.__file__)}
+             for p in kernel_cache.dependencies(gauss_seidel.__file__)}
     assert {"solver/methods/sweeps.py", "solver/problem.py", "solver/coulomb.py"} <= found
     assert not any(name.startswith(("lab/", "app/")) for name in found)
 
@@ -136,9 +136,9 @@ def test_the_blocked_sweeps_depend_on_the_serial_sweep():
 def test_the_project_installs_it_and_leaves_other_files_alone():
     assert numba.config.CACHE_LOCATOR_CLASSES == ",".join(kernel_cache.LOCATORS)
     # Installed before the project's kernels were decorated: they carry our locator.
-    locator = blocked_sweeps.blocked_frictional_sweeps._cache._impl.locator
+    locator = gauss_seidel.frictional_sweeps._cache._impl.locator
     assert isinstance(locator, kernel_cache._DependentStamp)
-    assert kernel_cache.dependency_stamp(blocked_sweeps.__file__) is not None
+    assert kernel_cache.dependency_stamp(gauss_seidel.__file__) is not None
     assert kernel_cache.dependency_stamp(numba.__file__) is None
 
 

@@ -32,6 +32,11 @@ def test_a_bad_value_is_refused_in_one_line_naming_it(changes, fragment):
         StepOptions(registry.settings("pgs"), **changes)
 
 
+def test_a_fraction_may_be_a_bool():
+    o = StepOptions(registry.settings("pgs"), True, False)
+    assert (o.warm_start, o.stabilise) == (1.0, 0.0)
+
+
 def test_solver_settings_must_be_the_registrys():
     with pytest.raises(ParamError, match="registry.settings"):
         StepOptions({"method": "pgs"})

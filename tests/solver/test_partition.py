@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from solver.collide import INTERLEAVE, Collider, _deal
-from solver.partition import PHASES, assign_blocks, check, dealt_position, kept, share, shares
+from solver.partition import (PHASES, assign_blocks, check, dealt_position, kept, one_block,
+                              share, shares)
 from solver.world import container_geometry
 from tests.solver.blocks import contacts_of, packed_box
 
@@ -127,3 +128,14 @@ def test_slabs_hold_equal_marbles_in_order_along_the_axis(blocks):
     # Ranks: along x, then slot order within a layer.
     rank = np.lexsort((np.arange(n), x_of(sorted_lin)))
     assert np.array_equal(block_of[rank], np.arange(n) * blocks // n)
+
+
+@pytest.mark.parametrize("m", [0, 1, 7])
+def test_one_block_is_every_contact_in_block_zeros_interior(m):
+    """A serial problem's partition: block 0's interior holds every contact in order, every
+    other group is empty, and an element-wise pass splits it into one share."""
+    ranges, phases = one_block(m)
+    assert shares(ranges) == 1 and share(ranges, 0) == (0, m)
+    assert ranges[phases[1]] == m and ranges.tolist()[-1] == m
+    body = np.arange(m, dtype=np.int64)
+    assert check((ranges, phases), body - 1, body) is None

@@ -54,19 +54,20 @@ def test_residual_of_zero_impulses_skips_nothing_it_needs():
 
 
 def test_the_row_helpers_cost_nothing_in_the_sweeps():
-    """Every kernel that calls row_error/apply_row is compiled with ROW_KERNEL, whose code has
-    no reference counting: an incref/decref pair per contact made a PGS sweep 5x slower. Read
+    """Every kernel that calls row_error/apply_row per contact is compiled with ROW_KERNEL,
+    whose code has no reference counting: an incref/decref pair per contact made a PGS sweep
+    5x slower. Read
     from the compiled code of a fresh (uncached) copy, so no timing is involved."""
     from numba import njit
 
-    from solver.methods import naive, pgs, pgs_sm, prox_gs
+    from solver.methods import gauss_seidel, naive, pgs_sm, prox_gs
     from solver.problem import ROW_KERNEL
 
     p = random_problem(np.random.default_rng(4), 3, 6)
     lam, v = np.zeros(p.m), p.velocity(np.zeros(p.m))
     args = {
-        pgs.relaxed_sweeps: (p.body_a, p.body_b, p.normal, p.bias, p.inv_mass, 1 / p.diag, v,
-                             lam, 2),
+        gauss_seidel.relaxed_range: (p.body_a, p.body_b, p.normal, p.bias, p.inv_mass,
+                                     1 / p.diag, v, lam, 0, p.m),
         naive.naive_sweeps: (p.body_a, p.body_b, p.normal, p.bias, p.inv_mass, p.diag, v, lam, 2),
     }
     for kernel, call in args.items():

@@ -6,11 +6,10 @@ import numpy as np
 import pytest
 
 from solver.coulomb import frictional_contact_velocity, frictional_impulse_velocity
-from solver.problem import contact_velocity, impulse_velocity, natural_residual
-from solver.products import (blocked_contact_velocity, blocked_finite,
-                             blocked_frictional_contact_velocity,
-                             blocked_frictional_impulse_velocity, blocked_impulse_velocity,
-                             blocked_natural_residual, blocked_scan, serial_partition)
+from solver.partition import one_block
+from solver.products import (all_finite, contact_velocity, frictional_contact_velocities,
+                             frictional_velocity_change, impulse_velocity, natural_residual,
+                             scan, velocity_change)
 from tests.solver.blocks import packed_box, problem_of
 
 
@@ -26,16 +25,19 @@ def frictional():
 
 def test_scatter_and_gather_are_the_serial_ones(problem):
     p = problem
+    serial = one_block(p.m)
     lam = np.random.default_rng(0).uniform(0.0, 1e-3, p.m)
-    serial, blocked = np.empty_like(p.v_pred), np.full_like(p.v_pred, np.nan)
-    impulse_velocity(p.body_a, p.body_b, p.normal, p.inv_mass, lam, serial)
-    blocked_impulse_velocity(p.body_a, p.body_b, p.normal, p.inv_mass, lam, blocked,
-                             *p.partition)
-    assert np.any(serial != 0.0) and np.array_equal(serial, blocked)
+    plain, inline, blocked = (np.full_like(p.v_pred, np.nan) for _ in range(3))
+    impulse_velocity(p.body_a, p.body_b, p.normal, p.inv_mass, lam, plain)
+    velocity_change(p.body_a, p.body_b, p.normal, p.inv_mass, lam, inline, *serial)
+    velocity_change(p.body_a, p.body_b, p.normal, p.inv_mass, lam, blocked, *p.partition)
+    assert np.any(plain != 0.0)
+    assert np.array_equal(plain, inline) and np.array_equal(plain, blocked)
     one, two = np.empty(p.m), np.full(p.m, np.nan)
-    contact_velocity(p.body_a, p.body_b, p.normal, serial, one)
-    blocked_contact_velocity(p.body_a, p.body_b, p.normal, serial, two, p.partition[0])
+    contact_velocity(p.body_a, p.body_b, p.normal, plain, one, serial[0])
+    contact_velocity(p.body_a, p.body_b, p.normal, plain, two, p.partition[0])
     assert np.array_equal(one, two)
+    np.testing.assert_allclose(one, p.jacobian() @ plain.ravel(), rtol=1e-12, atol=1e-18)
 
 
 @pytest.mark.parametrize("start", ["cold", "warm"])
@@ -43,49 +45,51 @@ def test_natural_residual_is_the_serial_one(problem, start):
     p = problem
     lam = np.zeros(p.m) if start == "cold" else np.random.default_rng(1).uniform(0, 1e-3, p.m)
     dv = np.empty_like(p.v_pred)
-    want = natural_residual(p.body_a, p.body_b, p.normal, p.inv_mass, p.rhs, lam, dv)
-    got = blocked_natural_residual(p.body_a, p.body_b, p.normal, p.inv_mass, p.rhs, lam, dv,
-                                   *p.partition)
+    want = natural_residual(p.body_a, p.body_b, p.normal, p.inv_mass, p.rhs, lam, dv,
+                            *one_block(p.m))
+    got = natural_residual(p.body_a, p.body_b, p.normal, p.inv_mass, p.rhs, lam, dv,
+                           *p.partition)
     assert want > 0.0 and got == want
+    assert want == np.abs(np.minimum(lam, p.error(lam))).max()
     lam[p.m // 2] = np.nan
-    assert blocked_natural_residual(p.body_a, p.body_b, p.normal, p.inv_mass, p.rhs, lam, dv,
-                                    *p.partition) == np.inf
+    for partition in (p.partition, one_block(p.m)):
+        assert natural_residual(p.body_a, p.body_b, p.normal, p.inv_mass, p.rhs, lam, dv,
+                                *partition) == np.inf
 
 
-def test_scans_see_every_group(problem):
+@pytest.mark.parametrize("blocks", ["one", "partition"])
+def test_scans_see_every_group(problem, blocks):
     p = problem
-    ranges = p.partition[0]
-    finite, scale = blocked_scan(p.rhs, p.diag, 1, ranges)
+    ranges = one_block(p.m)[0] if blocks == "one" else p.partition[0]
+    finite, scale = scan(p.rhs, p.diag, 1, ranges)
     assert finite and scale == np.abs(p.rhs).max()
     lam = np.zeros(p.m)
-    assert blocked_finite(lam, 1, ranges)
+    assert all_finite(lam, 1, ranges)
     for c in (0, p.m - 1):  # the first group's first contact, the last group's last one
         bad = lam.copy()
         bad[c] = np.inf
-        assert not blocked_finite(bad, 1, ranges)
+        assert not all_finite(bad, 1, ranges)
         rhs = p.rhs.copy()
         rhs[c] = np.nan
-        assert blocked_scan(rhs, p.diag, 1, ranges) == (False, np.inf)
+        assert scan(rhs, p.diag, 1, ranges) == (False, np.inf)
 
 
 def test_frictional_products_are_the_serial_ones(frictional):
     p = frictional
     lam = np.random.default_rng(2).uniform(-1e-4, 1e-3, p.size)
-    serial, blocked = np.empty_like(p.V_pred), np.full_like(p.V_pred, np.nan)
+    plain, inline, blocked = (np.full_like(p.V_pred, np.nan) for _ in range(3))
     args = (p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b)
-    frictional_impulse_velocity(*args, p.inv_mass, p.inv_inertia, lam, p.rows, serial)
-    blocked_frictional_impulse_velocity(*args, p.inv_mass, p.inv_inertia, lam, p.rows, blocked,
-                                        *p.partition)
-    assert np.array_equal(serial, blocked)
-    one, two = np.empty(p.size), np.full(p.size, np.nan)
-    frictional_contact_velocity(*args, serial, p.rows, one)
-    blocked_frictional_contact_velocity(*args, serial, p.rows, two, p.partition[0])
-    assert np.array_equal(one, two)
-
-
-def test_a_serial_partition_is_one_group_of_every_contact():
-    ranges, phases = serial_partition(7)
-    assert ranges.tolist() == [0, 7] and phases.tolist() == [0, 1]
+    frictional_impulse_velocity(*args, p.inv_mass, p.inv_inertia, lam, p.rows, plain)
+    frictional_velocity_change(*args, p.inv_mass, p.inv_inertia, lam, p.rows, inline,
+                               *one_block(p.m))
+    frictional_velocity_change(*args, p.inv_mass, p.inv_inertia, lam, p.rows, blocked,
+                               *p.partition)
+    assert np.array_equal(plain, inline) and np.array_equal(plain, blocked)
+    one, two, three = np.empty(p.size), np.full(p.size, np.nan), np.full(p.size, np.nan)
+    frictional_contact_velocity(*args, plain, p.rows, one)
+    frictional_contact_velocities(*args, plain, p.rows, two, one_block(p.m)[0])
+    frictional_contact_velocities(*args, plain, p.rows, three, p.partition[0])
+    assert np.array_equal(one, two) and np.array_equal(one, three)
 
 
 def test_same_bits_tells_every_difference_of_bits():

@@ -2,7 +2,8 @@
 stay those of its impulses, and it improves on the iterate it starts from."""
 import numpy as np
 
-from solver.methods.pgs import prepare, relaxed_sweeps
+from solver.methods.gauss_seidel import relaxed_sweeps
+from solver.methods.pgs import prepare
 from tests.solver.methods.reference import random_problem, solve
 
 def test_pgs_improves_on_the_iterate_it_starts_from(settled_bowl_problem):
@@ -28,9 +29,10 @@ def test_a_sweep_is_projected_sor_on_the_dense_matrix():
         lam = np.zeros(problem.m)
         v, bias, step = np.empty_like(problem.v_pred), np.empty(problem.m), np.empty(problem.m)
         prepare(problem.body_a, problem.body_b, problem.normal, problem.gap, problem.dt,
-                problem.inv_mass, problem.diag, problem.v_pred, omega, lam, v, bias, step)
+                problem.inv_mass, problem.diag, problem.v_pred, omega, lam, v, bias, step,
+                *problem.partition)
         relaxed_sweeps(problem.body_a, problem.body_b, problem.normal, bias, problem.inv_mass,
-                       step, v, lam, 6)
+                       step, v, lam, 6, *problem.partition)
         np.testing.assert_allclose(lam, dense_projected_sor(A, b, np.zeros(problem.m), omega, 6),
                                    rtol=1e-10, atol=1e-13)
         # The velocities the sweep carries are those its impulses leave.

@@ -7,7 +7,8 @@ import pytest
 
 from solver.friction import FrictionalProblem
 from solver.methods import registry
-from solver.methods.sweeps import BOX, CCP, CONE, frictional_sweeps, pack
+from solver.methods.gauss_seidel import frictional_sweeps
+from solver.methods.sweeps import BOX, CCP, CONE, pack
 from tests.solver.blocks import packed_box, problem_of
 
 G, H, R = 9.81, 0.02, 0.1
@@ -27,7 +28,7 @@ def sweep(problem, law=CONE, naive=False, count=1, omega=1.0):
     lam = np.zeros(problem.size)
     V = problem.velocity(lam)
     frictional_sweeps(problem.body_a, problem.body_b, pack(problem, omega), problem.rows, law,
-                      naive, V, lam, count)
+                      naive, V, lam, count, *problem.partition)
     return lam, V
 
 
@@ -149,7 +150,7 @@ def test_the_sweep_over_a_pile_is_every_contact_updated_in_full(law):
     lam[0::3][::4] = 1e-3  # some contacts start with an impulse, most without
     V = p.velocity(lam)
     want_lam, want_V = lam.copy(), V.copy()
-    frictional_sweeps(p.body_a, p.body_b, P, p.rows, law, False, V, lam, 3)
+    frictional_sweeps(p.body_a, p.body_b, P, p.rows, law, False, V, lam, 3, *p.partition)
     for _ in range(3):
         reference_sweep(p, P, law, want_lam, want_V)
     separating = np.count_nonzero(lam[0::3] == 0.0)

@@ -1,14 +1,15 @@
-"""Gauss-Seidel in blocks: the parallel sweep is the serial sweep over the partition's order,
-bit for bit, and it converges to the serial solve's solution of the same frozen problem."""
+"""Gauss-Seidel in blocks: the parallel sweep is the inline (one-block) sweep over the
+partition's order, bit for bit, and it converges to the serial solve's solution of the same
+frozen problem."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from solver.methods import registry
-from solver.methods.blocked_sweeps import blocked_frictional_sweeps, blocked_relaxed_sweeps
-from solver.methods.pgs import relaxed_sweeps
-from solver.methods.sweeps import CONE, frictional_sweeps, pack
+from solver.methods.gauss_seidel import frictional_sweeps, relaxed_sweeps
+from solver.methods.sweeps import CONE, pack
+from solver.partition import one_block
 from tests.solver.blocks import packed_box, problem_of
 
 
@@ -24,9 +25,10 @@ def test_a_blocked_sweep_is_the_serial_sweep_in_the_partition_order(box, blocks)
     bias = p.gap / p.dt
     lam = [np.zeros(p.m), np.zeros(p.m)]
     v = [p.v_pred.copy(), p.v_pred.copy()]
-    relaxed_sweeps(p.body_a, p.body_b, p.normal, bias, p.inv_mass, step, v[0], lam[0], 5)
-    blocked_relaxed_sweeps(p.body_a, p.body_b, p.normal, bias, p.inv_mass, step, v[1], lam[1],
-                           5, *p.partition)
+    relaxed_sweeps(p.body_a, p.body_b, p.normal, bias, p.inv_mass, step, v[0], lam[0], 5,
+                   *one_block(p.m))
+    relaxed_sweeps(p.body_a, p.body_b, p.normal, bias, p.inv_mass, step, v[1], lam[1], 5,
+                   *p.partition)
     assert np.any(lam[0] > 0.0)
     assert np.array_equal(lam[0], lam[1]) and np.array_equal(v[0], v[1])
 
@@ -37,9 +39,10 @@ def test_a_blocked_frictional_sweep_is_the_serial_sweep_in_the_partition_order(r
     packed = pack(p, 1.0)
     lam = [np.zeros(p.size), np.zeros(p.size)]
     V = [p.V_pred.copy(), p.V_pred.copy()]
-    frictional_sweeps(p.body_a, p.body_b, packed, p.rows, CONE, False, V[0], lam[0], 4)
-    blocked_frictional_sweeps(p.body_a, p.body_b, packed, p.rows, CONE, False, V[1], lam[1], 4,
-                              *p.partition)
+    frictional_sweeps(p.body_a, p.body_b, packed, p.rows, CONE, False, V[0], lam[0], 4,
+                      *one_block(p.m))
+    frictional_sweeps(p.body_a, p.body_b, packed, p.rows, CONE, False, V[1], lam[1], 4,
+                      *p.partition)
     assert np.any(lam[0][1::rows] != 0.0)  # tangent impulses: friction acts
     assert np.array_equal(lam[0], lam[1]) and np.array_equal(V[0], V[1])
 
@@ -56,7 +59,7 @@ def test_blocks_converge_to_the_serial_solution(solver, mu):
     out = []
     for blocks in (1, 2):
         p = problem_of(world, blocks)
-        assert (p.partition is None) == (blocks == 1)
+        assert p.blocks == blocks
         result = registry.get(solver).solve(p, np.zeros(p.size if mu else p.m), settings)
         assert result.residual < 1e-6 * np.abs(p.rhs).max()
         out.append((p, result.lam, p.velocity(result.lam)))

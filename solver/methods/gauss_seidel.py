@@ -1,13 +1,14 @@
-"""Gauss-Seidel sweeps over a step's contacts in blocks (solver/partition.py), in parallel: the
-sweeps of pgs, psor (and so nsgs on spheres) and the frictional sweep of sweeps.py.
+"""Gauss-Seidel sweeps over a step's contacts in blocks (solver/partition.py): the sweeps of
+pgs, psor (and so nsgs on spheres) and the frictional sweep of sweeps.py.
 
 A sweep visits the partition's phases in order and, within a phase, its groups at once, each
 group's contacts in their order. Groups of one phase share no marble, so no two threads touch
 one velocity, and the sweep is exactly the serial sweep over the contacts in the partition's
 order: the interiors of the blocks first, then the contacts between blocks. That order is
-fixed by the number of blocks, so a run repeats bit for bit; with one block there is no
-partition and the serial kernels run. Each contact's update is the serial one (pgs.py,
-sweeps.sweep_contact), written once for a range of contacts.
+fixed by the number of blocks, so a run repeats bit for bit. A phase of one group runs inline,
+so a serial problem (one block: one group holds every contact) sweeps on the calling thread.
+Each contact's update is written once, for a range of contacts (relaxed_range,
+sweeps.frictional_range).
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from .sweeps import frictional_range
 @njit(**ROW_KERNEL)
 def relaxed_range(body_a, body_b, normal, bias, inv_mass, step, v, lam, first, last):
     """One projected SOR pass over contacts [first, last): λ_c <- max(0, λ_c - step_c e_c), v
-    kept equal to v* + M^-1 J^T λ (pgs.relaxed_sweeps runs it over every contact)."""
+    kept equal to v* + M^-1 J^T λ; step (m,) = ω / A_cc precomputed (a multiply in the loop
+    instead of a divide: the sweep is latency-bound); bias: (m,) gap / h, m/s."""
     for c in range(first, last):
         a, b, n0, n1, n2 = contact_row(body_a, body_b, normal, c)
         e = row_error(v, a, b, n0, n1, n2, bias[c])
@@ -33,10 +35,9 @@ def relaxed_range(body_a, body_b, normal, bias, inv_mass, step, v, lam, first, l
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def blocked_relaxed_sweeps(body_a, body_b, normal, bias, inv_mass, step, v, lam, count, ranges,
-                           phases):
-    """`count` sweeps of relaxed_range over a partition, phase by phase, the groups of a phase
-    in parallel (a phase of one group without starting the threads)."""
+def relaxed_sweeps(body_a, body_b, normal, bias, inv_mass, step, v, lam, count, ranges, phases):
+    """`count` sweeps of relaxed_range over a partition, in place, phase by phase, the groups of
+    a phase in parallel (a phase of one group without starting the threads)."""
     for _ in range(count):
         for p in range(phases.shape[0] - 1):
             lo = phases[p]
@@ -51,20 +52,10 @@ def blocked_relaxed_sweeps(body_a, body_b, normal, bias, inv_mass, step, v, lam,
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def blocked_prepare(gap, dt, diag, omega, bias, step):
-    """bias (m,) <- gap / h (m/s) and step (m,) <- ω / A_cc (kg; 0 for an inert row), contact
-    by contact as pgs.prepare does them."""
-    for c in prange(gap.shape[0]):
-        bias[c] = gap[c] / dt
-        d = diag[c]
-        step[c] = omega / d if d != 0.0 else 0.0
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def blocked_frictional_sweeps(body_a, body_b, P, rows, law, naive, V, lam, count, ranges,
-                              phases):
-    """`count` frictional sweeps over a partition, as blocked_relaxed_sweeps; V (n, 6) is kept
-    equal to V* + M^-1 J^T λ."""
+def frictional_sweeps(body_a, body_b, P, rows, law, naive, V, lam, count, ranges, phases):
+    """`count` Gauss-Seidel sweeps of `sweep_contact` over a partition, in place, as
+    relaxed_sweeps; V (n, 6) is kept equal to V* + M^-1 J^T λ; P: the packed contacts
+    (sweeps.pack)."""
     for _ in range(count):
         for p in range(phases.shape[0] - 1):
             lo = phases[p]
