@@ -1,7 +1,7 @@
 """The plot window of a solver comparison (issue 5, second pass in issue 15): residual against
 iterations and against solve time, both log scale, one colour of the program's palette per
-solver (lab.session.colours.PALETTE, a dash pattern beyond the tenth), the legend in a row of its own
-under the plots, where the files were written, and "Save figure" (an image of the window,
+solver (lab.session.colours.PALETTE, a dash pattern beyond the tenth), the legend in a row of its
+own under the plots, where the files were written, and "Save figure" (an image of the window,
 written atomically like every output).
 
 The time axis is logarithmic: the slowest solver (pgs-sm, up to a second) otherwise squashed

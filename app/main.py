@@ -1,5 +1,5 @@
-"""`marbles`: the desktop program. Options are those of `marbles-bench run` (lab.cli.options) plus the
-window's own; they are validated, and the scene built, before the QApplication exists: bad input
+"""`marbles`: the desktop program. Options are those of `marbles-bench run` (lab.cli.options) plus
+the window's own; they are validated, and the scene built, before the QApplication exists: bad input
 is one line on stderr, exit code 2, no window."""
 from __future__ import annotations
 

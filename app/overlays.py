@@ -30,8 +30,8 @@ def overlay_label(alpha: int = 215, pad: int = 12, extra: str = "") -> QLabel:
 
 
 class ColourBar(QWidget):
-    """The scale of the current colour mode (lab.session.colours.colour_scale): the heat gradient with
-    its ticks and title; hidden in the "marble" mode. Painted only when the mode changes."""
+    """The scale of the current colour mode (lab.session.colours.colour_scale): the heat gradient
+    with its ticks and title; hidden in the "marble" mode. Painted only when the mode changes."""
 
     BAR_WIDTH = 220
     BAR_HEIGHT = 12

@@ -3,12 +3,12 @@
 `SimWorker` is a QObject moved to its own QThread. It steps its Session with a timer of that
 thread, in real time (times `speed`) or, at speed 0, in batches of `BATCH_SECONDS`, and after
 each tick emits one immutable `Frame` through a queued signal. Commands from the GUI (the typed
-commands of lab.session.commands, plus `Benchmark` and `Stop` here) arrive as queued calls, so they run
-in this thread between two steps. Paused, the timer is stopped; stepping flat out, this thread
-has a core to itself (app.cores) when it steps serially; a step in several threads gets every
-core. This is the only thread that steps or solves (the B-key comparison runs here too), so
-Numba's thread pool is never entered from two threads at once. Long jobs (compiling kernels, the solver comparison) report
-progress by signal and end early once `cancel()` is called from any thread.
+commands of lab.session.commands, plus `Benchmark` and `Stop` here) arrive as queued calls, so they
+run in this thread between two steps. Paused, the timer is stopped; stepping flat out, this thread
+has a core to itself (app.cores) when it steps serially; a step in several threads gets every core.
+This is the only thread that steps or solves (the B-key comparison runs here too), so Numba's thread
+pool is never entered from two threads at once. Long jobs (compiling kernels, the solver comparison)
+report progress by signal and end early once `cancel()` is called from any thread.
 """
 from __future__ import annotations
 

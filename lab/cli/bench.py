@@ -18,18 +18,17 @@ from solver.step import WARM_START
 from solver.warmup import warmup
 from solver.world import DT
 
-from ..io.fclib import fclib_refusal, save_fclib, solve_fclib
+from ..io.fclib import fclib_refusal, save_fclib
 from ..io.files import OutputError, check_writable, prepare_out_dir, write_json
-from ..io.snapshot import load_lcp, read_state, save_lcp, save_state
-from ..report.compare import (BENCHMARK_FILES, COMPARE_ITERATIONS, FRICTIONAL_METRIC, METRIC,
-                              REPEATS, SETTLE, ScenePlan, compare_scene, parse_solver_list,
-                              write_benchmark)
+from ..io.snapshot import read_state, save_lcp, save_state
+from ..report.compare import (BENCHMARK_FILES, COMPARE_ITERATIONS, REPEATS, SETTLE, ScenePlan,
+                              compare_scene, parse_solver_list, write_benchmark)
 from ..report.progress import Progress
 from ..session.run import OK as PHYSICS_OK
 from ..session.run import dt_warning, run_steps
 from ..session.spec import (FRICTION_WARM_START, SCENE, SOLVER, RunSpec, default_warm_start,
                             route_compare_assignments)
-from . import catalog
+from . import catalog, report, solve
 from . import options as cli
 
 STEPS = Param("steps", 500, int, "steps to run", lo=1, hi=10**9)
@@ -184,48 +183,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_solve(args: argparse.Namespace) -> int:
-    settings = registry.settings(args.solver, args.iterations, True,
-                                 parse_assignments(args.assignments))
-    if args.json is not None:
-        check_writable(args.json)
-    if args.fclib is not None:
-        return solve_fclib(args, settings)
-    problem, extras = load_lcp(args.lcp)
-    frictional = getattr(problem, "frictional", False)
-    registry.check_friction(args.solver, frictional)
-    if args.start == "stored" and extras["lam"] is None:
-        raise ParamError(f"--start stored: {args.lcp} has no usable lam")
-    size = problem.size if frictional else problem.m
-    lam0 = extras["lam"].copy() if args.start == "stored" else np.zeros(size)
-    compile_seconds = warmup([args.solver])
-    result = registry.get(args.solver).solve(problem, lam0.copy(), settings)
-    stored = None if extras["lam"] is None else float(problem.residual(extras["lam"]))
-    lines = [f"# {args.lcp}: {problem.m} contacts, {problem.n} marbles; {args.solver}, "
-             f"{settings.iterations} iterations from {args.start} impulses",
-             "# iteration  residual_m_per_s  seconds"]
-    lines += [f"{k:6d}  {r:.6e}  {s:.6e}" for k, (r, s)
-              in enumerate(zip(result.trace, result.seconds))]
-    lines.append(f"{args.solver}: {result.status} after {result.iterations} iterations, "
-                 f"residual {result.residual:.6e} m/s"
-                 + ("" if stored is None else f" (stored lam: {stored:.6e} m/s)"))
-    print("\n".join(lines))
-    if args.json is not None:
-        write_json(args.json, {
-            "lcp": str(args.lcp), "solver": args.solver, "contacts": problem.m,
-            "marbles": problem.n, "start": args.start,
-            "settings": {"iterations": settings.iterations, **settings.params},
-            "metric": FRICTIONAL_METRIC if frictional else METRIC,
-            **({"rows": problem.rows, "fclib_error": problem.fclib_error(result.lam)}
-               if frictional else {}),
-            "trace": result.trace.tolist(),
-            "seconds": result.seconds.tolist(), "iterations": result.iterations,
-            "status": result.status, "residual": result.residual,
-            "lam": result.lam.tolist(), "stored_lam_residual": stored, "info": result.info,
-            "compile_seconds": compile_seconds})
-    return 0
-
-
 def _add_run(sub) -> None:
     p = sub.add_parser(
         "run", help="step a scene and report timings, convergence and physics",
@@ -284,31 +241,7 @@ def _add_compare(sub) -> None:
     p.set_defaults(func=cmd_compare, scene=None)  # None: not given (refused with --state)
 
 
-def _add_solve(sub) -> None:
-    p = sub.add_parser(
-        "solve", help="run one solver on a saved LCP snapshot or FCLIB file and print its trace",
-        description="Load an LCP snapshot (written by `run --save-lcp`; it must carry the "
-                    "contact geometry) or an FCLIB local 3D problem (any tool's), run solver M "
-                    "from zero (or the stored impulses) and print the residual after every "
-                    "iteration.")
-    source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--lcp", metavar="FILE", help="LCP snapshot (.npz)")
-    source.add_argument("--fclib", metavar="FILE",
-                        help="FCLIB local 3D problem (.hdf5, from run --save-fclib or another "
-                             "tool); the trace adds FCLIB's error after each iteration")
-    cli.option(p, SOLVER, "M")
-    cli.option(p, ITERATIONS, "N")
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   dest="assignments", help="solver parameter, repeatable")
-    p.add_argument("--start", choices=("zero", "stored"), default="zero",
-                   help="start from zero impulses (default) or from the snapshot's lam")
-    p.add_argument("--json", metavar="FILE", help="write the trace and status as JSON")
-    p.set_defaults(func=cmd_solve)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    from ..report import results as report
-
     parser = cli.ArgumentParser(
         prog="marbles-bench", description="Headless runs and benchmarks of the marble simulator.",
         epilog="Run `marbles-bench COMMAND --help` for the options of each command.")
@@ -317,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
         func=cmd_list)
     _add_run(sub)
     _add_compare(sub)
-    _add_solve(sub)
+    solve.add_parser(sub)
     report.add_parser(sub)
     return parser
 

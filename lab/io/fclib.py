@@ -1,6 +1,6 @@
 """FCLIB exchange (Acary et al.'s collection of frictional contact problems): the local 3D
 problem u = W r + q with Coulomb friction in FCLIB's HDF5 layout, written atomically and read
-back strictly (docs/friction-lab.md, SOLVERS.md §7).
+back strictly (docs/formats.md, docs/friction-lab.md).
 
     /fclib_local/spacedim               int (1,) = 3
     /fclib_local/W/{m, n, nzmax, nz}    int (1,) each; nz = -1 compressed columns (p: n + 1
@@ -19,7 +19,6 @@ bilateral constraints (R, V), global problems and non-finite values in one line,
 """
 from __future__ import annotations
 
-import dataclasses
 import io
 import os
 from pathlib import Path
@@ -27,10 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from solver.explicit import MatrixProblem, csr_from_coo
-from solver.methods import registry
 from solver.params import ParamError
 
-from .files import atomic_write, write_json
+from .files import atomic_write
 
 FCLIB = "FCLIB file"
 MAX_ENTRIES = 1 << 27  # values of W (1 GiB of float64): far beyond a pile stepped here
@@ -291,44 +289,3 @@ def fclib_refusal(world, what: str = "--save-fclib") -> None:
         raise ParamError(f"{what}: FCLIB's local problem has 3 rows per contact; "
                          f"mu_roll={world.mu_roll:g}, mu_spin={world.mu_spin:g} add rolling "
                          "rows: set both to 0")
-
-
-def solve_fclib(args, settings) -> int:
-    """`marbles-bench solve --fclib FILE`: solver `args.solver` on the file's problem from
-    zero or the stored impulses; prints the residual, FCLIB's error and the time after each
-    iteration (and writes them to --json)."""
-    problem, extras = read_fclib(args.fclib)
-    registry.check_friction(args.solver, True)
-    if args.start == "stored" and extras["lam"] is None:
-        raise ParamError(f"--start stored: {args.fclib} has no usable /solution/r or "
-                         "/guesses/1/r")
-    lam0 = extras["lam"].copy() if args.start == "stored" else np.zeros(problem.size)
-    method = registry.get(args.solver)
-    # Compile on this very problem, untimed (the explicit kernels are not in solver.warmup).
-    method.solve(problem.copy(), lam0.copy(), dataclasses.replace(settings, iterations=2))
-    errors = [problem.fclib_error(lam0)]
-    observed = dataclasses.replace(settings, observer=lambda lam: errors.append(
-        problem.fclib_error(lam)))
-    result = method.solve(problem, lam0.copy(), observed)
-    errors += [np.inf] * (result.trace.size - len(errors))
-    lines = [f"# {args.fclib}: FCLIB local 3D problem, {problem.m} contacts"
-             + (f" ({extras['title']})" if extras["title"] else "")
-             + f"; {args.solver}, {settings.iterations} iterations from {args.start} impulses",
-             "# iteration  residual_m_per_s  fclib_error  seconds"]
-    lines += [f"{k:6d}  {r:.6e}  {f:.6e}  {s:.6e}" for k, (r, f, s)
-              in enumerate(zip(result.trace, errors, result.seconds))]
-    lines.append(f"{args.solver}: {result.status} after {result.iterations} iterations, "
-                 f"residual {result.residual:.6e} m/s, FCLIB error "
-                 f"{problem.fclib_error(result.lam):.6e}")
-    print("\n".join(lines))
-    if args.json is not None:
-        write_json(args.json, {
-            "fclib": str(args.fclib), "title": extras["title"], "solver": args.solver,
-            "contacts": problem.m, "start": args.start,
-            "settings": {"iterations": settings.iterations, **settings.params},
-            "trace": result.trace.tolist(), "fclib_error": [float(e) for e in errors],
-            "seconds": result.seconds.tolist(), "iterations": result.iterations,
-            "status": result.status, "residual": result.residual,
-            "final_fclib_error": problem.fclib_error(result.lam),
-            "lam": result.lam.tolist(), "info": result.info})
-    return 0

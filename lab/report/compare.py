@@ -34,6 +34,7 @@ from solver.world import World
 
 from ..io.files import json_bytes, write_group
 from .progress import Progress
+from .tables import reach as reach_curve
 
 NO_STOP = {"abs_tol": 0.0, "rel_tol": 0.0}
 # The options of a comparison; `iterations` is the solvers' own declaration with its default.
@@ -65,7 +66,8 @@ class ComparisonTable:
     meta: dict = field(default_factory=dict)
 
     def structured(self) -> np.ndarray:
-        """The `benchmark.npy` array of DESIGN.md: fields solver, residual, seconds."""
+        """The `benchmark.npy` array (docs/formats.md): fields solver, residual (m/s) and
+        seconds (cumulative), each row one solver, shape (solvers,)."""
         width = max((len(s) for s in self.solvers), default=1)
         n = self.residual.shape[1]
         dtype = np.dtype([("solver", f"<U{width}"), ("residual", "<f8", (n,)),
@@ -196,11 +198,8 @@ def reach(table: ComparisonTable, name: str, tol: float) -> tuple[int, float] | 
     """(iterations, seconds) at which solver `name` first has a residual <= tol (m/s), or None
     if it never does within the table's iterations."""
     row = table.row(name)
-    hit = np.flatnonzero(table.residual[row] <= tol)
-    if hit.size == 0:
-        return None
-    k = int(hit[0])
-    return k, float(table.seconds[row, k])
+    k = reach_curve(table.residual[row], tol)
+    return None if k is None else (k, float(table.seconds[row, k]))
 
 
 def benchmark_info(table: ComparisonTable, meta: dict | None = None) -> dict:

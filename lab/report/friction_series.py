@@ -1,14 +1,15 @@
 """The frictional solvers on frozen frictional problems, over several snapshots of each scene.
 
-Issue 14's comparisons: every frictional solver, and the variants the claims need (pgs with the
-ccp law, Erleben's r strategies, adaptive r off), on the same frozen problem from λ = 0, on a
-few settled steps of each frictional scene (`FRICTION_SCENES`). Each scene is stepped once with
-PGS (20 iterations per step, from the frictional default warm start, lab.session.spec); on each listed
-step every run goes for the scene's budget with its per-iteration Coulomb error (FCLIB's natural
-map with De Saxcé's change of variable, what every frictional trace shows) and its cumulative
-solve time. The runs of the relaxation (`apgd`, `pgs friction=ccp`) also record the
-relaxation's natural map (apgd.relaxation_error), the problem they solve; the proximal runs
-record how many iterates their adaptation rejected. lab.report.friction_verdicts judges the claims.
+The comparisons with friction: every frictional solver, and the variants the claims need (pgs
+with the ccp law, Erleben's r strategies, adaptive r off), on the same frozen problem from
+λ = 0, on a few settled steps of each frictional scene (`FRICTION_SCENES`). Each scene is stepped
+once with PGS (20 iterations per step, from the frictional default warm start,
+lab.session.spec); on each listed step every run goes for the scene's budget with its
+per-iteration Coulomb error (FCLIB's natural map with De Saxcé's change of variable, what every
+frictional trace shows) and its cumulative solve time. The runs of the relaxation (`apgd`,
+`pgs friction=ccp`) also record the relaxation's natural map (apgd.relaxation_error), the
+problem they solve; the proximal runs record how many iterates their adaptation rejected.
+lab.report.friction_verdicts judges the claims.
 """
 from __future__ import annotations
 
@@ -29,9 +30,9 @@ from solver.warmup import warmup
 
 from ..session.spec import default_warm_start
 from .compare import NO_STOP, ComparisonTable, FRICTIONAL_METRIC
+from .tables import TOLS, reach
 
 FRICTION = {"mu": 0.5, "mu_wall": 0.5}
-TOLS = (1e-6, 1e-8)  # m/s: the tables' targets with friction (issue 14)
 
 
 @dataclass(frozen=True)
@@ -242,11 +243,6 @@ def snapshot_table(snap: FrictionSnapshot) -> ComparisonTable:
                                          if snap.runs[r].rejected is not None}})
 
 
-def reach(curve: np.ndarray, tol: float) -> int | None:
-    hit = np.flatnonzero(curve <= tol)
-    return int(hit[0]) if hit.size else None
-
-
 def friction_series_json(series: dict[str, list[FrictionSnapshot]]) -> dict:
     """Every snapshot's numbers the verdicts use, for results.json (curves left out)."""
     out = {}
@@ -255,7 +251,7 @@ def friction_series_json(series: dict[str, list[FrictionSnapshot]]) -> dict:
                        "rhs_norm": s.rhs_norm, "budget": s.budget,
                        "runs": {r: {"status": run.status,
                                     **{f"iterations_to_{t:g}": reach(run.residual, t)
-                                       for t in TOLS},
+                                       for t in TOLS[True]},
                                     "best": float(np.min(run.residual)),
                                     "relaxation_best": None if run.relaxation is None
                                     else float(np.min(run.relaxation)),

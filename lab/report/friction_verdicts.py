@@ -1,12 +1,12 @@
-"""The verdicts on the sources' claims with friction (issue 14), from measurements only.
+"""The verdicts on the sources' claims with friction, from measurements only.
 
 Erleben's claims are judged on every solved problem the report has: each frozen snapshot of the
-frictional scenes (lab.report.friction_series) and each step of the frictional exit-status experiment
-(lab.report.exits). Two runs are compared by `versus`: a diverged run loses; else the one that reached
-the target first (TOL m/s, in iterations); and when neither did, the one whose best residual is
-lower by more than the factor TIE (closer is the same plateau: a tie). Most frictional piles
-reach no tight target (the 350-marble bowl stalls near 5e-5 m/s in thousands of iterations), so
-many comparisons are decided on the best residual, and the evidence says how many. A claim that
+frictional scenes (lab.report.friction_series) and each step of the frictional exit-status
+experiment (lab.report.exits). Two runs are compared by `versus`: a diverged run loses; else the
+one that reached the target first (TOL m/s, in iterations); and when neither did, the one whose best
+residual is lower by more than the factor TIE (closer is the same plateau: a tie). Most frictional
+piles reach no tight target (the 350-marble bowl stalls near 5e-5 m/s in thousands of iterations),
+so many comparisons are decided on the best residual, and the evidence says how many. A claim that
 holds in every comparison is reproduced, in none not reproduced, otherwise partly reproduced.
 
 APGD's claim (Mazhar, Heyn, Negrut, Tasora) is judged on the large granular problem, the box:
@@ -21,11 +21,12 @@ import numpy as np
 from solver import metrics
 
 from .exits import ExitStats, Solve
-from .friction_series import (FRICTION_RUNS, FrictionRun, FrictionSnapshot, form, reach)
-from .verdicts import (NOT_REPRODUCED, PARTLY, REPRODUCED, UNCHECKED, Verdict, adaptive_pairs, fmt,
+from .friction_series import FRICTION_RUNS, FrictionRun, FrictionSnapshot, form
+from .tables import TOLS, fmt, reach
+from .verdicts import (NOT_REPRODUCED, PARTLY, REPRODUCED, UNCHECKED, Verdict, adaptive_pairs,
                        graded)
 
-TOL = 1e-6        # m/s: Erleben's comparisons, the loose target of the tables
+TOL = TOLS[True][0]  # m/s: Erleben's comparisons, the loose target of the tables
 TIE = 1.2         # best residuals within this factor of each other are the same plateau
 APGD_TOL = 1e-3   # m/s: the large problem's target (no run reaches 1e-4 there within budget)
 APGD_SCENES = ("friction-box",)
@@ -317,7 +318,7 @@ def claim_apgd(series: dict) -> Verdict:
 
 def friction_verdicts(series: dict[str, list[FrictionSnapshot]], exits: ExitStats | None
                       ) -> list[Verdict]:
-    """Every frictional claim of issue 14, judged from the snapshots and the frictional
+    """Every frictional claim of the sources, judged from the snapshots and the frictional
     exit-status experiment."""
     return [claim_gs_diverges_less_friction(series, exits),
             claim_adaptive_friction(series, exits), claim_blocked(series, exits),

@@ -20,6 +20,8 @@ from solver.problem import ContactProblem
 from solver.step import Simulation
 from solver.warmup import warmup
 
+from .tables import reach
+
 # Steps of each scene: the bowl's pile has landed by step 50 and rocks from then on (10 steps,
 # 3 s to 12 s, including the article's 10 s); the disk's 5 from 2 s to 10 s; the column at rest
 # and later (the claim is about a column at rest); the mass-ratio pair only at rest (later steps
@@ -150,10 +152,6 @@ def measure_series(scene_names: list[str], solvers: list[str], repeats: int = 3,
 
 def series_json(series: dict[str, list[Snapshot]]) -> dict:
     """Every snapshot's numbers the verdicts use, for results.json (curves left out)."""
-    def reach(curve: np.ndarray, tol: float) -> int | None:
-        hit = np.flatnonzero(curve <= tol)
-        return int(hit[0]) if hit.size else None
-
     out = {}
     for scene, snaps in series.items():
         out[scene] = [{"step": s.step, "contacts": s.contacts, "rhs_norm": s.rhs_norm,

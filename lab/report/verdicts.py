@@ -1,10 +1,11 @@
-"""The verdict on every claim of the sources (SOLVERS.md §3-§5), from measurements only.
+"""The verdict on every claim of the sources (docs/solvers.md names them), from measurements
+only.
 
 The solver claims are judged on every scene the sources name, over several frozen steps each
-(lab.report.series): a claim that holds on every snapshot is reproduced, on none not reproduced, and
-otherwise partly reproduced, with the count ("holds in 7 of 15 snapshots"). Erleben's claims
-come from the exit-status experiment (lab.report.exits). Nothing here measures: synthetic series and
-statistics give known verdicts in the tests.
+(lab.report.series): a claim that holds on every snapshot is reproduced, on none not
+reproduced, and otherwise partly reproduced, with the count ("holds in 7 of 15 snapshots").
+Erleben's claims come from the exit-status experiment (lab.report.exits). Nothing here measures:
+synthetic series and statistics give known verdicts in the tests.
 """
 from __future__ import annotations
 
@@ -17,11 +18,10 @@ from solver import metrics
 from .compare import ComparisonTable
 from .exits import ExitStats
 from .series import SOURCES_PCG, Snapshot
+from .tables import AFTER, TOLS, fmt, reach
 
-AFTER = 20                 # iterations: "the state after ~20 iterations" of the article
-TOLS = (1e-6, 1e-10)       # m/s: the loose and the tight target of the tables
 SOLVED = 1e-10             # m/s: a problem counts as solved at this natural-map residual
-STALL_ITERATIONS = 100     # PGS "stalls" when it needs more than this to reach TOLS[0]
+STALL_ITERATIONS = 100     # PGS "stalls" when it needs more than this to reach TOLS[False][0]
 FAR_FEWER = 2.0            # "far fewer iterations", "several times faster": at least this factor
 EPS = np.finfo(np.float64).eps
 
@@ -37,23 +37,11 @@ class Verdict:
     numbers: dict = field(default_factory=dict)
 
 
-def fmt(x: float | None) -> str:
-    if x is None or not np.isfinite(x):
-        return "inf" if x is not None and np.isinf(x) else "n/a"
-    return f"{x:.2e}"
-
-
 def graded(holds: int, total: int) -> str:
     """Reproduced when the claim holds in every check, not reproduced in none, else partly."""
     if total <= 0:
         return UNCHECKED
     return REPRODUCED if holds == total else NOT_REPRODUCED if holds == 0 else PARTLY
-
-
-def reach(curve: np.ndarray, tol: float) -> int | None:
-    """The first iteration at which a residual curve is <= tol (m/s), or None."""
-    hit = np.flatnonzero(curve <= tol)
-    return int(hit[0]) if hit.size else None
 
 
 def residual_at(table: ComparisonTable, name: str, k: int) -> float:
@@ -104,11 +92,11 @@ def claim_mass_ratio(series: dict) -> Verdict:
         return Verdict(claim, UNCHECKED, why)
     parts, ok = [], []
     for s in snaps:
-        pcg, pgs = reach(s.residual["pcg"], SOLVED), reach(s.residual["pgs"], TOLS[0])
+        pcg, pgs = reach(s.residual["pcg"], SOLVED), reach(s.residual["pgs"], TOLS[False][0])
         ok.append(pcg is not None and pcg <= 2 and (pgs is None or pgs > STALL_ITERATIONS))
-        pgs_text = (f"does not reach {TOLS[0]:g} m/s within {s.budget} iterations (residual "
+        pgs_text = (f"does not reach {TOLS[False][0]:g} m/s within {s.budget} iterations (residual "
                     f"{fmt(float(s.residual['pgs'][-1]))} m/s)" if pgs is None
-                    else f"needs {pgs} iterations to reach {TOLS[0]:g} m/s")
+                    else f"needs {pgs} iterations to reach {TOLS[False][0]:g} m/s")
         parts.append(f"step {s.step}: pcg reaches {SOLVED:g} m/s after {_its(pcg)} iterations, "
                      f"pgs {pgs_text}")
     ev = ("; ".join(parts) + f" (claim: 2; stalling means more than {STALL_ITERATIONS}); "
@@ -395,7 +383,7 @@ def claim_subspace(series: dict) -> Verdict:
 
 
 def verdicts(series: dict[str, list[Snapshot]], exits: ExitStats | None) -> list[Verdict]:
-    """Every claim of SOLVERS.md §3-§5 judged from the snapshot series and exit statistics."""
+    """Every claim of the sources judged from the snapshot series and exit statistics."""
     return [claim_column(series), claim_mass_ratio(series), claim_bowl_floor(series),
             claim_pgs_first(series), claim_order(series), claim_order(series, sources=True),
             claim_gs_diverges_less(exits), claim_adaptive(exits), claim_subspace(series)]

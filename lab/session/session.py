@@ -224,11 +224,14 @@ class Session:
     # ---------------------------------------------------------------------------- views
     def state(self) -> SessionState:
         s = self.spec
-        return SessionState(s.scene, s.solver, dict(s.solver_params), s.iterations,
-                            s.warm_start, self.paused, self.colour_mode, self.diverged, s.speed,
-                            self.generation, self.message, world_friction(self.world),
-                            self.alarm, self.message_seq, dict(s.scene_params), self.origin,
-                            self.network, self.picked, s.stabilise, s.threads, self.sim.blocks)
+        return SessionState(
+            scene=s.scene, solver=s.solver, solver_params=dict(s.solver_params),
+            iterations=s.iterations, warm_start=s.warm_start, paused=self.paused,
+            colour_mode=self.colour_mode, diverged=self.diverged, speed=s.speed,
+            generation=self.generation, message=self.message,
+            friction=world_friction(self.world), alarm=self.alarm, message_seq=self.message_seq,
+            scene_params=dict(s.scene_params), origin=self.origin, network=self.network,
+            picked=self.picked, stabilise=s.stabilise, threads=s.threads, blocks=self.sim.blocks)
 
     def colours(self) -> np.ndarray:
         """(n, 3) float32 RGB of every marble in the colour mode (lab.session.colours)."""
@@ -247,8 +250,8 @@ class Session:
 
     # ------------------------------------------------------------------------- commands
     def apply(self, command) -> None:
-        """Carry out one command from lab.session.commands; a refused one leaves everything as it was
-        and its reason in `message` (one line)."""
+        """Carry out one command from lab.session.commands; a refused one leaves everything as it
+        was and its reason in `message` (one line)."""
         handler = self._HANDLERS.get(type(command))
         if handler is None:
             raise TypeError(f"not a Session command: {command!r}")

@@ -55,7 +55,7 @@ class StepLog:
         return self.count
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SessionState:
     """What the user controls, as it is now: sent with every frame so a display shows the
     Session's truth. generation: +1 on every new world (scene change or reset)."""

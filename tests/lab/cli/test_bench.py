@@ -1,6 +1,6 @@
 """`marbles-bench` (lab.cli.bench): list, run, compare, solve and report parsing; the JSON
-contract and the files of DESIGN.md; curves equal to direct runs; snapshots solved again to the
-residual the run reported; one-line refusals with exit code 2."""
+contract and the files of docs/formats.md; curves equal to direct runs; snapshots solved again to
+the residual the run reported; one-line refusals with exit code 2."""
 import json
 import subprocess
 import sys

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 import scenes
-from lab.cli import bench
-from lab.session import spec
+from lab.cli import bench, solve
 from lab.io.files import TEMP_PATTERN
+from lab.session import spec
 from solver.methods import registry
 from solver.methods.driver import COMMON_PARAMS
 from solver.params import INT_LIMIT, Param, ParamError
@@ -99,8 +99,10 @@ def no_work(monkeypatch):
     def started(*args, **kwargs):
         raise AssertionError("the work started before the input was refused")
 
-    for name in ("warmup", "run_steps", "compare_scene", "load_lcp"):
-        monkeypatch.setattr(bench, name, started)
+    for module, names in ((bench, ("warmup", "run_steps", "compare_scene")),
+                          (solve, ("warmup", "load_lcp"))):
+        for name in names:
+            monkeypatch.setattr(module, name, started)
     monkeypatch.setattr(spec, "Simulation", started)  # RunSpec.simulation builds them
 
 

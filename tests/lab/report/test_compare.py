@@ -1,5 +1,5 @@
-"""lab.report.compare, the comparison engine: same frozen problem for all, curves equal to direct runs,
-diverged and broken solvers marked, warm start reproduced."""
+"""lab.report.compare, the comparison engine: same frozen problem for all, curves equal to direct
+runs, diverged and broken solvers marked, warm start reproduced."""
 import json
 
 import numpy as np

@@ -1,4 +1,5 @@
-"""lab.report.figures: headless PNGs of comparisons and exit statuses, and where the time axis ends."""
+"""lab.report.figures: headless PNGs of comparisons and exit statuses, and where the time axis
+ends."""
 import numpy as np
 import pytest
 

@@ -1,5 +1,5 @@
-"""lab.report.series: the snapshots are the contact problems of a PGS-driven run at the listed steps,
-every run's curve is that solver's own trace with its parameters, PGS and PGS+SM are timed to
+"""lab.report.series: the snapshots are the contact problems of a PGS-driven run at the listed
+steps, every run's curve is that solver's own trace with its parameters, PGS and PGS+SM are timed to
 1e-10 m/s, and results.json gets every number the verdicts use."""
 import json
 

@@ -120,9 +120,9 @@ def closest_pair(hex_colours, vision) -> float:
 
 @pytest.mark.parametrize("vision", sorted(VISIONS))
 def test_the_palettes_ten_colours_stay_apart_in_every_vision(vision):
-    """Issue 15: naive/mprgp and jacobi/pcg had near-identical colours. The hue wheel they came
-    from has a pair only 4.7 CIELAB units apart; every pair of the palette is 15 or more apart,
-    for normal vision and the three dichromacies, and 45 or more from the plots' background."""
+    """Every pair of the palette is 15 or more CIELAB units apart, for normal vision and the
+    three dichromacies, and 45 or more from the plots' background (a hue wheel gives pairs such
+    as naive/mprgp and jacobi/pcg colours only 4.7 apart)."""
     from lab.session.colours import PALETTE, PLOT_BACKGROUND
 
     assert len(PALETTE) == 10 == len(set(PALETTE))

@@ -164,8 +164,8 @@ def diverged(s: Session) -> Session:
 
 
 def test_every_divergence_pauses_so_resuming_never_runs_on_silently():
-    """Issue 15: Space after a divergence ran on for good, marbles at 1e7 m/s, the display
-    still saying "paused". Now each divergence pauses again (β = 1 diverges at every step)."""
+    """Space after a divergence must not run on for good (marbles at 1e7 m/s, the display
+    saying "paused"): each divergence pauses again (β = 1 diverges at every step)."""
     s = diverged(session(scene="bowl", solver="jacobi", speed=0.0, beta=1.0))
     first = s.sim.steps
     assert s.paused and s.alarm.endswith(f"at step {first} (t = {s.world.time:.2f} s)")
@@ -199,7 +199,7 @@ def test_reset_keeps_a_pause_the_user_chose():
     s.step()
     s.apply(cmd.Pause(True))
     s.apply(cmd.Reset())
-    assert s.paused and s.sim.steps == 0  # issue 15: R while paused resumed
+    assert s.paused and s.sim.steps == 0  # R while paused does not resume
 
 
 def test_the_recover_command_switches_to_a_stable_solver_and_runs_a_reset_world():

@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from lab.session.spec import SIM_PARAMS, SPEED, RunSpec, route_assignments, route_compare_assignments
+from lab.session.spec import (SIM_PARAMS, SPEED, RunSpec, route_assignments,
+                              route_compare_assignments)
 from solver.parallel import THREADS
 from solver.params import ParamError
 

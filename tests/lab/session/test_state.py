@@ -20,7 +20,8 @@ def test_the_step_log_hands_over_each_step_once_by_name():
 def test_the_state_carries_the_scene_parameters_and_the_worlds_friction():
     world = get("heap").build({"n": 10, "mu": 0.4, "mu_roll": 0.02})
     assert world_friction(world) == (0.4, 0.4, 0.02, 0.0)  # the heap's one μ, floor too
-    state = SessionState("heap", "pgs", {}, 20, 0.0, False, "marble", False, 1.0, 0,
-                         scene_params={"n": 10})
+    state = SessionState(scene="heap", solver="pgs", solver_params={}, iterations=20,
+                         warm_start=0.0, paused=False, colour_mode="marble", diverged=False,
+                         speed=1.0, generation=0, scene_params={"n": 10})
     assert state.scene_params == {"n": 10} and state.alarm == "" and state.message_seq == 0
     assert isinstance(np.float64(world_friction(world)[0]), np.float64)
