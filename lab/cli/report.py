@@ -9,8 +9,7 @@ from solver.params import Param, ParamError
 
 from ..report import results
 from ..report.compare import COMPARE_ITERATIONS, REPEATS, SETTLE, parse_solver_list
-from ..report.exits import EXIT_ITERATIONS, EXIT_SCENE, EXIT_STEPS
-from ..report.friction_report import FRICTION_EXIT_STEPS
+from ..report.exits import EXIT_ITERATIONS, EXIT_SCENE, EXIT_STEPS, FRICTION_EXIT_STEPS
 from ..report.friction_series import FRICTION_SCENES
 from ..report.results import BUDGETS, PARTS
 from ..report.series import SERIES_STEPS

@@ -1,11 +1,12 @@
 """Erleben's exit-status experiment: over consecutive steps of a scene, every step's problem is
 solved from zero by each proximal variant (Gauss-Seidel and Jacobi forms × r strategy ×
 adaptive r on or off, read from the solvers' declared parameters) and the exit statuses are
-counted."""
+counted; the report runs it without friction and with it (`exit_experiment`)."""
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -13,11 +14,17 @@ import numpy as np
 import scenes
 from solver import metrics
 from solver.methods import registry
-from solver.params import ParamError
+from solver.params import ParamError, resolve
 from solver.step import Simulation
 from solver.warmup import warmup
 
+from ..session.spec import default_warm_start
+from .friction_series import frictional_params
+from .progress import Progress
+
 EXIT_SCENE, EXIT_STEPS, EXIT_ITERATIONS = "bowl", 300, 200
+FRICTION_EXIT_STEPS = 100  # consecutive steps of the frictional exit-status experiment
+EXIT_FIGURES = {False: "exit-status.png", True: "exit-status-friction.png"}  # by friction
 EXIT_ABS_TOL, EXIT_REL_TOL = 1e-6, 1e-4  # m/s; ‖Δλ‖∞/‖λ‖∞
 REJECTED = "rejected"  # the info entry of an adaptive solver: iterates rolled back (r shrunk)
 
@@ -212,3 +219,55 @@ def exits_json(exits: ExitStats | None) -> dict | None:
         "scene": exits.scene, "scene_params": exits.scene_params, "warm_start": exits.warm_start,
         "steps": exits.steps, "iterations": exits.iterations, "counts": exits.counts,
         "median_residual": exits.residual, "info": exits.info}
+
+
+def exit_experiment(o: dict, out: Path, frictional: bool, say: Callable[[str], None],
+                    stage: Callable[[str], None], quiet: bool
+                    ) -> tuple[ExitStats | None, str | None]:
+    """The report's exit-status experiment on o["exit_scene"] with the proximal variants of
+    o["solvers"], without friction or with it (the scene's own μ, else μ = μ_wall = 0.5, and the
+    frictional warm start); its chart written to out/EXIT_FIGURES[frictional]. say: a plain
+    line of progress; stage: the line that opens a stage. Returns (the statistics, None), or
+    (None, the note that says why it did not run)."""
+    from .figures import exit_status_png
+
+    variants = [v for v in proximal_variants() if v.solver in o["solvers"]]
+    figure = out / EXIT_FIGURES[frictional]
+    if o["exit_scene"] is None or not variants:
+        # Regenerated from scratch: a chart from an earlier run must not sit beside this text.
+        figure.unlink(missing_ok=True)
+    if o["exit_scene"] is None:
+        return None, "Not run (`--exit-scene none`)."
+    if not variants:
+        return None, _skipped(o, frictional, say)
+    scene = o["exit_scene"]
+    steps = o["exit_steps"] or (FRICTION_EXIT_STEPS if frictional else EXIT_STEPS)
+    params = frictional_params(scene) if frictional else None
+    with_friction = " with friction" if frictional else ""
+    given = (f" ({', '.join(f'{k}={v:g}' for k, v in params.items()) or 'its own μ'})"
+             if frictional else "")
+    stage(f"exit statuses{with_friction}: {steps} steps of {scene}{given} x {len(variants)} "
+          "proximal variants")
+    progress = None if quiet else Progress(f"report: exit statuses{with_friction}", steps)
+    warm = (default_warm_start(resolve(scenes.get(scene).params, params, f"scene {scene}"))
+            if frictional else 0.0)
+    exits = exit_statuses(scene, steps, o["exit_iterations"], variants, progress=progress,
+                          scene_params=params, warm_start=warm)
+    groups = [(f"adaptive r {'on' if a else 'off'}", [v.label for v in exits.variants
+                                                     if v.adaptive == a]) for a in (True, False)]
+    exit_status_png(figure, exits.counts, [g for g in groups if g[1]],
+                    f"Exit statuses{with_friction} over {steps} steps of {scene} "
+                    f"(≤ {o['exit_iterations']} iterations per solve)")
+    return exits, None
+
+
+def _skipped(o: dict, frictional: bool, say: Callable[[str], None]) -> str:
+    """The note of an experiment without a proximal variant to run (said without friction)."""
+    if frictional:
+        return "Skipped: no proximal solver among the selected solvers."
+    note = ("Skipped: no proximal solver (a solver with an `r` parameter that has choices, "
+            "e.g. `prox-gs`, `prox-jacobi`) is registered"
+            + (" among the selected solvers." if len(o["solvers"]) < len(registry.METHODS)
+               else "."))
+    say(note)
+    return note

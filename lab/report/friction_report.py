@@ -13,14 +13,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import scenes
 from solver.methods import registry
-from solver.params import resolve
 
 from ..session.spec import default_warm_start
 from .compare import write_benchmark
-from .exits import ExitStats, exit_statuses, exits_json, proximal_variants
-from .friction_series import (FRICTION, FRICTION_RUNS, FRICTION_SCENES, RELAXED,
+from .exits import ExitStats, exit_experiment, exits_json
+from .friction_series import (FRICTION_RUNS, FRICTION_SCENES, RELAXED,
                               FrictionSnapshot, friction_series_json, measure_friction,
                               run_labels, scene_params, snapshot_table)
 from .friction_verdicts import APGD_RIVALS, APGD_SCENES, APGD_TOL, friction_verdicts
@@ -28,11 +26,9 @@ from .progress import Progress
 from .tables import friction_rows
 from .verdicts import Verdict, verdicts_json
 
-FRICTION_EXIT_STEPS = 100  # consecutive steps of the frictional exit-status experiment
 REPEAT_BUDGET = 3.0  # wall seconds per run after which no further timing repeat starts
 FILES = ("benchmark.npy", "benchmark.json", "benchmark.png")
 APGD_FIGURE = "apgd.png"
-EXIT_FIGURE = "exit-status-friction.png"
 
 
 @dataclass
@@ -45,15 +41,6 @@ class FrictionPart:
     exit_note: str | None = None
     found: list[Verdict] = field(default_factory=list)
     seconds: float = 0.0
-
-
-def frictional_params(scene: str) -> dict:
-    """The scene's parameters with friction: its own where it has some, else μ = μ_wall = 0.5
-    (those of the two it declares)."""
-    params = resolve(scenes.get(scene).params, {}, f"scene {scene}")
-    if scenes.has_friction(params):
-        return {}
-    return {k: v for k, v in FRICTION.items() if k in params}
 
 
 def write_scene_files(out: Path, snap: FrictionSnapshot) -> None:
@@ -87,31 +74,6 @@ def write_scene_files(out: Path, snap: FrictionSnapshot) -> None:
                    "error against the problem each solves (m/s)", APGD_TOL)
 
 
-def _exit_experiment(o: dict, out: Path, say, quiet: bool) -> tuple[ExitStats | None, str | None]:
-    from .figures import exit_status_png
-
-    variants = [v for v in proximal_variants() if v.solver in o["solvers"]]
-    if o["exit_scene"] is None or not variants:
-        (out / EXIT_FIGURE).unlink(missing_ok=True)
-        return None, ("Not run (`--exit-scene none`)." if o["exit_scene"] is None else
-                      "Skipped: no proximal solver among the selected solvers.")
-    scene, steps = o["exit_scene"], o["exit_steps"] or FRICTION_EXIT_STEPS
-    params = frictional_params(scene)
-    warm = default_warm_start(resolve(scenes.get(scene).params, params, f"scene {scene}"))
-    say(f"exit statuses with friction: {steps} steps of {scene} "
-        f"({', '.join(f'{k}={v:g}' for k, v in params.items()) or 'its own μ'}) x "
-        f"{len(variants)} proximal variants")
-    progress = None if quiet else Progress("report: exit statuses with friction", steps)
-    exits = exit_statuses(scene, steps, o["exit_iterations"], variants, progress=progress,
-                          scene_params=params, warm_start=warm)
-    groups = [(f"adaptive r {'on' if a else 'off'}", [v.label for v in variants
-                                                     if v.adaptive == a]) for a in (True, False)]
-    exit_status_png(out / EXIT_FIGURE, exits.counts, [g for g in groups if g[1]],
-                    f"Exit statuses with friction over {steps} steps of {scene} "
-                    f"(≤ {o['exit_iterations']} iterations per solve)")
-    return exits, None
-
-
 def run_friction_part(o: dict, out: Path, say, quiet: bool) -> FrictionPart:
     """Measure the frictional scenes of o['friction_scenes'] with o['solvers'], write their
     files, run the frictional exit-status experiment, judge the claims."""
@@ -129,7 +91,8 @@ def run_friction_part(o: dict, out: Path, say, quiet: bool) -> FrictionPart:
                                        REPEAT_BUDGET, progress)
         for label, snaps in part.series.items():
             write_scene_files(out, snaps[-1])
-    part.exits, part.exit_note = _exit_experiment({**o, "solvers": solvers}, out, say, quiet)
+    part.exits, part.exit_note = exit_experiment({**o, "solvers": solvers}, out, True, say, say,
+                                                 quiet)
     part.found = friction_verdicts(part.series, part.exits)
     part.seconds = time.perf_counter() - start
     return part

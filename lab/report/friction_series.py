@@ -136,6 +136,15 @@ def _pad(values: np.ndarray, length: int, fill: float | None = None) -> np.ndarr
     return out
 
 
+def frictional_params(scene: str) -> dict:
+    """The scene's parameters with friction: its own where it has some, else μ = μ_wall = 0.5
+    (those of the two it declares)."""
+    params = resolve(scenes.get(scene).params, {}, f"scene {scene}")
+    if scenes.has_friction(params):
+        return {}
+    return {k: v for k, v in FRICTION.items() if k in params}
+
+
 def run_label(problem, label: str, iterations: int, repeats: int = 1,
               budget: float = 2.0) -> FrictionRun:
     """Run `label` on `problem` from λ = 0 for exactly `iterations` iterations (tolerances

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from solver import metrics
 
-from .exits import EXIT_ABS_TOL, ExitStats
-from .friction_report import APGD_FIGURE, EXIT_FIGURE, FrictionPart
+from .exits import EXIT_ABS_TOL, EXIT_FIGURES, ExitStats
+from .friction_report import APGD_FIGURE, FrictionPart
 from .friction_series import FRICTION_SCENES
 from .friction_verdicts import (ADAPTIVE_PAIRS, APGD_RIVALS, APGD_SCENES, APGD_TOL, BLOCKED_PAIRS,
                                 TIE, TOL, Outcome, apgd_race, divergence_problems, run_outcome,
@@ -164,7 +164,7 @@ def _scene_lines(tables: dict, metas: dict) -> list[str]:
 
 def _exit_lines(exits: ExitStats | None, exit_note: str | None,
                 title: str = "Exit statuses of the proximal methods (Erleben)",
-                figure: str = "exit-status.png") -> list[str]:
+                figure: str = EXIT_FIGURES[False]) -> list[str]:
     lines = ["", f"### {title}", ""]
     if exits is None:
         return lines + [exit_note or "Not run."]
@@ -248,7 +248,7 @@ def markdown(tables: dict, metas: dict, exits: ExitStats | None, found: list[Ver
         lines += _exit_lines(exits, exit_note)
     if friction is not None:
         lines += _exit_lines(friction.exits, friction.exit_note, "Exit statuses with friction",
-                             EXIT_FIGURE)
+                             EXIT_FIGURES[True])
     if found is not None:
         lines += _method_lines()
     if friction is not None:

@@ -29,8 +29,8 @@ from solver.params import resolve
 
 from ..io.files import atomic_write, prepare_out_dir, write_json
 from .compare import ScenePlan, compare_scene, write_benchmark
-from .exits import EXIT_STEPS, exit_statuses, exits_json, proximal_variants
-from .friction_report import EXIT_FIGURE, FILES, FrictionPart, friction_json, run_friction_part
+from .exits import EXIT_FIGURES, exit_experiment, exits_json, proximal_variants
+from .friction_report import FILES, FrictionPart, friction_json, run_friction_part
 from .markdown import markdown
 from .progress import Progress
 from .series import SERIES_STEPS, measure_series, series_json
@@ -90,41 +90,9 @@ def _compare_scenes(o: dict, out, say, quiet: bool, wall: float, stages: int):
     return tables, metas
 
 
-def _exit_experiment(o: dict, variants, out, say, quiet: bool, wall: float, stages: int):
-    """(ExitStats or None, a note when it was not run); writes exit-status.png."""
-    from .figures import exit_status_png
-
-    if o["exit_scene"] is None or not variants:
-        # Regenerated from scratch: a chart from an earlier run must not sit beside this text.
-        (out / "exit-status.png").unlink(missing_ok=True)
-    if o["exit_scene"] is None:
-        return None, "Not run (`--exit-scene none`)."
-    if not variants:
-        note = ("Skipped: no proximal solver (a solver with an `r` parameter that has choices, "
-                "e.g. `prox-gs`, `prox-jacobi`) is registered"
-                + (" among the selected solvers." if len(o["solvers"]) < len(registry.METHODS)
-                   else "."))
-        say(note)
-        return None, note
-    steps, scene = o["exit_steps"] or EXIT_STEPS, o["exit_scene"]
-    say(f"[{stages}/{stages}] exit statuses: {steps} steps of {scene} x {len(variants)} "
-        f"proximal variants ({time.perf_counter() - wall:.0f} s so far)")
-    progress = None if quiet else Progress("report: exit statuses", steps)
-    exits = exit_statuses(scene, steps, o["exit_iterations"], variants, progress=progress)
-    groups = []
-    for adaptive in (True, False):
-        labels = [v.label for v in exits.variants if v.adaptive == adaptive]
-        if labels:
-            groups.append((f"adaptive r {'on' if adaptive else 'off'}", labels))
-    exit_status_png(out / "exit-status.png", exits.counts, groups,
-                    f"Exit statuses over {steps} steps of {scene} "
-                    f"(≤ {o['exit_iterations']} iterations per solve)")
-    return exits, None
-
-
 def _prepare(o: dict, path: str):
     """Every output folder and file checked (created) before any work."""
-    out = prepare_out_dir(path, ("RESULTS.md", "results.json", "exit-status.png", EXIT_FIGURE))
+    out = prepare_out_dir(path, ("RESULTS.md", "results.json", *EXIT_FIGURES.values()))
     if o["part"] != "friction":
         for scene in o["scenes"]:
             prepare_out_dir(out / scene, ("benchmark.npy", "benchmark.json", "benchmark.png"))
@@ -136,7 +104,6 @@ def _prepare(o: dict, path: str):
 
 def _frictionless_part(o: dict, out, say, quiet: bool, wall: float, stages: int):
     """(tables, metas, series, exits, exit_note, verdicts) of the article's scenes."""
-    variants = [v for v in proximal_variants() if v.solver in o["solvers"]]
     tables, metas = _compare_scenes(o, out, say, quiet, wall, stages)
     series = {}
     if o["series"] and any(s in SERIES_STEPS for s in o["scenes"]):
@@ -147,7 +114,10 @@ def _frictionless_part(o: dict, out, say, quiet: bool, wall: float, stages: int)
         progress = None if quiet else Progress("report: snapshots",
                                                sum(len(SERIES_STEPS[s]) for s in chosen))
         series = measure_series(chosen, o["solvers"], o["repeats"], progress=progress)
-    exits, exit_note = _exit_experiment(o, variants, out, say, quiet, wall, stages)
+    exits, exit_note = exit_experiment(
+        o, out, False, say,
+        lambda text: say(f"[{stages}/{stages}] {text} ({time.perf_counter() - wall:.0f} s so far)"),
+        quiet)
     return tables, metas, series, exits, exit_note, verdicts(series, exits)
 
 

@@ -1,6 +1,8 @@
-"""lab.report.exits: the proximal variants read from the declared parameters, the stopping tests of
-the exit-status experiment, and the exit statuses counted over consecutive steps."""
+"""lab.report.exits: the proximal variants read from the declared parameters, the stopping tests
+of the exit-status experiment, the exit statuses counted over consecutive steps, and the report's
+experiment refusing to run without a scene or a proximal solver."""
 import numpy as np
+import pytest
 
 import scenes
 from lab.report import exits
@@ -117,3 +119,18 @@ def test_rejections_are_unknown_for_a_solver_that_does_not_report_them(fake_prox
     variants = [v for v in exits.proximal_variants() if v.r == "local"]
     stats = exits.exit_statuses("column", 2, 10, variants)
     assert stats.rejections("prox-gs r=local") is None
+
+
+@pytest.mark.parametrize("frictional", [False, True])
+def test_an_experiment_that_cannot_run_says_why_and_leaves_no_stale_chart(frictional, tmp_path):
+    figure = tmp_path / exits.EXIT_FIGURES[frictional]
+    said = []
+    for o, note in (({"exit_scene": None, "solvers": ["pgs", "prox-gs"]},
+                     "Not run (`--exit-scene none`)."),
+                    ({"exit_scene": "column", "solvers": ["pgs"]}, "Skipped: no proximal")):
+        figure.write_bytes(b"stale")
+        stats, text = exits.exit_experiment(o, tmp_path, frictional, said.append,
+                                            said.append, quiet=True)
+        assert stats is None and text.startswith(note) and not figure.exists()
+    # Without friction the skip is said on stderr too; with friction the note alone carries it.
+    assert len(said) == (0 if frictional else 1)

@@ -101,3 +101,8 @@ def test_measure_friction_runs_the_chosen_solvers_on_every_snapshot(monkeypatch)
     data = fs.friction_series_json(series)["friction-pyramid"]
     assert data[1]["runs"]["apgd"]["best"] == float(np.min(snaps[1].runs["apgd"].residual))
     assert data[0]["runs"]["pgs"]["relaxation_best"] is None
+
+
+def test_a_frictionless_scene_gets_mu_and_mu_wall_a_frictional_one_keeps_its_own():
+    assert fs.frictional_params("bowl") == {"mu": 0.5, "mu_wall": 0.5}
+    assert fs.frictional_params("pyramid") == {}  # μ = 5 of its own
