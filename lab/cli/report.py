@@ -106,6 +106,7 @@ def _options(args: argparse.Namespace) -> dict:
             "series": args.series == "default", "part": args.part,
             "friction_scenes": parse_friction_scenes(args.friction_scenes)}
 
+
 def parse_friction_scenes(text: str) -> list[str]:
     """'a,b' -> labels of FRICTION_SCENES, or [] for 'none'; ParamError (one line) else."""
     if text.strip() == "none":
@@ -118,7 +119,6 @@ def parse_friction_scenes(text: str) -> list[str]:
     if len(set(names)) != len(names):
         raise ParamError(f"--friction-scenes {text!r} lists a scene twice")
     return names
-
 
 
 def cmd_report(args: argparse.Namespace) -> int:
