@@ -61,17 +61,19 @@ def load(path: str, kind: str) -> Loaded:
     return Loaded(path, kind, problem, extras)
 
 
-def _compile(method, loaded: Loaded, lam0: np.ndarray, settings) -> float | None:
-    """Compile the solver's kernels, untimed: the seconds it took for an LCP snapshot (the
+def _compile(name: str, method, loaded: Loaded, lam0: np.ndarray, settings) -> float | None:
+    """Compile solver `name`'s kernels, untimed: the seconds it took for an LCP snapshot (the
     matrix-free kernels of solver.warmup); for an FCLIB file, on this very problem (the explicit
     kernels are not in solver.warmup), seconds not recorded (None)."""
     if loaded.kind == "lcp":
-        return warmup([method.name])
+        return warmup([name])
     method.solve(loaded.problem.copy(), lam0.copy(), dataclasses.replace(settings, iterations=2))
     return None
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
+    """Solver --solver on the loaded problem from zero or the stored impulses (N s); prints the
+    residual (m/s) after every iteration, with FCLIB's error for an FCLIB file."""
     settings = registry.settings(args.solver, args.iterations, True,
                                  parse_assignments(args.assignments))
     if args.json is not None:
@@ -84,7 +86,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     size = problem.size if loaded.frictional else problem.m
     lam0 = stored.copy() if args.start == "stored" else np.zeros(size)
     method = registry.get(args.solver)
-    compile_seconds = _compile(method, loaded, lam0, settings)
+    compile_seconds = _compile(args.solver, method, loaded, lam0, settings)
     errors = None
     if loaded.kind == "fclib":  # FCLIB's own error after every iteration, beside the residual
         errors = [problem.fclib_error(lam0)]
