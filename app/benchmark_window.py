@@ -19,8 +19,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from lab.session.colours import PLOT_BACKGROUND, series_style
 from lab.io.files import OutputError
+from lab.session.colours import PLOT_BACKGROUND, series_style
 
 from . import dialogs
 from .axes import fit_axes

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import scenes
 from lab.cli import options as cli
-from lab.report.compare import COMPARE_ITERATIONS
 from lab.io.files import OutputError, check_folder, check_writable
+from lab.io.snapshot import read_state
+from lab.report.compare import COMPARE_ITERATIONS
 from lab.session.session import FRICTION_ON
 from lab.session.spec import SCENE
 from solver.methods import registry
-from lab.io.snapshot import read_state
 from solver.params import Param, ParamError, parse_assignments
 
 BENCH_ITERATIONS = COMPARE_ITERATIONS.but(name="benchmark-iterations")

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (QGraphicsItem, QGraphicsPathItem, QGraphicsView, 
                                QLabel, QToolButton, QVBoxLayout, QWidget)
 
 from lab.session.colours import PALETTE, PLOT_BACKGROUND
-from lab.session.session import RECORD_FIELDS
+from lab.session.state import RECORD_FIELDS
 
 from .axes import fit_axes, tick_font
 

@@ -20,9 +20,9 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QProgressBar
 
-from lab.session import commands as cmd
-from lab.report.compare import COMPARE_ITERATIONS
 from lab.io.files import OutputError
+from lab.report.compare import COMPARE_ITERATIONS
+from lab.session import commands as cmd
 from lab.session.spec import RunSpec
 
 from . import dialogs, hotkeys

@@ -23,10 +23,11 @@ from . import qt_compat  # noqa: F401  (before any signal is emitted: see its do
 import numpy as np
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
-from lab.session import commands
 from lab.report.compare import COMPARE_ITERATIONS
-from lab.session.session import Session, SessionState, StepLog
+from lab.session import commands
+from lab.session.session import Session
 from lab.session.spec import RunSpec
+from lab.session.state import SessionState, StepLog
 from solver.params import ParamError
 from solver.world import World
 

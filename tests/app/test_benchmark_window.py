@@ -17,8 +17,8 @@ from PySide6.QtCore import Qt
 from app.window import MainWindow
 from tests.app.conftest import window_options
 from solver.methods import registry
-from lab.report.compare import NO_STOP
 from lab.io.files import TEMP_PATTERN
+from lab.report.compare import NO_STOP
 
 ROOT = Path(__file__).resolve().parents[2]
 META_KEYS = {"scene", "step", "time", "contacts", "metric", "settings"}

@@ -10,7 +10,7 @@ from PySide6.QtGui import QImage
 
 from app.plots import (HISTORY_COLOUR, HISTORY_SECONDS, PHASES, SHRINK_AFTER, LivePlots,
                        set_view)
-from lab.session.session import StepLog
+from lab.session.state import StepLog
 
 
 class FakeFrame:

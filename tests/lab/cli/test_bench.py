@@ -10,8 +10,8 @@ import pytest
 
 import scenes
 from lab.cli import bench
-from lab.report import compare as cmp
 from lab.io.snapshot import load_lcp
+from lab.report import compare as cmp
 from solver.methods import registry
 from solver.parallel import THREADS
 from solver.params import resolve

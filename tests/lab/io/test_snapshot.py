@@ -10,8 +10,8 @@ import pytest
 import scenes
 from solver.params import resolve
 from lab.io import snapshot
-from lab.report.compare import settle
 from lab.io.snapshot import load_lcp
+from lab.report.compare import settle
 from solver.methods import registry
 from solver.step import Simulation
 

@@ -6,9 +6,9 @@ import json
 import numpy as np
 
 import scenes
+from lab.io.files import json_safe
 from lab.report import series
 from lab.report.compare import settle
-from lab.io.files import json_safe
 from solver.methods import registry
 from tests.solver.methods.reference import solve
 

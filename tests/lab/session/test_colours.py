@@ -11,8 +11,8 @@ import pytest
 
 from lab.session.colours import (IMPULSE_SCALE, SLIP_RANGE, contact_slip, heat, marble_colours,
                          marble_maximum, slip_heat)
-from lab.session.spec import RunSpec
 from lab.session.session import Session
+from lab.session.spec import RunSpec
 
 G = 9.81
 

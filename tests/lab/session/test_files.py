@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import scenes
+from lab.io.fclib import read_fclib
+from lab.io.snapshot import load_lcp, read_state
 from lab.session import commands as cmd
 from lab.session.session import Session
-from lab.io.snapshot import load_lcp, read_state
-from lab.io.fclib import read_fclib
 from lab.session.spec import RunSpec
 from solver.explicit import MatrixProblem
 from solver.params import resolve
