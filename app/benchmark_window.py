@@ -1,7 +1,8 @@
 """The plot window of a solver comparison: residual against iterations and against solve
-time, both log scale, one colour of the program's palette per solver (lab.colours.PALETTE, a
-dash pattern beyond the tenth), the legend in a row of its own under the plots, where the files
-were written, and "Save figure" (an image of the window, written atomically like every output).
+time, both log scale, one colour of the program's palette per solver
+(lab.session.colours.PALETTE, a dash pattern beyond the tenth), the legend in a row of its own
+under the plots, where the files were written, and "Save figure" (an image of the window,
+written atomically like every output).
 
 The time axis is logarithmic: the slowest solver (pgs-sm, up to a second) otherwise squashed
 the other nine against x = 0. The start of each curve (no iteration yet, at 0 ms) has no place
@@ -18,8 +19,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from lab.colours import PLOT_BACKGROUND, series_style
-from lab.files import OutputError
+from lab.io.files import OutputError
+from lab.session.colours import PLOT_BACKGROUND, series_style
 
 from . import dialogs
 from .axes import fit_axes
@@ -39,7 +40,7 @@ def solver_pen(k: int) -> pg.QtGui.QPen:
 
 class BenchmarkWindow(QWidget):
     """Top-level window; `closed` is emitted when the user closes it (the main window waits for
-    it on close). table: lab.compare.ComparisonTable; meta: the benchmark.json extras."""
+    it on close). table: lab.report.compare.ComparisonTable; meta: the benchmark.json extras."""
 
     closed = Signal()
 

@@ -4,7 +4,7 @@ stopping tests, and the view's colour mode.
 
 Every parameter row is generated from its declaration (app.params_ui), so a new solver, scene
 or friction parameter appears here without GUI code. A change goes to the Session as a typed
-command (lab.commands), exactly what the keys send; a refusal comes back as the Session's
+command (lab.session.commands), exactly what the keys send; a refusal comes back as the Session's
 message in the status bar, and the widget shows the Session's value again with the next
 frame. After an edit the keyboard goes back to the 3D view, so the hotkeys keep working.
 """
@@ -19,10 +19,10 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHB
                                QPushButton, QScrollArea, QSlider, QVBoxLayout, QWidget)
 
 import scenes
-from lab import commands as cmd
-from lab.colours import COLOUR_MODES
-from lab.session import MATERIAL_PARAMS
-from lab.spec import SIM_PARAMS
+from lab.session import commands as cmd
+from lab.session.colours import COLOUR_MODES
+from lab.session.session import MATERIAL_PARAMS
+from lab.session.spec import SIM_PARAMS
 from solver.methods import registry
 from solver.methods.driver import COMMON_PARAMS, ITERATIONS
 
@@ -53,7 +53,7 @@ def speed_stop(speed: float) -> int:
 class ControlsPanel(QScrollArea):
     """The dock's content. `send(command)` posts a command to the Session; `done()` is called
     after each edit (the window gives the keyboard back to the view). `show_state(state)`
-    shows a lab.session.SessionState."""
+    shows a lab.session.session.SessionState."""
 
     def __init__(self, send: Callable[[object], None], done: Callable[[], None]):
         super().__init__()

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QLabel, QWidget
 
-from lab.session import STABLE_SOLVER, friction_text
+from lab.session.state import STABLE_SOLVER, friction_text
 from solver.methods import registry
 from solver.methods.driver import COMMON_PARAMS
 from solver.metrics import DIVERGENCE

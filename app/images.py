@@ -1,11 +1,11 @@
 """Images out of the window: a QImage encoded in the format a file name asks for, written
-atomically like every output of the program (lab.files)."""
+atomically like every output of the program (lab.io.files)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
-from lab.files import OutputError, atomic_write
+from lab.io.files import OutputError, atomic_write
 
 IMAGE_FORMATS = {".png": "PNG", ".jpg": "JPG", ".jpeg": "JPG", ".bmp": "BMP"}
 

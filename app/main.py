@@ -1,5 +1,5 @@
-"""`marbles`: the desktop program. Options are those of `marbles-bench run` (lab.cli) plus the
-window's own; they are validated, and the scene built, before the QApplication exists: bad input
+"""`marbles`: the desktop program. Options are those of `marbles-bench run` (lab.cli.options) plus
+the window's own; they are validated, and the scene built, before the QApplication exists: bad input
 is one line on stderr, exit code 2, no window."""
 from __future__ import annotations
 
@@ -10,18 +10,18 @@ import sys
 from pathlib import Path
 
 import scenes
-from lab import cli
-from lab.compare import COMPARE_ITERATIONS
-from lab.files import OutputError, check_folder, check_writable
-from lab.session import FRICTION_ON
-from lab.spec import SCENE
+from lab.cli import options as cli
+from lab.io.files import OutputError, check_folder, check_writable
+from lab.io.snapshot import read_state
+from lab.report.compare import COMPARE_ITERATIONS
+from lab.session.session import FRICTION_ON
+from lab.session.spec import SCENE
 from solver.methods import registry
-from lab.snapshot import read_state
 from solver.params import Param, ParamError, parse_assignments
 
 BENCH_ITERATIONS = COMPARE_ITERATIONS.but(name="benchmark-iterations")
 # Without --scene the window opens on the bowl with friction: the marbles pour in, roll and come
-# to rest (with friction the warm start is full, lab.spec; a rolling resistance of 1% of the
+# to rest (with friction the warm start is full, lab.session.spec; a rolling resistance of 1% of the
 # radius stops the last marble rocking in its hollow, docs/friction.md). The article's
 # frictionless bowl is `--scene bowl`, or the friction key. A solver that cannot solve friction
 # gets that frictionless bowl. --set values win over these.

@@ -13,7 +13,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QLinearGradient, QPainter
 from PySide6.QtWidgets import QLabel, QWidget
 
-from lab.colours import ColourScale, colour_scale, heat
+from lab.session.colours import ColourScale, colour_scale, heat
 
 MARGIN = 8  # px between the view's edge and an overlay
 PANEL_STYLE = ("QLabel {{ color: #f4f4f4; background: rgba(10, 10, 16, {alpha});"
@@ -30,8 +30,8 @@ def overlay_label(alpha: int = 215, pad: int = 12, extra: str = "") -> QLabel:
 
 
 class ColourBar(QWidget):
-    """The scale of the current colour mode (lab.colours.colour_scale): the heat gradient with
-    its ticks and title; hidden in the "marble" mode. Painted only when the mode changes."""
+    """The scale of the current colour mode (lab.session.colours.colour_scale): the heat gradient
+    with its ticks and title; hidden in the "marble" mode. Painted only when the mode changes."""
 
     BAR_WIDTH = 220
     BAR_HEIGHT = 12

@@ -11,8 +11,8 @@ possible scrolled it on every refresh, and laying out an axis (tick text, grid) 
 costliest part of a refresh. The history runs on across resets and scene changes (a new world's
 clock continues where the last one ended), and a marker line with a label shows where the
 scene, the solver or a reset changed it. Residuals are clamped to `FLOOR` because a log axis
-cannot show zero. Colours come from the program's one palette (lab.colours.PALETTE); axes from
-app.axes, whose tick labels never overlap.
+cannot show zero. Colours come from the program's one palette (lab.session.colours.PALETTE); axes
+from app.axes, whose tick labels never overlap.
 
 The axes follow the data. A zoom or pan with the mouse holds a plot's range; the panel's
 "follow data" button (unchecked while any plot is held) gives every plot back to the data, and
@@ -28,8 +28,8 @@ from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsPathItem, QGraphicsView, QHBoxLayout,
                                QLabel, QToolButton, QVBoxLayout, QWidget)
 
-from lab.colours import PALETTE, PLOT_BACKGROUND
-from lab.session import RECORD_FIELDS
+from lab.session.colours import PALETTE, PLOT_BACKGROUND
+from lab.session.state import RECORD_FIELDS
 
 from .axes import fit_axes, tick_font
 

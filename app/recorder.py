@@ -3,7 +3,7 @@ wheel carries), at the simulation's rate: one video frame every `steps_per_frame
 second of video is a second of simulated time, however long each frame took to draw.
 
 The encoder runs in a thread of its own, fed from a queue, so the GUI never waits for it. The
-video is written to a temporary file beside the target (lab.files' temporary name, so a killed
+video is written to a temporary file beside the target (lab.io.files' temporary name, so a killed
 run's leftover is cleaned up like any other) and renamed over the target only once ffmpeg has
 finished and the file is fsynced: a reader never sees half a video. Any failure is one line.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lab.files import (OutputError, check_writable, destination, fsync_folder,
+from lab.io.files import (OutputError, check_writable, destination, fsync_folder,
                        remove_stale_temps, temp_name)
 
 VIDEO_FPS = 25.0  # frames per second of simulated time the video aims for

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lab.files import OutputError
+from lab.io.files import OutputError
 
 from .overlays import overlay_label
 from .recorder import VideoRecorder, steps_per_frame

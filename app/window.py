@@ -5,7 +5,7 @@ The window only displays and commands. Every frame from the worker replaces `lat
 timer hands the newest one to the view (older ones are dropped) when the view has finished the
 previous one and its pacing allows (`VIEW_SHARE`), and a timer of their own refreshes the plots
 at 25 Hz and the HUD at 10 Hz, so neither waits for the 3D view, which renders in a thread of
-its own (app.view). Keys become lab.commands sent to the worker as queued calls.
+its own (app.view). Keys become lab.session.commands sent to the worker as queued calls.
 """
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QProgressBar
 
-from lab import commands as cmd
-from lab.compare import COMPARE_ITERATIONS
-from lab.files import OutputError
-from lab.spec import RunSpec
+from lab.io.files import OutputError
+from lab.report.compare import COMPARE_ITERATIONS
+from lab.session import commands as cmd
+from lab.session.spec import RunSpec
 
 from . import dialogs, hotkeys
 from .benchmark_window import BenchmarkWindow
@@ -143,7 +143,7 @@ class MainWindow(QMainWindow):
         self.notice = self.stack.add(overlay_label(200, 14, "font-size: 12pt; "), "centred")
         self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.colour_bar = self.stack.add(ColourBar(), "bottom_left")
-        # The clicked marble's card (lab.network.MarbleCard), bottom right, above the badge.
+        # The clicked marble's card (lab.session.network.MarbleCard), bottom right, above the badge.
         self.card = self.stack.add(overlay_label(200, 8, "font-family: monospace; "),
                                    "bottom_right")
         self.setCentralWidget(self.stack)
@@ -421,7 +421,7 @@ class MainWindow(QMainWindow):
         return self.grab().toImage()
 
     def save_screenshot(self, path: str, fatal: bool = True) -> bool:
-        """The window as an image file, written atomically like every output (lab.files: a
+        """The window as an image file, written atomically like every output (lab.io.files: a
         temporary name in the same folder, then a rename); the folder is created if needed.
         A failure is one line on stderr and in the status bar; `fatal` (the scripted
         --screenshot, whose whole point is the file) also makes the exit code 1."""

@@ -1,14 +1,14 @@
-"""The simulation thread: a thin Qt adapter around a lab.session.Session.
+"""The simulation thread: a thin Qt adapter around a lab.session.session.Session.
 
 `SimWorker` is a QObject moved to its own QThread. It steps its Session with a timer of that
 thread, in real time (times `speed`) or, at speed 0, in batches of `BATCH_SECONDS`, and after
 each tick emits one immutable `Frame` through a queued signal. Commands from the GUI (the typed
-commands of lab.commands, plus `Benchmark` and `Stop` here) arrive as queued calls, so they run
-in this thread between two steps. Paused, the timer is stopped; stepping flat out, this thread
-has a core to itself (app.cores) when it steps serially; a step in several threads gets every
-core. This is the only thread that steps or solves (the B-key comparison runs here too), so
-Numba's thread pool is never entered from two threads at once. Long jobs (compiling kernels, the solver comparison) report
-progress by signal and end early once `cancel()` is called from any thread.
+commands of lab.session.commands, plus `Benchmark` and `Stop` here) arrive as queued calls, so they
+run in this thread between two steps. Paused, the timer is stopped; stepping flat out, this thread
+has a core to itself (app.cores) when it steps serially; a step in several threads gets every core.
+This is the only thread that steps or solves (the B-key comparison runs here too), so Numba's thread
+pool is never entered from two threads at once. Long jobs (compiling kernels, the solver comparison)
+report progress by signal and end early once `cancel()` is called from any thread.
 """
 from __future__ import annotations
 
@@ -23,10 +23,11 @@ from . import qt_compat  # noqa: F401  (before any signal is emitted: see its do
 import numpy as np
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
-from lab import commands
-from lab.compare import COMPARE_ITERATIONS
-from lab.session import Session, SessionState, StepLog
-from lab.spec import RunSpec
+from lab.report.compare import COMPARE_ITERATIONS
+from lab.session import commands
+from lab.session.session import Session
+from lab.session.spec import RunSpec
+from lab.session.state import SessionState, StepLog
 from solver.params import ParamError
 from solver.world import World
 
@@ -86,7 +87,7 @@ class Frame:
     (w, x, y, z) body -> world, or None (unrotated); timings: seconds per phase of the last step;
     trace: (k + 1,) residual (m/s) per iteration of the last traced step, or None;
     residual: final natural-map residual (m/s) of the last step; records: every step made
-    since the previous frame, oldest first (lab.session.StepLog); stepped: records is not
+    since the previous frame, oldest first (lab.session.session.StepLog); stepped: records is not
     empty (False when only the state changed)."""
 
     seq: int
@@ -112,9 +113,9 @@ class Frame:
     orientation: np.ndarray | None = None
     record: bool = False  # a frame of a recording (RecordStart): the GUI acknowledges it
     # With the contact network shown: (ends (m, 2, 3), width (m,) m, colour (m, 3)) float32
-    # of the last step's contacts (lab.network); else None.
+    # of the last step's contacts (lab.session.network); else None.
     network: tuple | None = None
-    card: object = None  # the picked marble's lab.network.MarbleCard, or None
+    card: object = None  # the picked marble's lab.session.network.MarbleCard, or None
 
 
 @dataclass

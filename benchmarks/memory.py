@@ -10,8 +10,8 @@ import argparse
 import os
 import time
 
-from lab.run import run_steps
-from lab.spec import RunSpec
+from lab.session.run import run_steps
+from lab.session.spec import RunSpec
 from solver.step import Simulation
 from solver.warmup import warmup
 

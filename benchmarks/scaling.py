@@ -38,7 +38,7 @@ MU = 0.5  # the frictional piles' Coulomb coefficient (marbles and walls)
 def _bench(args: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "r.json"
-        subprocess.run([sys.executable, "-m", "lab.bench", "run", "--solver", "pgs",
+        subprocess.run([sys.executable, "-m", "lab.cli.bench", "run", "--solver", "pgs",
                         "--iterations", str(ITERATIONS), "--quiet", "--json", str(out), *args],
                        cwd=ROOT, check=True, capture_output=True)
         return json.loads(out.read_text())
@@ -97,7 +97,7 @@ def scaling(args: argparse.Namespace) -> None:
 def convergence(args: argparse.Namespace) -> None:
     """Residual after k sweeps, serial against 2 and 4 blocks, on frozen settled problems
     (deterministic: no timing)."""
-    from lab.snapshot import read_state
+    from lab.io.snapshot import read_state
     from solver.methods import registry
     from tests.solver.blocks import problem_of
 

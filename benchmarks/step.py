@@ -24,11 +24,14 @@ PHASES = ("collide", "assemble", "solve", "integrate", "total")
 
 
 def bench_module(tree: Path) -> str:
+    if (tree / "lab" / "cli" / "bench.py").is_file():
+        return "lab.cli.bench"
     return "lab.bench" if (tree / "lab" / "bench.py").is_file() else "app.bench"
 
 
 def knows_threads(tree: Path) -> bool:
-    cli = tree / "lab" / "cli.py"
+    cli = tree / "lab" / "cli" / "options.py"
+    cli = cli if cli.is_file() else tree / "lab" / "cli.py"
     return cli.is_file() and "THREADS" in cli.read_text()
 
 

@@ -7,7 +7,7 @@ docs/desktop-performance.md.
 
 Each round runs, one after the other, a scripted window run per variant (under `xvfb-run -a`
 when there is no display), `xvfb-run -a python -m app.main --scene bowl --frames N
---no-benchmark --speed X`, and the same scene headless, `python -m lab.bench run --scene bowl
+--no-benchmark --speed X`, and the same scene headless, `python -m lab.cli.bench run --scene bowl
 --steps K --quiet --json F`, whose steps per second are steps / (wall_seconds -
 compile_seconds). Both run the article's frictionless bowl (the window alone opens on the bowl
 with friction). Alternating them inside each round lets load from other jobs hit all of them
@@ -86,7 +86,7 @@ def headless_run(steps: int, extra: list[str] | None = None) -> dict:
     """One headless run of the same scene; steps per second without the compile time."""
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "r.json"
-        subprocess.run([sys.executable, "-m", "lab.bench", "run", "--scene", "bowl", "--steps",
+        subprocess.run([sys.executable, "-m", "lab.cli.bench", "run", "--scene", "bowl", "--steps",
                         str(steps), "--quiet", "--json", str(report), *(extra or [])],
                        cwd=ROOT, check=True, capture_output=True, timeout=600)
         data = json.loads(report.read_text())

@@ -5,8 +5,8 @@
 import argparse
 
 import scenes
-from lab.compare import compare, reach, settle
-from lab.figures import comparison_png
+from lab.report.compare import compare, reach, settle
+from lab.report.figures import comparison_png
 from solver.methods import registry
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 import scenes
-from lab.snapshot import load_lcp, load_state, save_lcp, save_state
+from lab.io.snapshot import load_lcp, load_state, save_lcp, save_state
 from solver.methods import registry
 from solver.step import Simulation
 

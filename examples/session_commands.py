@@ -4,9 +4,9 @@
 """
 import numpy as np
 
-from lab import commands as cmd
-from lab.session import Session
-from lab.spec import RunSpec
+from lab.session import commands as cmd
+from lab.session.session import Session
+from lab.session.spec import RunSpec
 
 
 def main():

@@ -1,3 +1,3 @@
-"""Qt-free orchestration above the numerics: the run specification and the Session (typed
-commands applied between steps), snapshots, the solver comparison and its report and figures,
-and the `marbles-bench` front end."""
+"""Qt-free orchestration above the numerics, by concern: session (the run specification, the
+Session and its typed commands), io (the file formats), report (the solver comparisons, the
+verdicts, the figures and the results) and cli (the `marbles-bench` front end)."""

@@ -3,7 +3,7 @@ per contact in FCLIB's order (normal, t1, t2) and a friction coefficient per con
 geometry behind it (docs/friction-lab.md). It is the second implementation of the problem
 interface that FrictionalProblem implements (apply, error, residual, fclib_error, coo, dense,
 copy, size, rows, diag, rhs, mu), so every frictional solver runs on problems other tools
-wrote (FCLIB files, lab/fclib.py). The Gauss-Seidel solvers update u = W λ + q by W's columns
+wrote (FCLIB files, lab/io/fclib.py). The Gauss-Seidel solvers update u = W λ + q by W's columns
 (kept as the CSR of Wᵀ) and read each contact's 3x3 diagonal block (`blocks`).
 """
 from __future__ import annotations

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lab import catalog
+from lab.cli import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -24,7 +24,7 @@ def test_readme_tables_and_marbles_bench_list_come_from_the_same_declarations():
     text = README.read_text(encoding="utf-8")
     assert catalog.scenes_markdown() in text
     assert catalog.solvers_markdown() in text
-    listed = subprocess.run([sys.executable, "-m", "lab.bench", "list"], capture_output=True,
+    listed = subprocess.run([sys.executable, "-m", "lab.cli.bench", "list"], capture_output=True,
                             text=True, check=True).stdout
     assert listed == catalog.list_text() + "\n"
     # A row of the README's solver table and the solver's lines of the listing name the same

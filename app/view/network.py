@@ -1,5 +1,5 @@
-"""The contact network in the 3D view: one camera-facing ribbon per contact (lab.network gives
-the ends, widths and colours), rebuilt for every rendering, since a ribbon turns with the
+"""The contact network in the 3D view: one camera-facing ribbon per contact (lab.session.network
+gives the ends, widths and colours), rebuilt for every rendering, since a ribbon turns with the
 camera. The ribbons are built in numpy (`ribbon_vertices`) and drawn with one call."""
 from __future__ import annotations
 

@@ -73,7 +73,7 @@ class Scene:
     exact_quads: bool
     soft_shadows: bool = True  # the marbles' shadow edges filtered over ~3 texels
     # The contact network, (ends (m, 2, 3), width (m,), colour (m, 3)), or None; with it the
-    # marbles are drawn at `marble_scale` of their radius (lab.network.MARBLE_SCALE).
+    # marbles are drawn at `marble_scale` of their radius (lab.session.network.MARBLE_SCALE).
     network: tuple | None = None
     marble_scale: float = 1.0
 

@@ -18,7 +18,7 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QWidget
 
-from lab.network import MARBLE_SCALE
+from lab.session.network import MARBLE_SCALE
 
 from .camera import Camera
 from .geometry import container_bounds, slope_azimuth
@@ -155,7 +155,7 @@ class MarbleView(QWidget):
 
     def set_network(self, network: tuple | None) -> None:
         """The contact network to draw, (ends (m, 2, 3) m, width (m,) m, colour (m, 3)), or
-        None for none; while it is shown the marbles shrink to lab.network.MARBLE_SCALE of
+        None for none; while it is shown the marbles shrink to lab.session.network.MARBLE_SCALE of
         their radius (picking still uses their true size)."""
         if (network is None) != (self._network is None):
             self._marbles_version += 1  # the marbles' drawn radius changes

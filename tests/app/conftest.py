@@ -66,7 +66,7 @@ def window_options(**kw):
     """app.window.Options from keyword arguments, the run spec's among them (scene, solver,
     iterations, speed, solver_params as --set values)."""
     from app.window import Options
-    from lab.spec import RunSpec
+    from lab.session.spec import RunSpec
 
     spec = {k: kw.pop(k) for k in ("scene", "solver", "iterations", "speed") if k in kw}
     kw["spec"] = RunSpec.create(**spec, assignments=kw.pop("solver_params", {}))

@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from lab import commands as cmd
-from lab.files import atomic_write
+from lab.io.files import atomic_write
+from lab.session import commands as cmd
 
 SETTLE_SECONDS = 6.0  # simulated seconds flat out before the first picture
 

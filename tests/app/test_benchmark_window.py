@@ -17,8 +17,8 @@ from PySide6.QtCore import Qt
 from app.window import MainWindow
 from tests.app.conftest import window_options
 from solver.methods import registry
-from lab.compare import NO_STOP
-from lab.files import TEMP_PATTERN
+from lab.io.files import TEMP_PATTERN
+from lab.report.compare import NO_STOP
 
 ROOT = Path(__file__).resolve().parents[2]
 META_KEYS = {"scene", "step", "time", "contacts", "metric", "settings"}
@@ -169,7 +169,7 @@ def fake_table(solvers=tuple(registry.METHODS), iterations=50):
     """A ComparisonTable of made-up curves: solver k falls by 10^-(k+1)/iteration and takes
     (k + 1)^3 µs per iteration, so the slowest is a thousand times the fastest (as pgs-sm's
     300-1250 ms against the others' few)."""
-    from lab.compare import ComparisonTable
+    from lab.report.compare import ComparisonTable
 
     k = np.arange(len(solvers))[:, None]
     it = np.arange(iterations + 1)[None, :]
@@ -180,7 +180,7 @@ def fake_table(solvers=tuple(registry.METHODS), iterations=50):
 
 
 def test_the_comparison_reads_on_a_log_time_axis_in_the_palette(qtbot, tmp_path):
-    from lab.colours import PALETTE, PLOT_BACKGROUND
+    from lab.session.colours import PALETTE, PLOT_BACKGROUND
     from app.benchmark_window import BenchmarkWindow
 
     table = fake_table()

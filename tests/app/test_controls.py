@@ -9,9 +9,9 @@ import pytest
 
 import scenes
 from app.controls import SPEED_LADDER, ControlsPanel, speed_stop, speed_text
-from lab import commands as cmd
-from lab.session import Session
-from lab.spec import SIM_PARAMS, RunSpec
+from lab.session import commands as cmd
+from lab.session.session import Session
+from lab.session.spec import SIM_PARAMS, RunSpec
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS, Method
 from solver.params import Param

@@ -7,7 +7,7 @@ import pytest
 
 from app.hud import Hud, RateMeter, hud_text
 from app.worker import Frame
-from lab.session import SessionState
+from lab.session.state import SessionState
 from solver.parallel import MIN_MARBLES
 
 

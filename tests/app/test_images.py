@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtGui import QColor, QImage
 
 from app.images import image_bytes, write_image
-from lab.files import OutputError
+from lab.io.files import OutputError
 
 
 def red(w=8, h=6) -> QImage:

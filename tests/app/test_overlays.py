@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from app.hud import Hud
 from app.overlays import MARGIN, ColourBar, ViewStack
-from lab.colours import heat
+from lab.session.colours import heat
 
 
 def pixels(widget) -> np.ndarray:

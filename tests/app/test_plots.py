@@ -10,7 +10,7 @@ from PySide6.QtGui import QImage
 
 from app.plots import (HISTORY_COLOUR, HISTORY_SECONDS, PHASES, SHRINK_AFTER, LivePlots,
                        set_view)
-from lab.session import StepLog
+from lab.session.state import StepLog
 
 
 class FakeFrame:
@@ -275,7 +275,7 @@ def test_the_legend_sits_outside_the_data(qtbot):
 
 
 def test_the_plots_draw_in_the_one_palette_on_their_background(qtbot):
-    from lab.colours import PALETTE, PLOT_BACKGROUND
+    from lab.session.colours import PALETTE, PLOT_BACKGROUND
 
     plots = LivePlots()
     qtbot.addWidget(plots)

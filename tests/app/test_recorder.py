@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from app.recorder import VideoRecorder, even_size, fit, steps_per_frame
-from lab.files import OutputError
+from lab.io.files import OutputError
 
 
 def frames_of(path):

@@ -22,7 +22,7 @@ from app.main import main
 from app.plots import FLOOR
 from app.window import MainWindow
 from tests.app.conftest import window_options
-from lab import commands as cmd
+from lab.session import commands as cmd
 from solver.methods import registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -365,7 +365,7 @@ def test_the_window_opens_on_the_bowl_with_friction_and_the_bench_on_the_article
     `--scene bowl`, a solver without friction, and `marbles-bench` keep the article's
     frictionless bowl; --set values win over the window's friction."""
     from app.main import build_parser, options_from
-    from lab import bench
+    from lab.cli import bench
 
     def spec(*argv):
         return options_from(build_parser().parse_args(["--benchmark-out", str(tmp_path),
@@ -435,7 +435,7 @@ def test_screenshots_are_written_atomically(qtbot, make_window, tmp_path, capsys
     kept = tmp_path / "kept.png"
     kept.write_bytes(b"old")
     kept.chmod(0o600)
-    assert window.save_screenshot(str(kept))  # replaced whole, its mode kept (lab.files)
+    assert window.save_screenshot(str(kept))  # replaced whole, its mode kept (lab.io.files)
     assert not QImage(str(kept)).isNull() and (kept.stat().st_mode & 0o777) == 0o600
     assert window.save_screenshot(str(tmp_path / "new" / "shot.jpg"))  # folder made as needed
     assert QImage(str(tmp_path / "new" / "shot.jpg")).format() != QImage.Format.Format_Invalid

@@ -15,7 +15,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from app import dialogs
-from lab.snapshot import load_lcp, read_state
+from lab.io.snapshot import load_lcp, read_state
 from solver.methods import registry
 from tests.app.test_window import _press, make_window, wait_state  # noqa: F401 (fixture)
 
@@ -108,7 +108,7 @@ def test_ctrl_e_exports_the_contact_problem_for_the_bench(qtbot, make_window, tm
     qtbot.waitUntil(lambda: "exported" in window.status_label.text(), timeout=10000)
     problem, _ = load_lcp(path)
     assert problem.frictional and problem.m == window.latest.contacts
-    solved = subprocess.run([sys.executable, "-m", "lab.bench", "solve", "--lcp", str(path),
+    solved = subprocess.run([sys.executable, "-m", "lab.cli.bench", "solve", "--lcp", str(path),
                              "--iterations", "5"], cwd=ROOT, capture_output=True, text=True,
                             timeout=300)
     assert solved.returncode == 0, solved.stderr
@@ -121,7 +121,7 @@ def test_ctrl_e_exports_the_contact_problem_for_the_bench(qtbot, make_window, tm
 
 def test_marbles_state_opens_a_saved_state(tmp_path):
     state = tmp_path / "column.npz"
-    subprocess.run([sys.executable, "-m", "lab.bench", "run", "--scene", "column", "--steps",
+    subprocess.run([sys.executable, "-m", "lab.cli.bench", "run", "--scene", "column", "--steps",
                     "20", "--quiet", "--save-state", str(state)], cwd=ROOT, check=True,
                    timeout=300)
     shot = tmp_path / "shot.png"

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtGui import QImage
 
 from app.window import PLOT_SHARE
-from lab import commands as cmd
+from lab.session import commands as cmd
 from tests.app.test_plots import text_rects
 from tests.app.test_window import _press, make_window, wait_state  # noqa: F401 (fixture)
 from tests.app.test_worker import StoppedClock

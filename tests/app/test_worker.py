@@ -1,5 +1,5 @@
 """The simulation thread alone (no window): frames, queued commands, timers and cores,
-divergence, stop. What the Session itself does is tested in tests/lab/test_session.py."""
+divergence, stop. What the Session itself does is tested in tests/lab/session/test_session.py."""
 from __future__ import annotations
 
 import os
@@ -12,9 +12,9 @@ from PySide6.QtCore import QObject, Slot
 from app import cores
 from app.hud import hud_text
 from app.worker import Benchmark, SimThread, SimWorker
-from lab import commands as cmd
-from lab.session import MAX_CATCH_UP
-from lab.spec import RunSpec
+from lab.session import commands as cmd
+from lab.session.session import MAX_CATCH_UP
+from lab.session.spec import RunSpec
 from solver.parallel import MIN_MARBLES, THREADS
 
 

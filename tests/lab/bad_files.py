@@ -1,6 +1,6 @@
 """Builders of .npz files, good and malformed, for the snapshot-reading tests: valid state and
 LCP snapshots of the column as dicts of arrays, archives written member by member (so a header
-can lie), and the corpus of bad input files of tests/lab/test_corpus_files.py."""
+can lie), and the corpus of bad input files of tests/lab/cli/test_corpus_files.py."""
 from __future__ import annotations
 
 import io
@@ -18,7 +18,7 @@ from numpy.lib import format as npy
 
 import scenes
 from solver.params import resolve
-from lab import snapshot
+from lab.io import snapshot
 from solver.methods import registry
 from solver.step import Simulation
 

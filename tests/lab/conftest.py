@@ -19,7 +19,7 @@ def fake_prox(monkeypatch):
 def run_main(capsys):
     """In-process `marbles-bench` (fast; an unexpected exception fails the test by itself):
     returns (exit code, stdout, stderr)."""
-    from lab import bench
+    from lab.cli import bench
 
     def call(*args):
         try:

@@ -9,9 +9,9 @@ import sys
 
 import numpy as np
 
-from lab.compare import ComparisonTable
-from lab.exits import ExitStats, Variant
-from lab.series import Snapshot, TimeTo
+from lab.report.compare import ComparisonTable
+from lab.report.exits import ExitStats, Variant
+from lab.report.series import Snapshot, TimeTo
 from solver import metrics
 from solver.methods import jacobi, pgs
 from solver.params import Param
@@ -22,7 +22,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 def run_cli(*args, cwd=None):
     """`marbles-bench ARGS` in a fresh interpreter: (exit code, stdout, stderr)."""
-    proc = subprocess.run([sys.executable, "-m", "lab.bench", *args], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "lab.cli.bench", *args], capture_output=True,
                           text=True, timeout=600, cwd=cwd)
     return proc.returncode, proc.stdout, proc.stderr
 
@@ -92,7 +92,7 @@ def frun(residual, per_iteration=1e-4, status="max_iterations", relaxation=None,
          rejected=None):
     """A FrictionRun of the curve `residual` (N + 1 values), `per_iteration` seconds each;
     relaxation: the relaxation's curve, or None."""
-    from lab.friction_series import FrictionRun
+    from lab.report.friction_series import FrictionRun
 
     residual = np.asarray(residual, dtype=np.float64)
     seconds = per_iteration * np.arange(residual.size)
@@ -103,7 +103,7 @@ def frun(residual, per_iteration=1e-4, status="max_iterations", relaxation=None,
 
 def fsnap(label: str, step: int, runs: dict, contacts: int = 100):
     """A FrictionSnapshot of frictional scene `label` at `step` with `runs` (label -> run)."""
-    from lab.friction_series import FRICTION_SCENES, FrictionSnapshot
+    from lab.report.friction_series import FRICTION_SCENES, FrictionSnapshot
 
     return FrictionSnapshot(label, FRICTION_SCENES[label].scene, step, 50, contacts, 0.4,
                             0.02 * step, dict(runs))

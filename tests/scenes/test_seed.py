@@ -38,7 +38,7 @@ def test_seed_changes_placement():
 
 @pytest.mark.parametrize("name", list(scenes.SCENES))
 def test_every_scene_takes_damping_and_the_state_snapshot_keeps_it(name, tmp_path):
-    from lab.snapshot import load_state, save_state
+    from lab.io.snapshot import load_state, save_state
     assert scenes.build(name).damping == 0.0  # the article's marbles are undamped
     world = scenes.build(name, {"damping": "0.5"})
     assert world.damping == 0.5

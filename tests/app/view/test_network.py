@@ -8,7 +8,7 @@ from app.view import MarbleView
 from app.view.camera import Camera
 from app.view.network import FLOATS, ribbon_vertices
 from app.view.picking import ray_spheres
-from lab.network import MARBLE_SCALE
+from lab.session.network import MARBLE_SCALE
 from tests.app.view.test_widget import image_array
 
 

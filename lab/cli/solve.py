@@ -1,0 +1,182 @@
+"""`marbles-bench solve`: one solver on a saved contact problem, whichever format holds it: an
+LCP snapshot (.npz, `run --save-lcp`) or an FCLIB local 3D problem (.hdf5 or .h5, any tool's).
+The format comes from the option that names the file (--lcp, --fclib) or from its suffix; every
+format is then solved by the same steps, and the trace printed (and written to --json)."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from solver.methods import registry
+from solver.methods.driver import ITERATIONS
+from solver.params import ParamError, parse_assignments
+from solver.warmup import warmup
+
+from ..io.fclib import read_fclib
+from ..io.files import check_writable, write_json
+from ..io.snapshot import load_lcp
+from ..report.compare import FRICTIONAL_METRIC, METRIC
+from ..session.spec import SOLVER
+from . import options as cli
+
+SUFFIXES = {".npz": "lcp", ".hdf5": "fclib", ".h5": "fclib"}
+# Where a file of each format keeps the impulses --start stored starts from.
+STORED = {"lcp": "lam", "fclib": "/solution/r or /guesses/1/r"}
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A contact problem read from `path` in `kind` ('lcp' or 'fclib'); extras as its reader
+    gives them ({"lam": stored impulses (N s) or None, ...})."""
+
+    path: str
+    kind: str
+    problem: object
+    extras: dict
+
+    @property
+    def frictional(self) -> bool:
+        return self.kind == "fclib" or getattr(self.problem, "frictional", False)
+
+
+def source(args: argparse.Namespace) -> tuple[str, str]:
+    """(path, kind) of the file to solve: --lcp or --fclib, else FILE by its suffix."""
+    if args.lcp is not None:
+        return args.lcp, "lcp"
+    if args.fclib is not None:
+        return args.fclib, "fclib"
+    kind = SUFFIXES.get(Path(args.file).suffix.lower())
+    if kind is None:
+        raise ParamError(f"{args.file}: unknown format; a .npz LCP snapshot, a .hdf5 or .h5 "
+                         "FCLIB file, or say which with --lcp or --fclib")
+    return args.file, kind
+
+
+def load(path: str, kind: str) -> Loaded:
+    problem, extras = (load_lcp if kind == "lcp" else read_fclib)(path)
+    return Loaded(path, kind, problem, extras)
+
+
+def _compile(name: str, method, loaded: Loaded, lam0: np.ndarray, settings) -> float | None:
+    """Compile solver `name`'s kernels, untimed: the seconds it took for an LCP snapshot (the
+    matrix-free kernels of solver.warmup); for an FCLIB file, on this very problem (the explicit
+    kernels are not in solver.warmup), seconds not recorded (None)."""
+    if loaded.kind == "lcp":
+        return warmup([name])
+    method.solve(loaded.problem.copy(), lam0.copy(), dataclasses.replace(settings, iterations=2))
+    return None
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    """Solver --solver on the loaded problem from zero or the stored impulses (N s); prints the
+    residual (m/s) after every iteration, with FCLIB's error for an FCLIB file."""
+    settings = registry.settings(args.solver, args.iterations, True,
+                                 parse_assignments(args.assignments))
+    if args.json is not None:
+        check_writable(args.json)
+    loaded = load(*source(args))
+    problem, stored = loaded.problem, loaded.extras["lam"]
+    registry.check_friction(args.solver, loaded.frictional)
+    if args.start == "stored" and stored is None:
+        raise ParamError(f"--start stored: {loaded.path} has no usable {STORED[loaded.kind]}")
+    size = problem.size if loaded.frictional else problem.m
+    lam0 = stored.copy() if args.start == "stored" else np.zeros(size)
+    method = registry.get(args.solver)
+    compile_seconds = _compile(args.solver, method, loaded, lam0, settings)
+    errors = None
+    if loaded.kind == "fclib":  # FCLIB's own error after every iteration, beside the residual
+        errors = [problem.fclib_error(lam0)]
+        settings = dataclasses.replace(settings, observer=lambda lam: errors.append(
+            problem.fclib_error(lam)))
+    result = method.solve(problem, lam0.copy(), settings)
+    if errors is not None:
+        errors += [np.inf] * (result.trace.size - len(errors))
+    print("\n".join(_lines(args, loaded, settings, result, errors)))
+    if args.json is not None:
+        write_json(args.json, _json(args, loaded, settings, result, errors, compile_seconds))
+    return 0
+
+
+def _lines(args, loaded: Loaded, settings, result, errors: list | None) -> list[str]:
+    """The printed trace: a header, one line per iteration, the outcome."""
+    problem, path = loaded.problem, loaded.path
+    start = f"; {args.solver}, {settings.iterations} iterations from {args.start} impulses"
+    if errors is None:
+        stored = _stored_residual(loaded)
+        lines = [f"# {path}: {problem.m} contacts, {problem.n} marbles" + start,
+                 "# iteration  residual_m_per_s  seconds"]
+        lines += [f"{k:6d}  {r:.6e}  {s:.6e}" for k, (r, s)
+                  in enumerate(zip(result.trace, result.seconds))]
+        return lines + [f"{args.solver}: {result.status} after {result.iterations} iterations, "
+                        f"residual {result.residual:.6e} m/s"
+                        + ("" if stored is None else f" (stored lam: {stored:.6e} m/s)")]
+    title = loaded.extras["title"]
+    lines = [f"# {path}: FCLIB local 3D problem, {problem.m} contacts"
+             + (f" ({title})" if title else "") + start,
+             "# iteration  residual_m_per_s  fclib_error  seconds"]
+    lines += [f"{k:6d}  {r:.6e}  {f:.6e}  {s:.6e}" for k, (r, f, s)
+              in enumerate(zip(result.trace, errors, result.seconds))]
+    return lines + [f"{args.solver}: {result.status} after {result.iterations} iterations, "
+                    f"residual {result.residual:.6e} m/s, FCLIB error "
+                    f"{problem.fclib_error(result.lam):.6e}"]
+
+
+def _json(args, loaded: Loaded, settings, result, errors: list | None,
+          compile_seconds: float | None) -> dict:
+    """--json: the trace, the outcome and the final impulses, with what each format adds."""
+    problem = loaded.problem
+    if errors is not None:
+        return {"fclib": str(loaded.path), "title": loaded.extras["title"],
+                "solver": args.solver, "contacts": problem.m, "start": args.start,
+                "settings": {"iterations": settings.iterations, **settings.params},
+                "trace": result.trace.tolist(), "fclib_error": [float(e) for e in errors],
+                "seconds": result.seconds.tolist(), "iterations": result.iterations,
+                "status": result.status, "residual": result.residual,
+                "final_fclib_error": problem.fclib_error(result.lam),
+                "lam": result.lam.tolist(), "info": result.info}
+    return {"lcp": str(loaded.path), "solver": args.solver, "contacts": problem.m,
+            "marbles": problem.n, "start": args.start,
+            "settings": {"iterations": settings.iterations, **settings.params},
+            "metric": FRICTIONAL_METRIC if loaded.frictional else METRIC,
+            **({"rows": problem.rows, "fclib_error": problem.fclib_error(result.lam)}
+               if loaded.frictional else {}),
+            "trace": result.trace.tolist(), "seconds": result.seconds.tolist(),
+            "iterations": result.iterations, "status": result.status,
+            "residual": result.residual, "lam": result.lam.tolist(),
+            "stored_lam_residual": _stored_residual(loaded), "info": result.info,
+            "compile_seconds": compile_seconds}
+
+
+def _stored_residual(loaded: Loaded) -> float | None:
+    """The residual (m/s) of the impulses an LCP snapshot stores, or None without them."""
+    stored = loaded.extras["lam"]
+    return None if stored is None else float(loaded.problem.residual(stored))
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "solve", help="run one solver on a saved LCP snapshot or FCLIB file and print its trace",
+        description="Load an LCP snapshot (written by `run --save-lcp`; it must carry the "
+                    "contact geometry) or an FCLIB local 3D problem (any tool's), run solver M "
+                    "from zero (or the stored impulses) and print the residual after every "
+                    "iteration.")
+    source_ = p.add_mutually_exclusive_group(required=True)
+    source_.add_argument("file", nargs="?", metavar="FILE",
+                         help="the problem, its format from the suffix: .npz (LCP snapshot), "
+                              ".hdf5 or .h5 (FCLIB)")
+    source_.add_argument("--lcp", metavar="FILE", help="LCP snapshot (.npz)")
+    source_.add_argument("--fclib", metavar="FILE",
+                         help="FCLIB local 3D problem (.hdf5, from run --save-fclib or another "
+                              "tool); the trace adds FCLIB's error after each iteration")
+    cli.option(p, SOLVER, "M")
+    cli.option(p, ITERATIONS, "N")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   dest="assignments", help="solver parameter, repeatable")
+    p.add_argument("--start", choices=("zero", "stored"), default="zero",
+                   help="start from zero impulses (default) or from the snapshot's lam")
+    p.add_argument("--json", metavar="FILE", help="write the trace and status as JSON")
+    p.set_defaults(func=cmd_solve)

@@ -1,0 +1,391 @@
+"""Every solver on the same frozen contact problem: the comparison engine.
+
+The problem is copied once and every method starts from the same λ0, runs exactly N iterations
+(tolerances off, so curves have equal length) with its per-iteration trace, and contributes one
+row: the natural-map residual after each iteration and the cumulative solve time. Kernels are
+compiled, and run once on the frozen problem itself, before anything is timed; a solve is
+repeated while it stays cheap and the element-wise median of the time curves is kept (the
+residual evaluated after each iteration is outside the timed region).
+
+Also here, because every front end needs them: `settle` (step a world and freeze the problem of
+its last step, with the impulses that step could start from) and `reach` (when a curve first
+gets below a tolerance).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+import scenes
+from solver import metrics
+from solver.methods import registry
+from solver.methods.driver import ITERATIONS, SolveSettings
+from solver.parallel import activate
+from solver.partition import shares
+from solver.params import Param, ParamError
+from solver.problem import ContactProblem
+from solver.step import STABILISE, WARM_START, Simulation, StepReport, carry_over, carry_over_rows
+from solver.warmup import warmup
+from solver.world import World
+
+from ..io.files import json_bytes, write_group
+from .progress import Progress
+from .tables import reach as reach_curve
+
+NO_STOP = {"abs_tol": 0.0, "rel_tol": 0.0}
+# The options of a comparison; `iterations` is the solvers' own declaration with its default.
+COMPARE_ITERATIONS = ITERATIONS.but(default=200, help="iterations of every solver on the "
+                                    "frozen problem", hi=1_000_000)
+SETTLE = Param("settle", 1, int, "steps to run; the last one's problem is frozen", lo=1,
+               hi=10_000_000)
+REPEATS = Param("repeats", 3, int, "timing runs per solver; the median curve is kept", lo=1,
+                hi=100)
+ERROR = "error"  # a solver that raised: its row is NaN and the message is in meta["errors"]
+METRIC = "natural map ||min(lam, A lam + b)||_inf, m/s"
+FRICTIONAL_METRIC = ("max over contacts of FCLIB's natural-map error ||lam - P_K(lam - u~)||_2, "
+                     "u~ = u + mu ||u_t|| e_n (De Saxce), m/s")
+
+
+@dataclass
+class ComparisonTable:
+    """solvers: k names; residual, seconds: (k, N + 1) float64, index 0 = before the first
+    iteration; residual in m/s (natural map), seconds cumulative solve time. A solve that stopped
+    early keeps its last value (it converged, or stopped changing); after a divergence the
+    residual is +inf (there is no usable iterate) and the time stays flat; a solver that raised
+    has NaN rows. status: k exit statuses (metrics.STATUSES, or "error");
+    meta: problem description (contacts, metric, iterations run, repeats, ...)."""
+
+    solvers: list[str]
+    residual: np.ndarray
+    seconds: np.ndarray
+    status: list[str]
+    meta: dict = field(default_factory=dict)
+
+    def structured(self) -> np.ndarray:
+        """The `benchmark.npy` array (docs/formats.md): fields solver, residual (m/s) and
+        seconds (cumulative), each row one solver, shape (solvers,)."""
+        width = max((len(s) for s in self.solvers), default=1)
+        n = self.residual.shape[1]
+        dtype = np.dtype([("solver", f"<U{width}"), ("residual", "<f8", (n,)),
+                          ("seconds", "<f8", (n,))])
+        out = np.zeros(len(self.solvers), dtype=dtype)
+        out["solver"] = self.solvers
+        out["residual"] = self.residual
+        out["seconds"] = self.seconds
+        return out
+
+    def row(self, name: str) -> int:
+        return self.solvers.index(name)
+
+    @property
+    def iterations(self) -> int:
+        return self.residual.shape[1] - 1
+
+
+def _pad(values: np.ndarray, length: int, fill: float | None = None) -> np.ndarray:
+    """values extended to `length` with `fill` (default: its last value)."""
+    last = values[-1] if values.size else np.nan
+    out = np.full(length, last if fill is None else fill, dtype=np.float64)
+    out[:values.size] = values[:length]
+    return out
+
+
+def _timed_runs(method, frozen: ContactProblem, start: np.ndarray, settings, repeats: int,
+                budget: float):
+    """The first result and the per-run cumulative-time curves of up to `repeats` runs; repeats
+    stop once this solver has used `budget` seconds of wall time. Returns (result, curves,
+    deterministic)."""
+    wall = time.perf_counter()
+    first = method.solve(frozen, start.copy(), settings)
+    curves = [first.seconds]
+    deterministic = True
+    while len(curves) < repeats and time.perf_counter() - wall < budget:
+        again = method.solve(frozen, start.copy(), settings)
+        if again.trace.shape != first.trace.shape or not np.array_equal(again.trace, first.trace):
+            deterministic = False
+            break
+        curves.append(again.seconds)
+    return first, curves, deterministic
+
+
+def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | None = None,
+            lam0: np.ndarray | None = None, params: dict[str, dict] | None = None,
+            progress: Callable[[int, int, str], None] | None = None, repeats: int = 3,
+            budget: float = 2.0) -> ComparisonTable:
+    """Run `solvers` (default: every registered one) on a copy of `problem` for `iterations`
+    iterations each, all from the same λ0 (`lam0`, (m,) N s, or zero). params: per-solver
+    parameter overrides, e.g. {"psor": {"omega": 1.3}}; they win over the tolerances switched
+    off here. repeats/budget: timing runs per solver, and the wall seconds after which no further
+    repeat starts. progress(done, total, name) is called after each solver."""
+    frictional = getattr(problem, "frictional", False)
+    if solvers is None:
+        names = registry.friction_solvers() if frictional else list(registry.METHODS)
+    else:
+        names = list(solvers)
+    if not names:
+        raise ParamError("no solver to compare")
+    for name in names:
+        registry.check_friction(name, frictional)
+    if len(set(names)) != len(names):
+        raise ParamError(f"a solver is listed twice: {', '.join(names)}")
+    repeats = int(REPEATS.parse(repeats))
+    frozen = problem.copy()
+    if getattr(frozen, "partition", None) is not None:  # frozen in blocks: solved on as many
+        activate(shares(frozen.partition[0]))  # threads (Numba's count is per calling thread)
+    size = frozen.size if frictional else frozen.m
+    rows = frozen.rows if frictional else 1
+    start = np.zeros(size) if lam0 is None else np.array(lam0, dtype=np.float64)
+    if (start.shape != (size,) or not np.all(np.isfinite(start))
+            or np.any(start[::rows] < 0)):
+        raise ParamError(f"lam0 must be {size} finite impulses, the normal ones non-negative")
+    settings = {name: registry.settings(name, iterations, True,
+                                        {**NO_STOP, **(params or {}).get(name, {})})
+                for name in names}
+    iterations = settings[names[0]].iterations
+    compile_seconds = 0.0
+    width = iterations + 1
+    rows_r, rows_s, status = [], [], []
+    done_its, runs, errors, nondeterministic = {}, {}, {}, []
+    for k, name in enumerate(names):
+        method = registry.METHODS[name]
+        own = frozen.copy()  # a solver that wrote into its problem cannot change the next one's
+        try:
+            compile_seconds += warmup([name])
+            # One short untimed run on this very problem: any specialisation the tiny warm-up
+            # problem did not trigger is compiled here, and caches are warm for the timing.
+            method.solve(own, start.copy(), registry.settings(name, 2, True, NO_STOP))
+            result, curves, deterministic = _timed_runs(method, own, start, settings[name],
+                                                        repeats, budget)
+        except Exception as err:  # a broken solver must not take the others' rows with it
+            errors[name] = f"{type(err).__name__}: {err}"
+            rows_r.append(np.full(width, np.nan))
+            rows_s.append(np.full(width, np.nan))
+            status.append(ERROR)
+            done_its[name], runs[name] = 0, 0
+        else:
+            diverged = result.status == metrics.DIVERGENCE
+            rows_r.append(_pad(result.trace, width, np.inf if diverged else None))
+            seconds = np.median(np.array([_pad(c, width) for c in curves]), axis=0)
+            rows_s.append(seconds)
+            status.append(result.status)
+            done_its[name], runs[name] = int(result.iterations), len(curves)
+            if not deterministic:
+                nondeterministic.append(name)
+        if progress is not None:
+            progress(k + 1, len(names), name)
+    meta = {"contacts": frozen.m, "marbles": frozen.n, "iterations": iterations,
+            "metric": FRICTIONAL_METRIC if frictional else METRIC, "rows": rows, "rhs_norm": float(np.max(np.abs(frozen.rhs), initial=0.0)),
+            "warm_start": lam0 is not None,  # the file's name for "started from λ0"
+            "status": dict(zip(names, status)),
+            "iterations_run": done_its, "timing_runs": runs,
+            "timing": "median over timing_runs runs of the cumulative time of the iterations; "
+                      "residual evaluation and compilation excluded",
+            "compile_seconds": compile_seconds,
+            "params": {name: (params or {}).get(name, {}) for name in names},
+            "solver_settings": {name: s.params for name, s in settings.items()}}
+    if errors:
+        meta["errors"] = errors
+    if nondeterministic:
+        meta["nondeterministic"] = nondeterministic
+    return ComparisonTable(names, np.array(rows_r), np.array(rows_s), status, meta)
+
+
+def reach(table: ComparisonTable, name: str, tol: float) -> tuple[int, float] | None:
+    """(iterations, seconds) at which solver `name` first has a residual <= tol (m/s), or None
+    if it never does within the table's iterations."""
+    row = table.row(name)
+    k = reach_curve(table.residual[row], tol)
+    return None if k is None else (k, float(table.seconds[row, k]))
+
+
+def benchmark_info(table: ComparisonTable, meta: dict | None = None) -> dict:
+    """The benchmark.json content: the table's meta, `meta`, and per-solver summaries."""
+    final = {}
+    for k, name in enumerate(table.solvers):
+        final[name] = {"status": table.status[k], "residual": float(table.residual[k, -1]),
+                       "best_residual": float(np.nanmin(table.residual[k]))
+                       if np.any(np.isfinite(table.residual[k])) else None,
+                       "iterations_run": table.meta.get("iterations_run", {}).get(name),
+                       "seconds": float(table.seconds[k, -1])}
+    return {**table.meta, **(meta or {}), "solvers": table.solvers,
+            "final_residual": {n: f["residual"] for n, f in final.items()},
+            "total_seconds": {n: f["seconds"] for n, f in final.items()},
+            "per_solver": final}
+
+
+BENCHMARK_FILES = ("benchmark.npy", "benchmark.json", "benchmark.png")
+
+
+def benchmark_title(table: ComparisonTable, meta: dict | None = None) -> str:
+    """The figure's default title: 'scene: step K, m contacts' when `meta` names them."""
+    meta = meta or {}
+    if "scene" in meta and "step" in meta:
+        return f"{meta['scene']}: step {meta['step']}, {table.meta.get('contacts', '?')} contacts"
+    return ""
+
+
+def write_benchmark(out_dir: str | Path, table: ComparisonTable, meta: dict | None = None,
+                    title: str | None = None) -> list[Path]:
+    """Write DIR/benchmark.npy, DIR/benchmark.json and DIR/benchmark.png (the comparison figure,
+    titled `title` or benchmark_title) as one unit (files.write_group): benchmark.json is the
+    set's index, so a reader that finds it finds the other two from the same comparison. A
+    folder that does not exist is created. Returns the paths in BENCHMARK_FILES order."""
+    from .figures import comparison_figure  # matplotlib only when there is something to draw
+
+    info = json_bytes(benchmark_info(table, meta))
+    fig = comparison_figure(table, benchmark_title(table, meta) if title is None else title)
+    parts = [("benchmark.npy", lambda f: np.save(f, table.structured(), allow_pickle=False)),
+             ("benchmark.png", lambda f: fig.savefig(f, format="png")),
+             ("benchmark.json", lambda f: f.write(info))]
+    write_group(out_dir, parts)
+    return [Path(out_dir) / name for name in BENCHMARK_FILES]
+
+
+@dataclass
+class FrozenStep:
+    """The contact problem of the last step of a settled simulation. problem: a copy of it;
+    warm: (m,) impulses of the step before, matched by marble pair (what a fully warm-started
+    step starts from); report: that step's StepReport (its solve started from the simulation's
+    `warm_start` fraction of `warm`); sim: the simulation, positioned after the step."""
+
+    problem: ContactProblem
+    warm: np.ndarray
+    report: StepReport
+    sim: Simulation
+
+    @property
+    def step(self) -> int:
+        return self.sim.steps
+
+    @property
+    def time(self) -> float:
+        """Simulated time, s, at the start of the frozen step."""
+        return self.sim.world.time - self.sim.world.dt
+
+
+def match_impulses(prev_keys: np.ndarray, prev_lam: np.ndarray, keys: np.ndarray,
+                   rows: int = 1) -> np.ndarray:
+    """Impulses for contacts `keys` (m,) taken from the previous step's (`prev_keys`,
+    `prev_lam`: (k,), or (k, rows) with friction) where the same marble pair appears, zero
+    elsewhere: the simulation's own warm start matching. Returns (m * rows,)."""
+    out = np.zeros(keys.shape[0] * rows)
+    if prev_keys is None or not prev_keys.size or not keys.size:
+        return out
+    prev_lam = np.asarray(prev_lam, dtype=np.float64)
+    prev_rows = 1 if prev_lam.ndim == 1 else prev_lam.shape[1]
+    if rows == 1 and prev_rows == 1:
+        carry_over(prev_keys, prev_lam, keys, out)
+    else:
+        carry_over_rows(prev_keys, np.ascontiguousarray(prev_lam.ravel()), prev_rows, keys,
+                        out, rows)
+    return out
+
+
+def settle(world: World, steps: int, settings: SolveSettings,
+           warm_start: float = WARM_START.default,
+           progress: Callable[[int, int], None] | None = None,
+           impulses: tuple[np.ndarray, np.ndarray] | None = None,
+           stabilise: float = STABILISE.default, threads: int = 1) -> FrozenStep:
+    """Step `world` (in place) `steps` times with the solver `settings` chose and freeze the
+    last step's problem. impulses: (keys, lam) of the step before the first (a world loaded
+    from a state snapshot), for the warm start; threads: of the simulation core (a pile of
+    parallel.MIN_MARBLES or more then freezes a problem in blocks, solved in parallel)."""
+    steps = int(SETTLE.parse(steps))
+    sim = Simulation(world, settings, warm_start, stabilise, threads)
+    if impulses is not None:
+        sim.set_impulses(*impulses)
+    prev_keys, prev_lam = np.zeros(0, np.int64), np.zeros(0)
+    report = None
+    for k in range(steps):
+        last = k == steps - 1
+        if last:
+            prev_keys, prev_lam = sim.impulses()
+        report = sim.step(trace=last)
+        if progress is not None:
+            progress(k + 1, steps)
+    problem = sim.problem.copy()
+    keys = problem.key if problem.key is not None else np.zeros(0, np.int64)
+    warm = match_impulses(prev_keys, prev_lam, keys, getattr(problem, "rows", 1))
+    return FrozenStep(problem, warm, report, sim)
+
+
+def parse_solver_list(text: str | None) -> list[str]:
+    """'a,b,c' -> names, each registered and listed once; None -> every registered solver."""
+    if text is None:
+        return list(registry.METHODS)
+    names = [part.strip() for part in text.split(",")]
+    if not all(names):
+        raise ParamError(f"--solvers {text!r} has an empty name; give a,b,c (valid: "
+                         f"{', '.join(registry.METHODS)})")
+    for name in names:
+        registry.get(name)
+    if len(set(names)) != len(names):
+        raise ParamError(f"--solvers {text!r} lists a solver twice")
+    return names
+
+
+@dataclass(frozen=True)
+class ScenePlan:
+    """A comparison of solvers on one scene: the scene (a name and its resolved parameters; or
+    a world loaded from the state snapshot `state`, whose scene is named when the file says),
+    `settle` steps driven by `settle_settings`, then `iterations`
+    of every solver in `solvers` (with `solver_params` overrides) on the frozen problem, from
+    zero or, with `from_previous`, from the previous step's impulses matched by pair."""
+
+    scene: str
+    scene_params: dict | None  # None: not known (a state snapshot that does not say)
+    settle: int
+    iterations: int
+    solvers: list[str]
+    settle_settings: SolveSettings
+    warm_start: float = WARM_START.default
+    solver_params: dict = field(default_factory=dict)
+    from_previous: bool = False
+    dt: float | None = None
+    repeats: int = REPEATS.default
+    budget: float = 2.0
+    state: str | None = None
+    stabilise: float = STABILISE.default
+    threads: int = 1
+
+
+def compare_scene(plan: ScenePlan, world: World | None = None, label: str | None = None,
+                  quiet: bool = False, impulses: tuple[np.ndarray, np.ndarray] | None = None
+                  ) -> tuple[ComparisonTable, dict]:
+    """Build the scene (or take `world` and the `impulses` of its step before, as a state
+    snapshot has them), settle it, compare the solvers on the frozen step; returns (table,
+    benchmark.json meta). Shared by `compare`, `report` and the window."""
+    if world is None:
+        world = scenes.build(plan.scene, plan.scene_params)
+    if plan.dt is not None:
+        world.dt = plan.dt
+    label = label or plan.scene
+    warmup([plan.settle_settings.method], threads=plan.threads)
+    progress = None if quiet else Progress(f"{label}: settling", plan.settle)
+    frozen = settle(world, plan.settle, plan.settle_settings, plan.warm_start, progress,
+                    impulses, plan.stabilise, plan.threads)
+    progress = None if quiet else Progress(f"{label}: comparing", len(plan.solvers), after=1.0)
+    table = compare(frozen.problem, plan.iterations, plan.solvers,
+                    frozen.warm if plan.from_previous else None, plan.solver_params, progress,
+                    repeats=plan.repeats, budget=plan.budget)
+    settle_settings = plan.settle_settings
+    origin = {"scene": plan.scene, **({"state": str(plan.state)} if plan.state else {}),
+              **({} if plan.scene_params is None else {"scene_params": plan.scene_params})}
+    meta = {**origin, "n_marbles": world.n,
+            "step": frozen.step, "time": frozen.time, "dt": world.dt,
+            "contact_count": frozen.problem.m,
+            "settings": {"settle": plan.settle, "settle_solver": settle_settings.method,
+                         "settle_iterations": settle_settings.iterations,
+                         "settle_params": settle_settings.params,
+                         "simulation": {"warm_start": plan.warm_start,
+                                        "stabilise": plan.stabilise},
+                         "iterations": plan.iterations, "warm_start": plan.from_previous,
+                         "threads": plan.threads,
+                         "solver_params": plan.solver_params, "repeats": plan.repeats,
+                         "repeat_budget_seconds": plan.budget},
+            "settle_step_residual": float(frozen.report.result.residual)}
+    return table, meta

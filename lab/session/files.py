@@ -1,0 +1,120 @@
+"""The Session's files: open a saved state, save the current one, export the current step's
+contact problem (the window's Ctrl+O, Ctrl+S and Ctrl+E, and `marbles --state`).
+
+A state carries the last step's impulses (lab.io.snapshot), so a warm-started run opened from it
+continues as the saved one would have, bit for bit; a reset of an opened state goes back to the
+state as opened. Every file is written atomically (lab.io.files); a file that cannot be read or
+written is a one-line message and changes nothing.
+"""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import scenes
+from solver.methods import registry
+from solver.params import ParamError, resolve
+
+from ..io import fclib
+from ..io import snapshot
+from . import commands as cmd
+from .state import FRICTION_FALLBACK
+
+
+def _refusal(err: ValueError) -> ParamError:
+    """A file's one-line error as the Session's refusal."""
+    return ParamError(str(err).splitlines()[0] if str(err) else type(err).__name__)
+
+
+def state_scene(session, snap: snapshot.StateSnapshot) -> tuple[str, dict]:
+    """The scene a state came from and its parameters, with the world's own drag and friction
+    (the file's values win): the scene the file names if it is one of ours, else the current
+    one."""
+    stored = snap.scene or {}
+    name = stored.get("name")
+    if name in scenes.SCENES:
+        try:
+            params = resolve(scenes.get(name).params, stored.get("params", {}), f"scene {name}")
+        except ParamError:
+            params = resolve(scenes.get(name).params, {}, f"scene {name}")
+    else:
+        name, params = session.spec.scene, dict(session.spec.scene_params)
+    w = snap.world
+    params["damping"] = float(w.damping)
+    for key in scenes.FRICTION_NAMES:
+        if key in params:
+            params[key] = float(getattr(w, key))
+    return name, params
+
+
+def start_from(session, snap: snapshot.StateSnapshot, path: str) -> str:
+    """Make the state's world (a copy) the Session's, with its impulses; returns what was
+    switched to solve it ("" or a sentence)."""
+    world = copy.deepcopy(snap.world)
+    name, params = state_scene(session, snap)
+    spec = session._follow_friction(session.spec.changed(scene=name, scene_params=params))
+    switched = ""
+    if world.frictional and not registry.get(spec.solver).friction:
+        session.ensure_compiled(FRICTION_FALLBACK)
+        spec = spec.changed(solve=session._settings_of(FRICTION_FALLBACK))
+        switched = (f"; {session.spec.solver} solves frictionless contacts only: switched to "
+                    f"{FRICTION_FALLBACK}")
+    session.spec = spec
+    session._scene_params[name] = params
+    session._solver_params[spec.solver] = spec.solver_params
+    session._new_world(world, origin=path, snapshot=snap)
+    session.sim.set_impulses(*snap.impulses)
+    return switched
+
+
+def open_state(session, c: cmd.OpenState) -> None:
+    try:
+        snap = snapshot.read_state(c.path)
+    except (OSError, ValueError) as err:
+        raise _refusal(err) from None
+    switched = start_from(session, snap, str(c.path))
+    w = session.world
+    session.message = (f"state opened: {c.path} ({w.n} marbles, t = {w.time:.2f} s){switched}")
+
+
+def save_state(session, c: cmd.SaveState) -> None:
+    """The world now, the last step's impulses and the scene (none when the run came from a
+    state file that named none)."""
+    s = session.spec
+    known = session.origin_snapshot is None or session.origin_snapshot.scene is not None
+    scene = {"name": s.scene, "params": s.scene_params} if known else None
+    try:
+        snapshot.save_state(c.path, session.world, session.sim.impulses(), scene)
+    except ValueError as err:
+        raise _refusal(err) from None
+    w = session.world
+    session.message = f"state saved: {c.path} (step {session.sim.steps}, t = {w.time:.2f} s)"
+
+
+FCLIB_SUFFIXES = (".hdf5", ".h5")
+
+
+def export_problem(session, c: cmd.ExportProblem) -> None:
+    """The contact problem the last step solved, with its impulses: an LCP snapshot, or an
+    FCLIB local problem when the name ends in .hdf5 or .h5 (frictional problems only)."""
+    sim = session.sim
+    if sim.problem is None:
+        raise ParamError("no contact problem yet: run at least one step")
+    as_fclib = Path(c.path).suffix.lower() in FCLIB_SUFFIXES
+    try:
+        if as_fclib:
+            fclib.fclib_refusal(session.world, "FCLIB export")
+            fclib.save_fclib(c.path, sim.problem, sim.lam,
+                             description=f"marbles {session.spec.scene}, step {sim.steps}")
+        else:
+            snapshot.save_lcp(c.path, sim.problem, sim.lam, session.world)
+    except ValueError as err:
+        raise _refusal(err) from None
+    kind = "frictional, " if getattr(sim.problem, "frictional", False) else ""
+    option = "--fclib" if as_fclib else "--lcp"
+    session.message = (f"contact problem of step {sim.steps} ({kind}{sim.problem.m} contacts) "
+                       f"exported: {c.path}; try `marbles-bench solve {option} {Path(c.path)}`")
+
+
+HANDLERS = {cmd.OpenState: open_state, cmd.SaveState: save_state,
+            cmd.ExportProblem: export_problem}

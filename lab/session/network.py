@@ -1,0 +1,106 @@
+"""The contact network of the last step (the force chains of granular physics) and what a
+clicked marble shows: Qt-free, arrays in, arrays out.
+
+Every contact of the last step's problem is a segment between the two marbles' centres (a
+marble against the container: from its centre to the contact point on the wall); its width
+and colour grow with the contact's normal impulse, in units of a marble's weight times the
+time step (lab.session.colours.IMPULSE_SCALE is the hottest). The normal impulses are λ itself for a
+frictionless problem and every `rows`-th entry of λ (normal, then tangents, ...) for a
+frictional one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from solver.world import World
+
+from .colours import IMPULSE_SCALE, heat
+
+# Ribbon widths, as fractions of the smallest marble radius: the weakest contact drawn, the
+# strongest (at IMPULSE_SCALE and above).
+WIDTH_RANGE = (0.06, 0.7)
+# With the network shown the marbles are drawn at this fraction of their radius, so that the
+# chains inside a pile are not hidden by the marbles around them.
+MARBLE_SCALE = 0.3
+
+
+def normal_impulses(problem, lam: np.ndarray) -> np.ndarray:
+    """(m,) N s: the normal impulse of each contact of `problem` given its solution `lam`
+    (empty when the problem is missing or `lam` does not belong to it)."""
+    if problem is None or problem.m == 0:
+        return np.zeros(0)
+    rows = int(getattr(problem, "rows", 1)) if getattr(problem, "frictional", False) else 1
+    lam = np.asarray(lam, dtype=np.float64)
+    if lam.size != problem.m * rows:
+        return np.zeros(0)
+    return lam[0::rows] if rows > 1 else lam
+
+
+def impulse_unit(world: World) -> float:
+    """N s: a typical marble's weight times dt (the mean finite mass), the network's unit."""
+    mass = world.mass[np.isfinite(world.mass)]
+    weight = float(np.abs(world.gravity[2])) * (float(mass.mean()) if mass.size else 1.0)
+    return max(weight * float(world.dt), 1e-300)
+
+
+def contact_network(problem, lam: np.ndarray, world: World
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(ends (m, 2, 3) m, normal impulse (m,) N s) of every contact of the last step, at the
+    marbles' positions now: marble a's centre (or, against the container, the contact point
+    on the wall) to marble b's centre."""
+    impulse = normal_impulses(problem, lam)
+    if impulse.size == 0:
+        return np.zeros((0, 2, 3)), impulse
+    a, b = problem.body_a, problem.body_b
+    ends = np.empty((impulse.size, 2, 3))
+    ends[:, 1] = world.x[b]
+    wall = a < 0
+    ends[:, 0] = world.x[np.maximum(a, 0)]
+    # The normal points from a to b: the wall's contact point is r_b behind b's centre.
+    ends[wall, 0] = world.x[b[wall]] - world.radius[b[wall], None] * problem.normal[wall]
+    return ends, impulse
+
+
+def network_style(impulse: np.ndarray, world: World) -> tuple[np.ndarray, np.ndarray]:
+    """(width (m,) m, colour (m, 3) float32 RGB) of the contacts' ribbons: both grow with the
+    impulse over IMPULSE_SCALE units (impulse_unit); width as the square root, so that weak
+    chains stay visible."""
+    share = np.clip(impulse / (IMPULSE_SCALE * impulse_unit(world)), 0.0, 1.0)
+    lo, hi = WIDTH_RANGE
+    radius = float(world.radius.min()) if world.n else 1.0
+    return radius * (lo + (hi - lo) * np.sqrt(share)), heat(share)
+
+
+@dataclass(frozen=True)
+class MarbleCard:
+    """What a clicked marble shows: index; speed (m/s); contacts of the last step; impulse:
+    the sum of their normal impulses (N s), and that in units of its weight times dt."""
+
+    index: int
+    speed: float
+    contacts: int
+    impulse: float
+    weights: float
+
+    def text(self) -> str:
+        return (f"marble {self.index}\nspeed {self.speed:.3g} m/s\n{self.contacts} contacts\n"
+                f"Σ normal impulse {self.impulse:.3g} N s\n"
+                f"  = {self.weights:.3g} × its weight × dt")
+
+
+def marble_card(world: World, problem, lam: np.ndarray, index: int) -> MarbleCard | None:
+    """The card of marble `index` after the last step (None for no such marble)."""
+    if not 0 <= index < world.n:
+        return None
+    impulse = normal_impulses(problem, lam)
+    mine = np.zeros(0, dtype=bool)
+    if impulse.size:
+        mine = (problem.body_a == index) | (problem.body_b == index)
+    total = float(impulse[mine].sum()) if impulse.size else 0.0
+    mass = float(world.mass[index])
+    weight_dt = float(np.abs(world.gravity[2])) * mass * float(world.dt)
+    weights = total / weight_dt if np.isfinite(mass) and weight_dt > 0 else float("nan")
+    return MarbleCard(index, float(np.linalg.norm(world.v[index])), int(mine.sum()), total,
+                      weights)

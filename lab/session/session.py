@@ -1,0 +1,561 @@
+"""The Session: one simulation run under a RunSpec, changed only by typed commands applied
+between two steps. It holds everything the desktop program shows or controls that is not
+drawing: pacing in real time or flat out, divergence (pause and say so), the per-iteration trace
+of a few steps per second, the numbers of every step (`StepLog`), the colour of every marble,
+the mouse spring, friction switched off and on, compiling kernels with progress, and the solver
+comparison of the current step.
+The window's worker is a thread adapter around it; scripts and tests use it directly.
+"""
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+import scenes
+from solver.metrics import DIVERGENCE
+from solver.methods import registry
+from solver.params import ParamError, resolve
+from solver.step import Simulation, StepReport
+from solver.warmup import warmup
+from solver.world import World
+
+from ..report.compare import ComparisonTable, compare, write_benchmark
+from . import commands as cmd
+from . import files as session_files
+from . import network
+# COLOUR_MODES, IMPULSE_SCALE, heat and contact_slip are re-exported: the Session's colours.
+from .colours import COLOUR_MODES, IMPULSE_SCALE, contact_slip, heat, marble_colours
+from .run import EXPLOSION_SPEED, max_speed_squared
+from .spec import SIM_PARAMS, SPEED, RunSpec, default_warm_start, route_assignments
+from .state import (FRICTION_FALLBACK, RECORD_FIELDS, STABLE_SOLVER,  # noqa: F401
+                    SessionState, StepLog, friction_text, world_friction)
+
+ITERATION_LADDER = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
+# What the relaxation keys move, in order of preference: the relaxation factor of the
+# over-relaxed methods and the damping of the Jacobi forms.
+RELAXATION_PARAMS = ("omega", "beta")
+WARM_START_CYCLE = {0.0: 0.5, 0.5: 1.0}  # off -> half (the largest stable) -> full -> off
+# The per-iteration trace costs one more product with A per iteration, so only the steps the
+# residual plot can show, about 25 per second of wall time, record it.
+TRACE_PERIOD = 0.04  # s of wall time
+# Mouse drag: the dragged marble's velocity relaxes towards (target - x) / SPRING_TIME with time
+# constant DAMPING_TIME (a damped spring in velocity form, stable for any dt) and its weight is
+# carried, so it hangs at the cursor instead of below it.
+SPRING_TIME = 0.08  # s
+DAMPING_TIME = 0.03  # s
+DRAG_MAX_SPEED = 4.0  # m/s, so a fast mouse cannot fire a marble through the pile
+MAX_CATCH_UP = 10  # steps one call may do to keep real time (200 ms at 50 Hz)
+# The friction key on a scene without friction of its own gives it this μ, marbles and walls
+# (the issue's bowl with friction).
+FRICTION_ON = 0.5
+FRICTION_NAMES = scenes.FRICTION_NAMES  # mu, mu_wall, mu_roll, mu_spin
+# Scene parameters that a world carries as they are, so they change without a rebuild.
+MATERIAL_PARAMS = ("damping",) + FRICTION_NAMES
+
+class Session:
+    """A run of `spec` (its world built by `start`, or `world` if given). `progress(text, done,
+    total)` reports kernel compilation (total 0: finished) and may raise to cancel it."""
+
+    def __init__(self, spec: RunSpec, world: World | None = None,
+                 progress: Callable[[str, int, int], None] | None = None):
+        self.spec = spec
+        self.progress = progress
+        self.paused = False
+        self.diverged = False
+        self.colour_mode = COLOUR_MODES[0]
+        self.generation = 0
+        self.message = ""
+        self.message_seq = 0
+        self.alarm = ""  # see SessionState.alarm
+        self.origin = ""  # the state file the world came from ("" : built from its scene)
+        self.origin_snapshot = None  # that file's StateSnapshot, what a reset goes back to
+        self.network = False  # the display shows the contact network (lab.session.network)
+        self.picked = -1  # the marble whose card the display shows
+        self.log = StepLog()
+        self.last_report: StepReport | None = None
+        self.trace: np.ndarray | None = None  # residual per iteration of the last traced step
+        self.trace_step = -1
+        self.compile_seconds = 0.0
+        self.sim: Simulation | None = None
+        self._world = world
+        # Each scene and solver keeps the parameters it was last given.
+        self._scene_params = {spec.scene: spec.scene_params}
+        self._solver_params = {spec.solver: spec.solver_params}
+        # Per scene, the friction the friction key turned off, to turn back on.
+        self._friction_off: dict[str, tuple[float, float, float, float]] = {}
+        self._compiled: set[str] = set()
+        self._last_trace_wall = -math.inf
+        self._drag: tuple[int, np.ndarray] | None = None
+        self._clock: tuple[float, float] | None = None  # (wall s, simulated s) of the pacing
+
+    # ------------------------------------------------------------------------------ life
+    def start(self) -> None:
+        """Compile the solver's kernels (with progress) and build the world."""
+        self.ensure_compiled(self.spec.solver)
+        world = self._world if self._world is not None else self.spec.build_world()
+        self._world = None
+        self.sim = self.spec.simulation(world)
+
+    @property
+    def world(self) -> World:
+        return self.sim.world
+
+    def ensure_compiled(self, *names: str) -> None:
+        """Compile (or load from Numba's cache) the kernels of solvers not yet used."""
+        todo = [n for n in names if n not in self._compiled]
+        if not todo:
+            return
+        label = "compiling Numba kernels (first run: tens of seconds)"
+        self._say(f"{label}: {todo[0]}", 0, len(todo))
+
+        def report(done: int, total: int, name: str) -> None:
+            self._compiled.add(name)
+            self._say(f"{label}" + (f": {todo[done]}" if done < total else ""), done, total)
+
+        self.compile_seconds += warmup(todo, report, self.spec.threads)
+        self._say("", 0, 0)
+
+    def _say(self, text: str, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(text, done, total)
+
+    # --------------------------------------------------------------------------- stepping
+    def step(self, now: float | None = None) -> StepReport:
+        """One step (its numbers go to `log`); records the trace if TRACE_PERIOD of wall time
+        has passed since the last one. A divergence pauses the Session and says so."""
+        now = time.perf_counter() if now is None else now
+        trace = now - self._last_trace_wall >= TRACE_PERIOD
+        self._apply_drag()
+        report = self.sim.step(trace=trace)
+        self.last_report = report
+        if trace and report.result.trace is not None:
+            self._last_trace_wall = now
+            self.trace = report.result.trace.copy()
+            self.trace_step = self.sim.steps
+        self._check_world(report)
+        self.log.add(self.world.time, float(report.result.residual), report.timings)
+        return report
+
+    def _check_world(self, report: StepReport) -> None:
+        """Pause at every divergence of the solver and whenever a marble moves faster than
+        EXPLOSION_SPEED (or not at all finitely): resuming after one runs on only up to the
+        next (a diverging solver usually diverges again at once), so the window never runs on
+        silently with marbles flying through the glass."""
+        w = self.world
+        what = ""
+        if report.result.status == DIVERGENCE:
+            what = f"{report.method} diverged"
+        else:
+            speed = math.sqrt(max_speed_squared(w.v)) if w.n else 0.0
+            if not speed <= EXPLOSION_SPEED:  # NaN too
+                what = (f"marbles exploded ({speed:.3g} m/s, over {EXPLOSION_SPEED:g} m/s)"
+                        if math.isfinite(speed) else "marbles became non-finite")
+        if not what:
+            return
+        self.diverged = True
+        self.paused = True
+        self._clock = None
+        self.alarm = f"{what} at step {self.sim.steps} (t = {w.time:.2f} s)"
+        self._tell(f"{self.alarm}: paused; R resets, X switches to {STABLE_SOLVER} and resets")
+
+    def _tell(self, message: str) -> None:
+        """A message for the display, counted so that it is shown even when repeated."""
+        self.message = message
+        self.message_seq += 1
+
+    def run_for(self, seconds: float, limit: int | None = None) -> int:
+        """Step flat out for `seconds` of wall time (at least one step) or until paused, at
+        most `limit` steps; returns the steps made."""
+        end = time.perf_counter() + seconds
+        self.step()
+        done = 1
+        while (not self.paused and time.perf_counter() < end
+               and (limit is None or done < limit)):
+            self.step()
+            done += 1
+        return done
+
+    def catch_up(self, now: float | None = None, limit: int | None = None) -> int:
+        """Step as many times as real time times `speed` asks since the pacing began, at most
+        `limit`; a lag of more than MAX_CATCH_UP steps is dropped rather than replayed.
+        Returns the steps."""
+        if self.paused or self.spec.speed <= 0:
+            self._clock = None
+            return 0
+        now = time.perf_counter() if now is None else now
+        w, speed = self.world, self.spec.speed
+        if self._clock is None:
+            self._clock = (now - w.dt / speed, w.time)
+        wall0, sim0 = self._clock
+        due = int(((now - wall0) * speed - (w.time - sim0)) / w.dt + 1e-9)
+        if due > MAX_CATCH_UP:
+            self._clock = (now - w.dt / speed, w.time)  # too far behind: drop the lag
+            due = 1
+        if limit is not None:
+            due = min(due, limit)
+        done = 0
+        for _ in range(due):
+            self.step(now)
+            done += 1
+            if self.paused:  # a divergence paused it
+                break
+        return done
+
+    def _apply_drag(self) -> None:
+        if self._drag is None:
+            return
+        i, target = self._drag
+        w = self.world
+        if not 0 <= i < w.n or w.inv_mass[i] == 0.0:
+            return
+        want = (target - w.x[i]) / SPRING_TIME
+        speed = float(np.linalg.norm(want))
+        if speed > DRAG_MAX_SPEED:
+            want *= DRAG_MAX_SPEED / speed
+        alpha = w.dt / (w.dt + DAMPING_TIME)
+        w.v[i] += alpha * (want - w.v[i]) - w.dt * w.gravity
+        if w.planar:
+            w.v[i, 1] = 0.0
+
+    # ---------------------------------------------------------------------------- views
+    def state(self) -> SessionState:
+        s = self.spec
+        return SessionState(
+            scene=s.scene, solver=s.solver, solver_params=dict(s.solver_params),
+            iterations=s.iterations, warm_start=s.warm_start, paused=self.paused,
+            colour_mode=self.colour_mode, diverged=self.diverged, speed=s.speed,
+            generation=self.generation, message=self.message,
+            friction=world_friction(self.world), alarm=self.alarm, message_seq=self.message_seq,
+            scene_params=dict(s.scene_params), origin=self.origin, network=self.network,
+            picked=self.picked, stabilise=s.stabilise, threads=s.threads, blocks=self.sim.blocks)
+
+    def colours(self) -> np.ndarray:
+        """(n, 3) float32 RGB of every marble in the colour mode (lab.session.colours)."""
+        return marble_colours(self.colour_mode, self.world, self.sim.problem, self.sim.lam)
+
+    def contact_network(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The last step's contacts as ribbons: ends (m, 2, 3) m, width (m,) m, colour (m, 3)
+        (lab.session.network)."""
+        ends, impulse = network.contact_network(self.sim.problem, self.sim.lam, self.world)
+        width, colour = network.network_style(impulse, self.world)
+        return ends, width, colour
+
+    def card(self) -> network.MarbleCard | None:
+        """The picked marble's card, None when none is picked."""
+        return network.marble_card(self.world, self.sim.problem, self.sim.lam, self.picked)
+
+    # ------------------------------------------------------------------------- commands
+    def apply(self, command) -> None:
+        """Carry out one command from lab.session.commands; a refused one leaves everything as it
+        was and its reason in `message` (one line)."""
+        handler = self._HANDLERS.get(type(command))
+        if handler is None:
+            raise TypeError(f"not a Session command: {command!r}")
+        self.message = ""
+        seq = self.message_seq
+        try:
+            handler(self, command)
+        except ParamError as err:
+            self.message = str(err)
+        if self.message and self.message_seq == seq:
+            self.message_seq += 1
+
+    def _pause(self, c: cmd.Pause) -> None:
+        self.paused = (not self.paused) if c.paused is None else bool(c.paused)
+        self._clock = None
+        if self.diverged and not self.paused:
+            self.message = (f"running on after: {self.alarm}; it pauses again at the next "
+                            f"divergence (R resets, X switches to {STABLE_SOLVER})")
+
+    def _single_step(self, c: cmd.Step) -> None:
+        self.paused = True
+        self._clock = None
+        self.step()
+
+    def _reset(self, c: cmd.Reset) -> None:
+        """The scene from t = 0 (or the state file as opened); a pause the user chose stays,
+        one a divergence made ends."""
+        paused = self.paused and not self.diverged
+        self._restart()
+        self.paused = paused
+
+    def _restart(self) -> None:
+        """A new world: the state file's again, or the scene's at t = 0."""
+        if self.origin_snapshot is not None:
+            session_files.start_from(self, self.origin_snapshot, self.origin)
+        else:
+            self._new_world(self.spec.build_world())  # may refuse: then nothing changes
+
+    def _recover(self, c: cmd.Recover) -> None:
+        """STABLE_SOLVER (with its last parameters and the current iterations), then a reset
+        that runs."""
+        solver = self.spec.solver
+        if solver != STABLE_SOLVER:
+            self._set_solver(cmd.SetSolver(STABLE_SOLVER))
+        self._restart()
+        self.paused = False
+        self.message = (f"switched from {solver} to {STABLE_SOLVER} and reset"
+                        if solver != STABLE_SOLVER else f"{STABLE_SOLVER}: reset")
+
+    def _set_scene(self, c: cmd.SetScene) -> None:
+        """A scene with friction while the solver cannot solve it: FRICTION_FALLBACK, said."""
+        scene = scenes.get(c.name)
+        params = self._scene_params.get(c.name) or resolve(scene.params, {}, c.name)
+        spec = self.spec.changed(scene=c.name, scene_params=params)
+        switch = scenes.has_friction(params) and not registry.get(spec.solver).friction
+        if switch:
+            self.ensure_compiled(FRICTION_FALLBACK)
+            spec = spec.changed(solve=self._settings_of(FRICTION_FALLBACK))
+        world = spec.build_world()  # may refuse: then nothing changes
+        if switch:
+            self.message = (f"{self.spec.solver} solves frictionless contacts only: "
+                            f"switched to {FRICTION_FALLBACK} for {c.name}")
+            self._solver_params[FRICTION_FALLBACK] = spec.solver_params
+        self._scene_params[c.name] = params
+        self.spec = self._follow_friction(spec)
+        self._new_world(world)
+
+    def _cycle_scene(self, c: cmd.CycleScene) -> None:
+        self._set_scene(cmd.SetScene(_cycled(list(scenes.SCENES), self.spec.scene, c.delta)))
+
+    def _set_solver(self, c: cmd.SetSolver) -> None:
+        """Refused (one line) when the solver cannot solve the world's friction."""
+        registry.check_friction(c.name, self.world.frictional)
+        self.ensure_compiled(c.name)
+        self._use(self._settings_of(c.name))
+
+    def _settings_of(self, name: str):
+        """Solver `name` with the parameters it was last given and the current iterations."""
+        return registry.settings(name, self.spec.iterations, False,
+                                 self._solver_params.get(name, {}))
+
+    def _cycle_solver(self, c: cmd.CycleSolver) -> None:
+        """The next solver that can solve the world (with friction: the friction solvers)."""
+        frictional = self.world.frictional
+        names = [name for name, method in registry.METHODS.items()
+                 if method.friction or not frictional]
+        self._set_solver(cmd.SetSolver(_cycled(names, self.spec.solver, c.delta)))
+
+    def _toggle_friction(self, c: cmd.ToggleFriction) -> None:
+        """Friction off (every μ 0, kept for this scene) or back on: the values kept, else the
+        scene's own defaults, else μ = FRICTION_ON. On the current world, from the next step:
+        a pile that friction held collapses. Turning it on with a solver that cannot solve
+        friction switches to FRICTION_FALLBACK and says so."""
+        w, scene = self.world, self.spec.scene
+        if w.frictional:
+            self._friction_off[scene] = world_friction(w)
+            self._set_friction((0.0, 0.0, 0.0, 0.0))
+            self.message = "friction off: μ = 0 (the friction key turns it back on)"
+            return
+        friction = self._friction_off.get(scene) or _default_friction(scene)
+        switched = ""
+        if not registry.get(self.spec.solver).friction:
+            switched = (f"; {self.spec.solver} solves frictionless contacts only: switched to "
+                        f"{FRICTION_FALLBACK}")
+            self._set_solver(cmd.SetSolver(FRICTION_FALLBACK))
+        self._set_friction(friction)
+        self.message = f"friction on: {friction_text(friction)}{switched}"
+
+    def _set_friction(self, friction: tuple[float, float, float, float]) -> None:
+        """The world's mu, mu_wall, mu_roll, mu_spin, and the scene parameters that give them
+        (a reset keeps them; a scene without mu_wall has mu everywhere)."""
+        w = self.world
+        w.mu, w.mu_wall, w.mu_roll, w.mu_spin = friction
+        params = dict(self.spec.scene_params)
+        for name, value in zip(FRICTION_NAMES, friction):
+            if name in params:
+                params[name] = value
+        self._scene_params[self.spec.scene] = params
+        self.spec = self._follow_friction(self.spec.changed(scene_params=params))
+        self.sim.options = self.spec.options
+
+    @staticmethod
+    def _follow_friction(spec: RunSpec) -> RunSpec:
+        """Unless the user chose a warm start, the one the friction of `spec` wants."""
+        if spec.warm_start_given:
+            return spec
+        return spec.changed(warm_start=default_warm_start(spec.scene_params))
+
+    def _set_iterations(self, c: cmd.SetIterations) -> None:
+        self._use(registry.settings(self.spec.solver, c.iterations, False,
+                                    self.spec.solver_params))
+
+    def _cycle_iterations(self, c: cmd.CycleIterations) -> None:
+        now = self.spec.iterations
+        if c.delta > 0:
+            nxt = next((v for v in ITERATION_LADDER if v > now), now)
+        else:
+            nxt = next((v for v in reversed(ITERATION_LADDER) if v < now), now)
+        if nxt == now:
+            end = "largest" if c.delta > 0 else "smallest"
+            self.message = f"iterations already at the {end} step of the ladder ({now})"
+            return
+        self._set_iterations(cmd.SetIterations(nxt))
+
+    def _set_parameter(self, c: cmd.SetParameter) -> None:
+        s = self.spec
+        scene_over, solver_over, sim_over = route_assignments(s.scene, s.solver,
+                                                              {c.name: c.value})
+        if sim_over:
+            value = resolve(SIM_PARAMS, sim_over, "the simulation")
+            if "warm_start" in sim_over:
+                self._set_warm_start(float(value["warm_start"]))
+            else:
+                self.spec = self.spec.changed(stabilise=float(value["stabilise"]))
+                self.sim.options = self.spec.options
+        elif solver_over:
+            self._use(registry.settings(s.solver, s.iterations, False,
+                                        {**s.solver_params, **solver_over}))
+        else:
+            params = resolve(scenes.get(s.scene).params, {**s.scene_params, **scene_over},
+                             f"scene {s.scene}")
+            registry.check_friction(s.solver, scenes.has_friction(params))
+            if set(scene_over) <= set(MATERIAL_PARAMS):
+                self._set_material(params)
+                return
+            world = s.changed(scene_params=params).build_world()  # may refuse: no change
+            self._scene_params[s.scene] = params
+            self.spec = s.changed(scene_params=params)
+            self._new_world(world)
+
+    def _set_material(self, params: dict) -> None:
+        """Scene parameters the world carries as they are (drag, friction): changed on the
+        current world from the next step, no rebuild (a reset keeps them)."""
+        w = self.world
+        w.damping = float(params["damping"])
+        w.mu, w.mu_wall, w.mu_roll, w.mu_spin = map(float, scenes.friction_of(params))
+        self._scene_params[self.spec.scene] = params
+        self.spec = self.spec.changed(scene_params=params)
+
+    def _relax(self, c: cmd.Relax) -> None:
+        method = registry.get(self.spec.solver)
+        spec = next((p for name in RELAXATION_PARAMS for p in method.params
+                     if p.name == name and p.kind is float), None)
+        if spec is None:
+            self.message = f"{self.spec.solver} has no relaxation parameter"
+            return
+        value = self.spec.solver_params[spec.name]
+        proposed = round(value + float(c.delta), 6)
+        try:
+            spec.parse(proposed)
+        except ParamError:
+            self.message = f"{spec.name}={value:g} is at its limit ({spec.range_text()})"
+            return
+        self._set_parameter(cmd.SetParameter(spec.name, proposed))
+
+    def _cycle_warm_start(self, c: cmd.CycleWarmStart) -> None:
+        self._set_warm_start(WARM_START_CYCLE.get(self.spec.warm_start, 0.0))
+
+    def _set_colour_mode(self, c: cmd.SetColourMode) -> None:
+        mode = c.mode
+        if mode is None:
+            mode = COLOUR_MODES[(COLOUR_MODES.index(self.colour_mode) + 1) % len(COLOUR_MODES)]
+        if mode not in COLOUR_MODES:
+            raise ParamError(f"colour mode {mode!r} is not one of {', '.join(COLOUR_MODES)}")
+        self.colour_mode = mode
+
+    def _set_speed(self, c: cmd.SetSpeed) -> None:
+        self.spec = self.spec.changed(speed=float(SPEED.parse(c.speed)))
+        self._clock = None
+
+    def _toggle_network(self, c: cmd.ToggleNetwork) -> None:
+        self.network = not self.network
+
+    def _pick(self, c: cmd.Pick) -> None:
+        self.picked = int(c.index) if 0 <= int(c.index) < self.world.n else -1
+
+    def _drag_start(self, c: cmd.DragStart) -> None:
+        i = int(c.index)
+        self._drag = (i, self.world.x[i].copy()) if 0 <= i < self.world.n else None
+
+    def _drag_move(self, c: cmd.DragMove) -> None:
+        target = np.array(c.target, dtype=np.float64).reshape(3)
+        if self.world.planar:
+            target[1] = 0.0
+        if np.all(np.isfinite(target)) and 0 <= int(c.index) < self.world.n:
+            self._drag = (int(c.index), target)
+
+    def _drag_end(self, c: cmd.DragEnd) -> None:
+        self._drag = None
+
+    _HANDLERS = {cmd.Pause: _pause, cmd.Step: _single_step, cmd.Reset: _reset,
+                 cmd.Recover: _recover, cmd.SetScene: _set_scene, cmd.CycleScene: _cycle_scene,
+                 cmd.SetSolver: _set_solver, cmd.CycleSolver: _cycle_solver,
+                 cmd.SetIterations: _set_iterations, cmd.CycleIterations: _cycle_iterations,
+                 cmd.SetParameter: _set_parameter, cmd.Relax: _relax,
+                 cmd.CycleWarmStart: _cycle_warm_start, cmd.SetColourMode: _set_colour_mode,
+                 cmd.SetSpeed: _set_speed, cmd.DragStart: _drag_start, cmd.DragMove: _drag_move,
+                 cmd.DragEnd: _drag_end, cmd.ToggleFriction: _toggle_friction,
+                 cmd.ToggleNetwork: _toggle_network, cmd.Pick: _pick,
+                 **session_files.HANDLERS}
+
+    def _use(self, settings) -> None:
+        """Solver settings from the next step on (already validated)."""
+        self._solver_params[settings.method] = settings.params
+        self.spec = self.spec.changed(solve=settings)
+        self.sim.options = self.spec.options
+
+    def _set_warm_start(self, fraction: float) -> None:
+        self.spec = self.spec.changed(warm_start=fraction, warm_start_given=True)
+        self.sim.options = self.spec.options
+
+    def _new_world(self, world: World, origin: str = "", snapshot=None) -> None:
+        """`world` from now on; `origin` and `snapshot`: the state file it came from."""
+        self.sim = self.spec.simulation(world)
+        self.origin, self.origin_snapshot = origin, snapshot
+        if self.picked >= world.n:
+            self.picked = -1
+        self.generation += 1
+        self.diverged = False
+        self.alarm = ""
+        self.last_report = None
+        self.log.clear()
+        self.trace = None
+        self.trace_step = -1
+        self._drag = None
+        self._clock = None
+
+    # -------------------------------------------------------------------------- compare
+    def benchmark(self, iterations: int, out: str | Path, source: str,
+                  progress: Callable[[int, int, str], None] | None = None
+                  ) -> tuple[ComparisonTable, list[Path], dict]:
+        """Every registered solver that can solve the current step's frozen problem (with
+        friction: the friction solvers), from zero impulses, `iterations` each; writes
+        out/benchmark.npy, .json and .png as one unit (what `marbles-bench compare` writes;
+        compare.write_benchmark). Returns (table, paths, meta). ParamError when there is no
+        problem yet; OutputError when the files cannot be written."""
+        sim = self.sim
+        if sim.problem is None:
+            raise ParamError("no contact problem yet: run at least one step")
+        frictional = getattr(sim.problem, "frictional", False)
+        names = registry.friction_solvers() if frictional else list(registry.METHODS)
+        self.ensure_compiled(*names)
+        table = compare(sim.problem, iterations, names, progress=progress)
+        s = self.spec
+        meta = {"scene": s.scene, "scene_params": s.scene_params, "step": sim.steps,
+                "time": sim.world.time, "contacts": sim.problem.m, "dt": sim.world.dt,
+                "settings": {"solver": s.solver, "iterations": s.iterations,
+                             "params": s.solver_params, "warm_start": s.warm_start},
+                "source": source}
+        return table, write_benchmark(out, table, meta), meta
+
+
+def _default_friction(scene: str) -> tuple[float, float, float, float]:
+    """The friction of `scene`'s default parameters, or μ = FRICTION_ON if it has none."""
+    params = resolve(scenes.get(scene).params, {}, f"scene {scene}")
+    if not scenes.has_friction(params):
+        return (FRICTION_ON, FRICTION_ON, 0.0, 0.0)
+    return scenes.friction_of(params)
+
+
+def _cycled(names: list[str], current: str, delta: int) -> str:
+    k = names.index(current) if current in names else 0
+    return names[(k + int(delta)) % len(names)]
+
+
+__all__ = ["Session", "SessionState", "StepLog", "RECORD_FIELDS", "COLOUR_MODES",
+           "ITERATION_LADDER", "heat", "IMPULSE_SCALE", "friction_text", "contact_slip"]

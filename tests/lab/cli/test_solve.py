@@ -1,0 +1,71 @@
+"""lab.cli.solve (`marbles-bench solve`): one code path for every format, the format named by
+--lcp or --fclib or read off the file's suffix; the same trace either way; bad sources refused in
+one line with exit code 2."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from lab.cli import bench
+
+
+def untimed(stdout: str) -> list[str]:
+    """The printed trace without its seconds (the last column of an iteration's line, which
+    starts with the right-aligned iteration number)."""
+    return [line.rsplit("  ", 1)[0] if line.startswith(" ") else line
+            for line in stdout.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """An LCP snapshot and an FCLIB file of the same frictional step of a small bowl."""
+    folder = tmp_path_factory.mktemp("solve")
+    lcp, fclib = folder / "step.npz", folder / "step.hdf5"
+    assert bench.main(["run", "--scene", "bowl", "--set", "n=30", "--set", "mu=0.5", "--steps",
+                       "20", "--save-lcp", str(lcp), "--save-fclib", str(fclib),
+                       "--quiet"]) == 0
+    return lcp, fclib
+
+
+@pytest.mark.parametrize("option, suffix", [("--lcp", ".npz"), ("--fclib", ".hdf5"),
+                                            ("--fclib", ".h5")])
+def test_a_file_named_alone_is_solved_as_its_suffix_says(saved, option, suffix, tmp_path,
+                                                         run_main):
+    source = saved[0] if option == "--lcp" else saved[1]
+    path = tmp_path / f"problem{suffix}"
+    shutil.copyfile(source, path)
+    common = ["--solver", "nsgs", "--iterations", "8", "--start", "stored"]
+    code, by_option, err = run_main("solve", option, str(path), *common,
+                                    "--json", str(tmp_path / "a.json"))
+    assert code == 0, err
+    code, by_suffix, err = run_main("solve", str(path), *common,
+                                    "--json", str(tmp_path / "b.json"))
+    assert code == 0, err
+    assert untimed(by_suffix) == untimed(by_option)
+    a, b = (json.loads((tmp_path / name).read_text()) for name in ("a.json", "b.json"))
+    assert a.keys() == b.keys() and a["trace"] == b["trace"] and a["lam"] == b["lam"]
+    assert ("fclib_error" in by_option.splitlines()[1]) == (option == "--fclib")
+
+
+def test_both_formats_of_one_step_give_the_same_trace(saved, run_main):
+    traces = []
+    for option, path in zip(("--lcp", "--fclib"), saved):
+        code, out, err = run_main("solve", option, str(path), "--solver", "nsgs",
+                                  "--iterations", "6")
+        assert code == 0, err
+        traces.append([line.split()[1] for line in out.splitlines()[2:-1]])
+    assert traces[0] == traces[1] and len(traces[0]) == 7
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["problem.txt"], "unknown format"),
+    ([], "one of the arguments FILE --lcp --fclib is required"),
+    (["a.npz", "--lcp", "b.npz"], "not allowed with"),
+    (["--lcp", "a.npz", "--fclib", "b.hdf5"], "not allowed with"),
+])
+def test_a_bad_source_is_one_line_and_exit_2(args, fragment, tmp_path, run_main, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_main("solve", *args)
+    assert code == 2 and err.count("\n") == 1 and fragment in err, err
