@@ -111,8 +111,8 @@ class MatrixProblem:
     explicit = True  # no geometry: the solvers take W's path
     rows = ROWS_SLIDING
     key = None
-    partition = None  # no geometry, so no blocks: one
-    blocks = 1
+    partition = None  # no geometry, so no blocks of contacts: one
+    block_count = 1
 
     def __post_init__(self) -> None:
         self.indptr = np.ascontiguousarray(self.indptr, dtype=np.int64)

@@ -223,7 +223,7 @@ class FrictionalProblem:
         return self.m * self.rows
 
     @property
-    def blocks(self) -> int:
+    def block_count(self) -> int:
         """Blocks of the contacts (threads a product runs on); 1 for a serial problem."""
         return shares(self.partition[0])
 
@@ -296,7 +296,7 @@ class FrictionalProblem:
         held = self._holds(lam)
         laws = (self.mu, self.mu_roll, self.mu_spin, self.rows, lam, self._dV, self._e)
         masses = (self.inv_mass, self.inv_inertia, self.rhs)
-        if self.blocks > 1:
+        if self.block_count > 1:
             r, product = blocked_frictional_residual(*self._args(), *masses, *laws,
                                                      *self.partition, held)
         elif held:
@@ -309,7 +309,7 @@ class FrictionalProblem:
     def scanned_residual(self, lam: np.ndarray) -> tuple[float, bool, float]:
         """(residual(λ), whether rhs and diag are finite, max |rhs|) in one kernel call; the
         residual is inf, and not computed, when they are not finite."""
-        if self.blocks > 1:
+        if self.block_count > 1:
             finite, scale = scan(self.rhs, self.diag, self.rows, self.partition[0])
             return (self.residual(lam) if finite else np.inf), finite, scale
         lam = np.ascontiguousarray(lam, dtype=np.float64)
@@ -322,7 +322,7 @@ class FrictionalProblem:
 
     def checked_residual(self, lam: np.ndarray) -> tuple[float, bool]:
         lam = np.ascontiguousarray(lam, dtype=np.float64)
-        if self.blocks > 1:
+        if self.block_count > 1:
             if not all_finite(lam, self.rows, self.partition[0]):
                 return np.inf, False
             return self.residual(lam), True

@@ -190,7 +190,7 @@ class ContactProblem:
                        key=None if self.key is None else self.key.copy())
 
     @property
-    def blocks(self) -> int:
+    def block_count(self) -> int:
         """Blocks of the contacts (threads a product runs on); 1 for a serial problem."""
         return shares(self.partition[0])
 

@@ -40,7 +40,7 @@ class Loaded:
 
     @property
     def frictional(self) -> bool:
-        return self.kind == "fclib" or getattr(self.problem, "frictional", False)
+        return self.kind == "fclib" or self.problem.frictional
 
 
 def source(args: argparse.Namespace) -> tuple[str, str]:

@@ -53,9 +53,9 @@ def _int(value: int) -> np.ndarray:
 def explicit(problem, title: str = "", description: str = "") -> MatrixProblem:
     """The explicit form of `problem` (a FrictionalProblem with 3 rows per contact, or an
     explicit problem already); ValueError (one line) with rolling or spinning rows."""
-    if getattr(problem, "explicit", False):
+    if problem.explicit:
         return problem
-    if not getattr(problem, "frictional", False):
+    if not problem.frictional:
         raise ValueError("FCLIB holds frictional problems; this one has no friction rows "
                          "(set mu > 0)")
     try:

@@ -275,7 +275,7 @@ def save_lcp(path: str | os.PathLike, problem: ContactProblem, lam: np.ndarray,
     With friction (a FrictionalProblem) the problem has `rows` rows per contact (normal, t1,
     t2, then rolling t1, t2 and spinning with rolling resistance), and the file adds mu,
     mu_roll, mu_spin (m,), the tangents t1, t2 (m, 3), radius (n,), w_pred (n, 3) and rows."""
-    if getattr(problem, "frictional", False):
+    if problem.frictional:
         return _save_frictional_lcp(path, problem, lam, world)
     rows, cols, vals = problem.coo()
     arrays = dict(q=problem.rhs, W_row=rows, W_col=cols, W_val=vals, lam=np.asarray(lam),
@@ -324,7 +324,7 @@ def load_lcp(path: str | os.PathLike) -> tuple[ContactProblem, dict]:
             problem = ContactProblem(np.ascontiguousarray(pairs[:, 0]),
                                      np.ascontiguousarray(pairs[:, 1]), normal, gap, inv_mass,
                                      v_pred, dt)
-        size = getattr(problem, "size", problem.m)
+        size = problem.size
         q = _real(z, "q", (size,), finite=False) if "q" in z else None
         lam = z.array("lam", (None,)) if "lam" in z else None
     _check_q(z, problem, q)

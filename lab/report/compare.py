@@ -25,7 +25,6 @@ from solver import metrics
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS, SolveSettings
 from solver.parallel import activate
-from solver.partition import shares
 from solver.params import Param, ParamError
 from solver.problem import ContactProblem
 from solver.step import STABILISE, WARM_START, Simulation, StepReport, carry_over, carry_over_rows
@@ -121,7 +120,7 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
     parameter overrides, e.g. {"psor": {"omega": 1.3}}; they win over the tolerances switched
     off here. repeats/budget: timing runs per solver, and the wall seconds after which no further
     repeat starts. progress(done, total, name) is called after each solver."""
-    frictional = getattr(problem, "frictional", False)
+    frictional = problem.frictional
     if solvers is None:
         names = registry.friction_solvers() if frictional else list(registry.METHODS)
     else:
@@ -134,10 +133,9 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
         raise ParamError(f"a solver is listed twice: {', '.join(names)}")
     repeats = int(REPEATS.parse(repeats))
     frozen = problem.copy()
-    if getattr(frozen, "partition", None) is not None:  # frozen in blocks: solved on as many
-        activate(shares(frozen.partition[0]))  # threads (Numba's count is per calling thread)
-    size = frozen.size if frictional else frozen.m
-    rows = frozen.rows if frictional else 1
+    if frozen.block_count > 1:  # frozen in blocks: solved on as many threads (Numba's count
+        activate(frozen.block_count)  # is per calling thread)
+    size, rows = frozen.size, frozen.rows
     start = np.zeros(size) if lam0 is None else np.array(lam0, dtype=np.float64)
     if (start.shape != (size,) or not np.all(np.isfinite(start))
             or np.any(start[::rows] < 0)):
@@ -309,7 +307,7 @@ def settle(world: World, steps: int, settings: SolveSettings,
             progress(k + 1, steps)
     problem = sim.problem.copy()
     keys = problem.key if problem.key is not None else np.zeros(0, np.int64)
-    warm = match_impulses(prev_keys, prev_lam, keys, getattr(problem, "rows", 1))
+    warm = match_impulses(prev_keys, prev_lam, keys, problem.rows)
     return FrozenStep(problem, warm, report, sim)
 
 

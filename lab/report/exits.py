@@ -166,7 +166,7 @@ def exit_statuses(scene: str, steps: int, iterations: int, variants: list[Varian
         problem = sim.problem
         lo = problem.m if lo is None else min(lo, problem.m)
         hi = max(hi, problem.m)
-        size = problem.size if getattr(problem, "frictional", False) else problem.m
+        size = problem.size
         for v in variants:
             result = registry.METHODS[v.solver].solve(problem.copy(), np.zeros(size),
                                                       settings[v.label])

@@ -76,7 +76,7 @@ def contact_slip(problem, lam: np.ndarray, world: World) -> np.ndarray:
     norm of the tangent rows of e = A λ + b (the rows the Coulomb disk acts on); without, the
     tangential part of the contact points' relative velocity in `world` after the step,
     u = v_b - v_a - (r_b ω_b + r_a ω_a) x n (n from a to b; a wall has none)."""
-    if getattr(problem, "frictional", False):
+    if problem.frictional:
         e = problem.error(lam).reshape(problem.m, problem.rows)
         return np.hypot(e[:, 1], e[:, 2])
     a, b, n = problem.body_a, problem.body_b, problem.normal
@@ -113,7 +113,7 @@ def marble_colours(mode: str, world: World, problem, lam: np.ndarray) -> np.ndar
     w = world
     if mode == "speed":
         return heat(np.linalg.norm(w.v, axis=1) / SPEED_SCALE)
-    rows = getattr(problem, "rows", 1)
+    rows = problem.rows
     solved = problem is not None and problem.m > 0 and lam.size == problem.m * rows
     if mode == "impulse":
         total = np.zeros(w.n)

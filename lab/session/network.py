@@ -31,7 +31,7 @@ def normal_impulses(problem, lam: np.ndarray) -> np.ndarray:
     (empty when the problem is missing or `lam` does not belong to it)."""
     if problem is None or problem.m == 0:
         return np.zeros(0)
-    rows = int(getattr(problem, "rows", 1)) if getattr(problem, "frictional", False) else 1
+    rows = int(problem.rows)
     lam = np.asarray(lam, dtype=np.float64)
     if lam.size != problem.m * rows:
         return np.zeros(0)

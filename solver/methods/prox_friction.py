@@ -304,14 +304,19 @@ def _settings(settings):
             settings["rho_rel_tol"])
 
 
+def _gs_start(problem, lam0: np.ndarray, settings: SolveSettings):
+    """What both forms of prox-gs start from: λ, its copy's buffer, the strategy's numbers,
+    the adaptation's settings, the state and counts and the info dict."""
+    lam = np.array(lam0, dtype=np.float64)
+    strategy = friction_strategy(problem, settings)
+    state, counts = fresh_friction_state()
+    return lam, np.empty_like(lam), strategy, _settings(settings), state, counts, {}
+
+
 def solve_gs(problem, lam0: np.ndarray, settings: SolveSettings):
     """prox-gs on a frictional problem over geometry."""
-    lam = np.array(lam0, dtype=np.float64)
-    base, nu, grow = friction_strategy(problem, settings)
-    adapt, objective, rho_abs, rho_rel = _settings(settings)
-    state, counts = fresh_friction_state()
-    info: dict = {}
-    lam_old = np.empty_like(lam)
+    lam, lam_old, (base, nu, grow), adaptation, state, counts, info = _gs_start(problem, lam0,
+                                                                              settings)
     p = problem
     V = problem.velocity(lam)
     V_old = np.empty_like(V)
@@ -321,8 +326,8 @@ def solve_gs(problem, lam0: np.ndarray, settings: SolveSettings):
     def sweep(count: int) -> int:
         return prox_gs_geometry(p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b,
                                 packed, base, p.rows, p.mu, p.mu_roll, p.mu_spin, V, lam,
-                                lam_old, V_old, e, state, counts, count, adapt, objective,
-                                nu, grow, rho_abs, rho_rel)
+                                lam_old, V_old, e, state, counts, count, *adaptation[:2], nu,
+                                grow, *adaptation[2:])
 
     def sync() -> None:
         V[:] = problem.velocity(lam)
@@ -334,21 +339,17 @@ def solve_gs(problem, lam0: np.ndarray, settings: SolveSettings):
 
 def solve_gs_matrix(problem, lam0: np.ndarray, settings: SolveSettings):
     """prox-gs on an explicit problem's matrix W."""
-    lam = np.array(lam0, dtype=np.float64)
-    base, nu, grow = friction_strategy(problem, settings)
-    adapt, objective, rho_abs, rho_rel = _settings(settings)
-    state, counts = fresh_friction_state()
-    info: dict = {}
-    lam_old = np.empty_like(lam)
+    lam, lam_old, (base, nu, grow), adaptation, state, counts, info = _gs_start(problem, lam0,
+                                                                              settings)
     p = problem
     u = problem.error(lam)
     u_old = np.empty_like(u)
     failures = np.zeros(1, dtype=np.int64)
 
     def sweep(count: int) -> int:
-        return prox_gs_matrix(p.t_indptr, p.t_indices, p.t_data, p.blocks, base, p.mu, u,
-                              lam, lam_old, u_old, failures, state, counts, count, adapt,
-                              objective, nu, grow, rho_abs, rho_rel)
+        return prox_gs_matrix(p.t_indptr, p.t_indices, p.t_data, p.blocks, base, p.mu, u, lam,
+                              lam_old, u_old, failures, state, counts, count, *adaptation[:2],
+                              nu, grow, *adaptation[2:])
 
     def sync() -> None:
         u[:] = problem.error(lam)

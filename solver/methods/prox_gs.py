@@ -140,7 +140,7 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
         args = (problem.body_a, problem.body_b, problem.normal, bias, problem.inv_mass,
                 problem.diag, denom, factor, v, lam, lam_old, v_old, state, counts, count, adapt,
                 objective, nu, grow, rho_abs, rho_rel)
-        if problem.blocks == 1:
+        if problem.block_count == 1:
             return prox_gs_iterations(*args)
         return blocked_prox_gs_iterations(*args, *parts)
 

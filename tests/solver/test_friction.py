@@ -200,7 +200,7 @@ def test_a_partitioned_problem_has_the_serial_residual_and_products(rows):
     from tests.solver.blocks import packed_box, problem_of
 
     p = problem_of(packed_box(5000, mu=0.5), 2, rows)
-    assert p.blocks == 2
+    assert p.block_count == 2
     rng = np.random.default_rng(3)
     for lam in (np.zeros(p.size), rng.uniform(-1e-4, 1e-3, p.size)):
         want = frictional_residual(p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b,
@@ -223,7 +223,7 @@ def test_the_kept_product_is_never_another_impulses(partitioned):
     rng = np.random.default_rng(5)
     if partitioned:
         p = problem_of(packed_box(2000, mu=0.5), 2, ROWS_SLIDING)
-        assert p.blocks == 2
+        assert p.block_count == 2
     else:
         p = random_frictional(rng, n_bodies=6, m=12)
     lam = rng.uniform(0.0, 1e-3, p.size)

@@ -53,7 +53,7 @@ def test_activate_sets_the_calling_threads_count():
 def test_two_threads_repeat_bit_for_bit(mu):
     runs = [_run("box", {"n": MIN_MARBLES + 500, "mu": mu}, 2) for _ in range(2)]
     (w1, s1), (w2, s2) = runs
-    assert s1.problem.blocks == 2 and s1.problem.m > w1.n  # the blocked core ran
+    assert s1.problem.block_count == 2 and s1.problem.m > w1.n  # the blocked core ran
     for name in ("x", "v", "omega", "orientation"):
         assert np.array_equal(getattr(w1, name), getattr(w2, name)), name
     assert np.array_equal(s1.impulses()[1], s2.impulses()[1])
@@ -65,7 +65,7 @@ def test_blocks_move_the_pile_as_the_serial_core(mu):
     marble: the pile as a whole falls as far, and no contact is lost (no deep overlap)."""
     start = scenes.build("box", {"n": MIN_MARBLES + 500}).x[:, 2].mean()
     (w1, s1), (w2, s2) = (_run("box", {"n": MIN_MARBLES + 500, "mu": mu}, t) for t in (1, 2))
-    assert s1.problem.blocks == 1 and s2.problem.blocks == 2
+    assert s1.problem.block_count == 1 and s2.problem.block_count == 2
     assert not np.array_equal(w1.x, w2.x)
     drop = start - w1.x[:, 2].mean()
     assert drop > 0.5 and abs(w2.x[:, 2].mean() - w1.x[:, 2].mean()) < 0.01 * drop
@@ -75,7 +75,7 @@ def test_blocks_move_the_pile_as_the_serial_core(mu):
 
 def test_a_small_pile_is_serial_whatever_the_thread_count():
     (w1, s1), (w2, s2) = (_run("bowl", {}, t, 100) for t in (1, 2))
-    assert s2.problem.blocks == 1
+    assert s2.problem.block_count == 1
     assert np.array_equal(w1.x, w2.x) and np.array_equal(w1.v, w2.v)
 
 

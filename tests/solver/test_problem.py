@@ -78,3 +78,19 @@ def test_the_row_helpers_cost_nothing_in_the_sweeps():
     for kernel in (prox_gs.prox_gs_iterations, pgs_sm.truncated_cg_phase,
                    pgs_sm.objective_change):
         assert kernel.targetoptions.get("_nrt") is False, kernel.__name__
+
+
+def test_every_problem_kind_presents_one_interface():
+    """What the step, the methods and the lab read of any problem, declared by all three kinds
+    with the same meaning: no caller asks a problem what it is."""
+    from solver.explicit import MatrixProblem
+    from tests.solver.blocks import packed_box, problem_of
+
+    frictionless = random_problem(np.random.default_rng(1), 3, 5)
+    frictional = problem_of(packed_box(300, mu=0.5), 1)
+    explicit = MatrixProblem.from_problem(frictional)
+    for p, kind, rows in ((frictionless, "frictionless", 1), (frictional, "frictional", 3),
+                          (explicit, "explicit", 3)):
+        assert (p.kind, p.rows, p.size, p.block_count) == (kind, rows, p.m * rows, 1)
+        assert p.frictional == (kind != "frictionless") and p.explicit == (kind == "explicit")
+        assert p.apply(np.zeros(p.size)).shape == (p.size,)

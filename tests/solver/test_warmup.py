@@ -26,4 +26,4 @@ def test_with_threads_the_parallel_kernels_are_compiled_too():
     assert relaxed_sweeps.signatures and frictional_sweeps.signatures
     sim = Simulation(_blocked_world(), registry.settings("pgs", 2), threads=2)
     sim.step()
-    assert sim.problem.blocks == 2 and sim.problem.m > 0
+    assert sim.problem.block_count == 2 and sim.problem.m > 0

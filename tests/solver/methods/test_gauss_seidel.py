@@ -59,7 +59,7 @@ def test_blocks_converge_to_the_serial_solution(solver, mu):
     out = []
     for blocks in (1, 2):
         p = problem_of(world, blocks)
-        assert p.blocks == blocks
+        assert p.block_count == blocks
         result = registry.get(solver).solve(p, np.zeros(p.size if mu else p.m), settings)
         assert result.residual < 1e-6 * np.abs(p.rhs).max()
         out.append((p, result.lam, p.velocity(result.lam)))
