@@ -113,7 +113,7 @@ def marble_colours(mode: str, world: World, problem, lam: np.ndarray) -> np.ndar
     w = world
     if mode == "speed":
         return heat(np.linalg.norm(w.v, axis=1) / SPEED_SCALE)
-    rows = problem.rows
+    rows = problem.rows if problem is not None else 1
     solved = problem is not None and problem.m > 0 and lam.size == problem.m * rows
     if mode == "impulse":
         total = np.zeros(w.n)

@@ -11,20 +11,19 @@ import importlib
 import math
 import os
 import pkgutil
-import time
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
 import scenes
 from lab.cli import bench, solve
 from lab.io.files import TEMP_PATTERN
-from lab.session import spec
+from lab.session import session as session_module, spec
 from solver.methods import registry
 from solver.methods.driver import COMMON_PARAMS
 from solver.params import INT_LIMIT, Param, ParamError
-
-MAX_SECONDS = 10.0  # a refusal is immediate; the runs asked for would take hours
+from solver.step import Simulation
 
 
 # ------------------------------------------------------------------- every declared Param
@@ -121,19 +120,27 @@ def _snapshot(folder: Path) -> list:
 
 def refuse(capsys, folder: Path, argv: list[str], named: str) -> str:
     """Run marbles-bench ARGV and check the refusal: exit 2, one line on stderr containing
-    `named`, nothing on stdout, nothing written, quickly. Returns the line."""
+    `named`, nothing on stdout, nothing written, and before any work: a step or a kernel's
+    warm-up would raise here (the runs asked for would take hours). Returns the line."""
     before = _snapshot(folder)
-    start = time.perf_counter()
-    with pytest.raises(SystemExit) as stop:
-        bench.main(argv)
-    seconds = time.perf_counter() - start
+    started = []
+
+    def work(*args, **kwargs):
+        started.append(True)
+        raise AssertionError("work started before the refusal")
+
+    with mock.patch.object(Simulation, "step", work), mock.patch.object(bench, "warmup", work), \
+            mock.patch.object(solve, "warmup", work), \
+            mock.patch.object(session_module, "warmup", work):
+        with pytest.raises(SystemExit) as stop:
+            bench.main(argv)
     out, err = capsys.readouterr()
     assert stop.value.code == 2, err
     assert err.count("\n") == 1 and err.startswith("marbles-bench: error: "), err
     assert named in err and "Traceback" not in err and out == "", err
     assert _snapshot(folder) == before, "something was written"
     assert not [p for p in folder.rglob("*") if TEMP_PATTERN.match(p.name)]
-    assert seconds < MAX_SECONDS
+    assert not started
     return err
 
 
