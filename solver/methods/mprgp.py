@@ -18,7 +18,7 @@ from numba import njit
 
 from ..params import Param
 from ..problem import ContactProblem, apply_matrix, contact_graph
-from .driver import Method, SolveSettings, run
+from .driver import Hooks, Method, SolveSettings, run
 
 CURVATURE_GUARD = 1e-12
 # Slots of the int64 `counts` array.
@@ -48,7 +48,7 @@ def gershgorin_bound(normal, inv_mass, start, items):
 
 @njit(cache=True, nogil=True)
 def _gradient(body_a, body_b, normal, inv_mass, rhs, lam, dv, g):
-    apply_matrix(body_a, body_b, normal, inv_mass, lam, dv, g)
+    apply_matrix((body_a, body_b, normal, inv_mass), lam, dv, g)
     for c in range(lam.shape[0]):
         g[c] += rhs[c]
 
@@ -87,7 +87,7 @@ def mprgp_iterations(body_a, body_b, normal, inv_mass, rhs, diag, lam, dv, g, p,
         if beta2 == 0.0 and free2 == 0.0:
             continue  # projected gradient exactly zero: λ solves the LCP
         if beta2 <= big_gamma * big_gamma * prop:
-            apply_matrix(body_a, body_b, normal, inv_mass, p, dv, q)
+            apply_matrix((body_a, body_b, normal, inv_mass), p, dv, q)
             counts[PRODUCTS] += 1
             pq = 0.0
             pdp = 0.0
@@ -139,7 +139,7 @@ def mprgp_iterations(body_a, body_b, normal, inv_mass, rhs, diag, lam, dv, g, p,
             counts[PROPORTIONING] += 1
             for c in range(m):
                 d[c] = g[c] if (lam[c] <= 0.0 and g[c] < 0.0) else 0.0
-            apply_matrix(body_a, body_b, normal, inv_mass, d, dv, q)
+            apply_matrix((body_a, body_b, normal, inv_mass), d, dv, q)
             counts[PRODUCTS] += 1
             dq = 0.0
             ddd = 0.0
@@ -192,7 +192,7 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
 
     if m:
         sync()
-    return run(problem, lam, settings, sweep, sync, info=info, products=products)
+    return run(problem, lam, settings, sweep, sync, Hooks(products=products, info=info))
 
 
 METHOD = Method("mprgp", "MPRGP (Dostál)", solve,

@@ -23,7 +23,7 @@ from numba import njit
 
 from ..params import Param
 from ..problem import ContactProblem, apply_matrix
-from .driver import GRADIENT_NOISE, Method, SolveSettings, run
+from .driver import GRADIENT_NOISE, Hooks, Method, SolveSettings, run
 
 CURVATURE_GUARD = 1e-12  # pᵀAp below this times pᵀ diag(A) p counts as no curvature
 # Rounding of a contact impulse, relative to the size of λ and of the step: b = J v* + gap/h is
@@ -56,7 +56,7 @@ def _project(lam, g, pinv, z):
 @njit(cache=True, nogil=True)
 def _gradient(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z):
     """g <- A λ + b (one product) and z <- P^-1 proj(-g); returns rᵀz."""
-    apply_matrix(body_a, body_b, normal, inv_mass, lam, dv, g)
+    apply_matrix((body_a, body_b, normal, inv_mass), lam, dv, g)
     for c in range(lam.shape[0]):
         g[c] += rhs[c]
     return _project(lam, g, pinv, z)
@@ -76,7 +76,7 @@ def pcg_start(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z, p, sta
 def _curvature(body_a, body_b, normal, inv_mass, diag, p, g, dv, q):
     """q <- A p; returns (pᵀAp, pᵀ diag(A) p, gᵀp): the curvature along p, its scale, and the
     slope of f along p."""
-    apply_matrix(body_a, body_b, normal, inv_mass, p, dv, q)
+    apply_matrix((body_a, body_b, normal, inv_mass), p, dv, q)
     pq = 0.0
     pdp = 0.0
     gp = 0.0
@@ -364,7 +364,7 @@ def solve_preconditioned(problem: ContactProblem, lam0: np.ndarray, settings: So
 
     if m:
         sync()
-    result = run(problem, lam, settings, sweep, sync, info=info, products=products)
+    result = run(problem, lam, settings, sweep, sync, Hooks(products=products, info=info))
     return result
 
 

@@ -21,7 +21,7 @@ from numba import njit
 from ..params import Param
 from ..problem import (ROW_KERNEL, ContactProblem, apply_matrix, contact_graph, contact_row,
                        impulse_velocity, inverse_diag, row_error)
-from .driver import GRADIENT_NOISE, Method, SolveSettings, run
+from .driver import GRADIENT_NOISE, Hooks, Method, SolveSettings, run
 from .gauss_seidel import relaxed_sweeps
 
 
@@ -150,7 +150,7 @@ def truncated_cg_phase(body_a, body_b, normal, inv_mass, bias, precond, eps, v, 
         for _ in range(max_steps):
             if not worst > stop:
                 break
-            apply_matrix(body_a, body_b, normal, inv_mass, p, dv, q)
+            apply_matrix((body_a, body_b, normal, inv_mass), p, dv, q)
             products += 1
             # One pass for pᵀq and the ratio test: the longest step along p that keeps x_S >= 0.
             # Projecting a longer (inexact or null-space) step instead zeroes components the
@@ -221,7 +221,7 @@ def objective_change(body_a, body_b, normal, inv_mass, bias, rhs, diag, v, lam, 
         e = row_error(v, a, b, n0, n1, n2, bias[c])
         linear += d[c] * e
         noise += abs(d[c]) * (abs(e - rhs[c]) + abs(rhs[c]) + diag[c] * lam[c])
-    impulse_velocity(body_a, body_b, normal, inv_mass, d, dv)
+    impulse_velocity((body_a, body_b, normal, inv_mass), d, dv)
     quadratic = 0.0
     for i in range(dv.shape[0]):
         w = inv_mass[i]
@@ -269,8 +269,7 @@ class _Iterations:
     def sweep(self, count: int) -> None:
         p, k_gs = self.problem, self.settings["k_gs"]
         for _ in range(count):
-            relaxed_sweeps(p.body_a, p.body_b, p.normal, self.bias, p.inv_mass, self.step,
-                           self.v, self.lam, k_gs, *p.partition)
+            relaxed_sweeps(p.A, (self.bias, self.step), self.v, self.lam, k_gs, p.partition)
             self.counts["sweeps"] += k_gs
             self.counts["products"] += k_gs
             size = int(np.count_nonzero(self.lam > 0.0))
@@ -393,7 +392,8 @@ class _Iterations:
 def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     lam = np.array(lam0, dtype=np.float64)
     it = _Iterations(problem, lam, settings)
-    return run(problem, lam, settings, it.sweep, it.sync, info=it.info, products=it.products)
+    return run(problem, lam, settings, it.sweep, it.sync,
+               Hooks(products=it.products, info=it.info))
 
 
 METHOD = Method("pgs-sm", "PGS + subspace minimization", solve,

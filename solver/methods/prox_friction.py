@@ -29,13 +29,13 @@ import numpy as np
 from numba import njit
 
 from ..coulomb import contact_error, frictional_contact_velocity, project_disk
-from ..problem import ROW_KERNEL
+from ..problem import ROW_KERNEL, inverse_diag
 from .driver import SolveSettings, run
 from .laws import CONE, PROX
 from .matrix_sweeps import matrix_sweeps
-from .operator import _over, block_bound, local_steps, operator, product
+from .operator import block_bound, local_steps, operator, product
 from .proximal import ACCEPTED, E_VALID, PRODUCTS, SCALE, STOP, hooks, judge
-from .sweeps import frictional_range, pack
+from .sweeps import BIAS, STEP_N, frictional_range, pack
 
 MERIT = 3  # slot of the float64 state: FCLIB's squared error of the current λ (inf: unknown)
 SCALED = 4  # slot: the scale the packed steps were last written with
@@ -61,7 +61,7 @@ def friction_strategy(problem, settings):
         return base, (nu or 0.1), (grow or 1.1)
     base = local_steps(problem, settings["gamma"])
     if settings["r"] == "blocked":
-        block = _over(settings["gamma"], block_bound(problem))
+        block = inverse_diag(block_bound(problem), settings["gamma"])
         live = base[:, 0] > 0.0
         base[live, 0] = block[live]
         base[live, 1] = block[live]
@@ -103,13 +103,14 @@ def record(state, counts, merit):
 
 
 @njit(**ROW_KERNEL)
-def _geometry_error(body_a, body_b, normal, t1, t2, arm_a, arm_b, P, V, rows, mu, mu_roll,
-                    mu_spin, lam, e):
+def _geometry_error(A, P, V, laws, lam, e):
     """Σ_c contact_error² for velocities V (n, 6) = V* + M^-1 J^T λ: e = J V + gap/h."""
-    frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, e)
+    rows = A[9]
+    mu, mu_roll, mu_spin = laws
+    frictional_contact_velocity(A, V, e)
     total = 0.0
-    for c in range(body_a.shape[0]):
-        e[c * rows] += P[c, 12]
+    for c in range(A[0].shape[0]):
+        e[c * rows] += P[c, BIAS]
         r = contact_error(lam, e, c * rows, mu[c], mu_roll[c], mu_spin[c], rows)
         total += r * r
     return total
@@ -141,12 +142,13 @@ def _step(lam, old):
 
 # long: Erleben's loop (copy, sweep, merit, judge, roll back) written out over the geometry.
 @njit(**ROW_KERNEL)
-def prox_gs_geometry(body_a, body_b, normal, t1, t2, arm_a, arm_b, P, base, rows, mu,
-                     mu_roll, mu_spin, V, lam, lam_old, V_old, e, state, counts, count, adapt,
+def prox_gs_geometry(A, P, base, laws, V, lam, lam_old, V_old, e, state, counts, count, adapt,
                      objective, nu, grow, rho_abs, rho_rel):
     """`count` Gauss-Seidel proximal iterations over geometry in place (the packed sweep,
     law cone, steps s R0 written into P's step columns whenever s changed); returns the
     number performed."""
+    rows = A[9]
+    ends = (A[0], A[1])
     track = adapt and objective
     done = 0
     for _ in range(count):
@@ -156,22 +158,20 @@ def prox_gs_geometry(body_a, body_b, normal, t1, t2, arm_a, arm_b, P, base, rows
         if state[SCALED] != state[SCALE]:
             for c in range(P.shape[0]):
                 for j in range(3):
-                    P[c, 13 + j] = state[SCALE] * base[c, j]
+                    P[c, STEP_N + j] = state[SCALE] * base[c, j]
             state[SCALED] = state[SCALE]
         if track and state[MERIT] == np.inf:
-            state[MERIT] = _geometry_error(body_a, body_b, normal, t1, t2, arm_a, arm_b, P, V,
-                                           rows, mu, mu_roll, mu_spin, lam, e)
+            state[MERIT] = _geometry_error(A, P, V, laws, lam, e)
         _copy(lam, lam_old)
         if adapt:
             _copy2(V, V_old)
-        frictional_range(body_a, body_b, P, rows, CONE, False, V, lam, 0, body_a.shape[0])
+        frictional_range(ends, P, (CONE, False, rows), V, lam, 0, ends[0].shape[0])
         counts[PRODUCTS] += 1
         rho = _step(lam, lam_old)
         df = 0.0
         merit = 0.0
         if track:
-            merit = _geometry_error(body_a, body_b, normal, t1, t2, arm_a, arm_b, P, V, rows,
-                                    mu, mu_roll, mu_spin, lam, e)
+            merit = _geometry_error(A, P, V, laws, lam, e)
             df = verdict(state, merit, rho)
         if judge(rho, df, state, counts, adapt, objective, nu, grow, rho_abs, rho_rel):
             if track:
@@ -209,8 +209,8 @@ def prox_gs_matrix(t_indptr, t_indices, t_data, blocks, base, mu, u, lam, lam_ol
         _copy(lam, lam_old)
         if adapt:
             _copy(u, u_old)
-        matrix_sweeps(t_indptr, t_indices, t_data, blocks, base, mu, PROX, False,
-                      state[SCALE], u, lam, 1, failures)
+        matrix_sweeps((t_indptr, t_indices, t_data, blocks), (base, state[SCALE], mu),
+                      (PROX, False), u, lam, 1, failures)
         counts[PRODUCTS] += 1
         rho = _step(lam, lam_old)
         merit = _matrix_error(mu, lam, u) if track else 0.0
@@ -249,8 +249,8 @@ def _error_sum(lam, e, mu, mu_roll, mu_spin, rows):
 
 # long: the frictionless prox_jacobi_iterations' loop with the cone's map and FCLIB's error.
 @njit(cache=True, nogil=True)
-def prox_jacobi_any(kind, geo, csr, rows, rhs, base, mu, mu_roll, mu_spin, lam, cand, e,
-                    e_new, state, counts, count, adapt, objective, nu, grow, rho_abs, rho_rel):
+def prox_jacobi_any(op, rows, rhs, base, mu, mu_roll, mu_spin, lam, cand, e, e_new, state,
+                    counts, count, adapt, objective, nu, grow, rho_abs, rho_rel):
     """`count` Jacobi proximal iterations in place over any problem `operator` describes;
     e caches A λ + b while counts[E_VALID] is 1. With the objective (error) test every
     attempted iterate costs one product, A λ' + b, which becomes e when λ' is accepted."""
@@ -260,7 +260,7 @@ def prox_jacobi_any(kind, geo, csr, rows, rhs, base, mu, mu_roll, mu_spin, lam, 
             break
         done += 1
         if counts[E_VALID] == 0:
-            product(kind, geo, csr, rows, lam, e)
+            product(op, lam, e)
             for j in range(e.shape[0]):
                 e[j] += rhs[j]
             counts[PRODUCTS] += 1
@@ -283,7 +283,7 @@ def prox_jacobi_any(kind, geo, csr, rows, rhs, base, mu, mu_roll, mu_spin, lam, 
         moved = objective and rho != 0.0
         merit = state[MERIT]
         if moved:
-            product(kind, geo, csr, rows, cand, e_new)
+            product(op, cand, e_new)
             counts[PRODUCTS] += 1
             for j in range(e.shape[0]):
                 e_new[j] += rhs[j]
@@ -324,17 +324,14 @@ def solve_gs(problem, lam0: np.ndarray, settings: SolveSettings):
     e = np.empty(problem.size)
 
     def sweep(count: int) -> int:
-        return prox_gs_geometry(p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b,
-                                packed, base, p.rows, p.mu, p.mu_roll, p.mu_spin, V, lam,
-                                lam_old, V_old, e, state, counts, count, *adaptation[:2], nu,
-                                grow, *adaptation[2:])
+        return prox_gs_geometry(p.A, packed, base, p.laws, V, lam, lam_old, V_old, e, state,
+                                counts, count, *adaptation[:2], nu, grow, *adaptation[2:])
 
     def sync() -> None:
         V[:] = problem.velocity(lam)
         state[MERIT] = np.inf
 
-    stop, products = hooks(state, counts, info)
-    return run(problem, lam, settings, sweep, sync, info=info, stop=stop, products=products)
+    return run(problem, lam, settings, sweep, sync, hooks(state, counts, info))
 
 
 def solve_gs_matrix(problem, lam0: np.ndarray, settings: SolveSettings):
@@ -355,8 +352,7 @@ def solve_gs_matrix(problem, lam0: np.ndarray, settings: SolveSettings):
         u[:] = problem.error(lam)
         state[MERIT] = np.inf
 
-    stop, products = hooks(state, counts, info)
-    return run(problem, lam, settings, sweep, sync, info=info, stop=stop, products=products)
+    return run(problem, lam, settings, sweep, sync, hooks(state, counts, info))
 
 
 def solve_jacobi(problem, lam0: np.ndarray, settings: SolveSettings):
@@ -366,19 +362,18 @@ def solve_jacobi(problem, lam0: np.ndarray, settings: SolveSettings):
     adapt, objective, rho_abs, rho_rel = _settings(settings)
     state, counts = fresh_friction_state()
     info: dict = {}
-    kind, geo, csr = operator(problem)
+    op = operator(problem)
     cand = np.empty_like(lam)
     e = np.empty_like(lam)
     e_new = np.empty_like(lam)
     p = problem
 
     def sweep(count: int) -> int:
-        return prox_jacobi_any(kind, geo, csr, p.rows, p.rhs, base, p.mu, p.mu_roll, p.mu_spin,
+        return prox_jacobi_any(op, p.rows, p.rhs, base, p.mu, p.mu_roll, p.mu_spin,
                                lam, cand, e, e_new, state, counts, count, adapt, objective, nu,
                                grow, rho_abs, rho_rel)
 
     def sync() -> None:
         counts[E_VALID] = 0
 
-    stop, products = hooks(state, counts, info)
-    return run(problem, lam, settings, sweep, sync, info=info, stop=stop, products=products)
+    return run(problem, lam, settings, sweep, sync, hooks(state, counts, info))

@@ -147,8 +147,7 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     def sync() -> None:
         v[:] = problem.velocity(lam)
 
-    stop, products = hooks(state, counts, info)
-    return run(problem, lam, settings, sweep, sync, info=info, stop=stop, products=products)
+    return run(problem, lam, settings, sweep, sync, hooks(state, counts, info))
 
 
 METHOD = Method("prox-gs", "Proximal Gauss-Seidel",

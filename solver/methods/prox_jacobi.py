@@ -29,7 +29,7 @@ def prox_jacobi_iterations(body_a, body_b, normal, inv_mass, rhs, denom, factor,
             break
         done += 1
         if counts[E_VALID] == 0:
-            apply_matrix(body_a, body_b, normal, inv_mass, lam, dv, e)
+            apply_matrix((body_a, body_b, normal, inv_mass), lam, dv, e)
             for c in range(m):
                 e[c] += rhs[c]
             counts[PRODUCTS] += 1
@@ -50,7 +50,7 @@ def prox_jacobi_iterations(body_a, body_b, normal, inv_mass, rhs, denom, factor,
         df = 0.0
         moved = objective and rho != 0.0
         if moved:
-            apply_matrix(body_a, body_b, normal, inv_mass, cand, dv, e_new)
+            apply_matrix((body_a, body_b, normal, inv_mass), cand, dv, e_new)
             counts[PRODUCTS] += 1
             for c in range(m):
                 e_new[c] += rhs[c]
@@ -86,8 +86,7 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     def sync() -> None:
         counts[E_VALID] = 0
 
-    stop, products = hooks(state, counts, info)
-    return run(problem, lam, settings, sweep, sync, info=info, stop=stop, products=products)
+    return run(problem, lam, settings, sweep, sync, hooks(state, counts, info))
 
 
 # solve_jacobi takes an explicit W through its products with A (methods/operator.py).

@@ -19,7 +19,7 @@ from numba import njit
 
 from ..params import Param
 from ..problem import ContactProblem
-from .driver import SolveSettings
+from .driver import Hooks, SolveSettings
 
 # Slots of the float64 `state` array kept between kernel calls.
 SCALE, RHO, STOP = 0, 1, 2
@@ -98,8 +98,8 @@ def adaptation(settings: SolveSettings):
             settings["rho_rel_tol"])
 
 
-def hooks(state, counts, info):
-    """The driver's `stop` and `products` hooks over the kernel's state and counts."""
+def hooks(state, counts, info) -> Hooks:
+    """The driver's hooks over the kernel's state and counts: `stop`, `products`, `info`."""
     def stop():
         code = state[STOP]
         if code == STOP_ABSOLUTE:
@@ -114,7 +114,7 @@ def hooks(state, counts, info):
         info["final_scale"] = float(state[SCALE])
         return int(counts[PRODUCTS])
 
-    return stop, products
+    return Hooks(stop, products, info)
 
 
 def fresh_state():
