@@ -221,7 +221,7 @@ def _method_lines() -> list[str]:
             "PGS run that ends first counts if it ran that much longer."]
 
 
-FRICTION_INTRO = ("Issue 14: the frictional solvers on frozen frictional problems. Each claim "
+FRICTION_INTRO = ("The frictional solvers on frozen frictional problems. Each claim "
                   "is judged on every problem measured: the [frictional snapshots]"
                   "(#frictional-snapshots) and each step of the [exit-status experiment with "
                   "friction](#exit-statuses-with-friction); reproduced where it holds in every "
