@@ -189,9 +189,42 @@ class CpuBackend:
             world.v = v
         rotate(world.orientation, world.omega, h, blocks)
 
+    def solve(self, method, problem, lam0: np.ndarray, settings):
+        """The method's solve of the step's problem (its SolveResult)."""
+        return method.solve(problem, lam0, settings)
+
+    def upload(self, world: World) -> None:
+        """After the world's arrays changed on the host: nothing, they are the CPU's own."""
+
+    def download(self, world: World) -> None:
+        """Bring the world's arrays up to date: nothing, the CPU steps them in place."""
+
+    @staticmethod
+    def host(array) -> np.ndarray:
+        """An array of the backend's as a host array (the CPU's are already)."""
+        return array
+
+    @staticmethod
+    def device(array: np.ndarray):
+        """A host array as the backend holds it (the CPU holds it as it is)."""
+        return array
+
+    def host_problem(self, problem):
+        """The step's problem as the lab reads it (the CPU's is already)."""
+        return problem
+
     def sync_world(self, world: World) -> World:
         """The world with the backend's state in it: the CPU steps the world's own arrays."""
         return world
+
+
+def backend_for(device: str, world: World):
+    """The backend of `device` ('cpu' or 'cuda') for `world`."""
+    if device == "cuda":
+        from .cuda.backend import CudaBackend
+
+        return CudaBackend(world)
+    return CpuBackend(world)
 
 
 def drop_inert(contacts: Contacts, inv_mass: np.ndarray) -> Contacts:

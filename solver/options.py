@@ -29,17 +29,30 @@ STABILISE = Param("stabilise", 1.0, float, "fraction of an overlap the next step
                   lo=0.0, hi=1.0)
 
 
+# Where a step runs: the Numba CPU core, the GPU (the cuda backend, solver/cuda/), or the GPU
+# when one is present and the pile is large enough for it to win (AUTO_MARBLES).
+DEVICE = Param("device", "cpu", str, "where the simulation steps: cpu (the Numba core), cuda "
+               "(the GPU; jacobi and mass-split), or auto (cuda when a GPU is present, the "
+               "solver runs there and the pile has enough marbles)",
+               choices=("cpu", "cuda", "auto"))
+# Below this many marbles auto stays on the CPU: a GPU step's fixed cost (some ten launches and
+# two reads back, about half a millisecond) is more than a small pile's whole CPU step.
+AUTO_MARBLES = 20_000
+
+
 @dataclass(frozen=True)
 class StepOptions:
     """solve: the solver and its settings (registry.settings builds them validated);
     warm_start: fraction of last step's impulses each solve starts from (WARM_START);
     stabilise: fraction of an overlap a step removes (STABILISE); threads: threads of the
-    core, 1 the serial core (parallel.THREADS). ParamError (one line) names a bad value."""
+    core, 1 the serial core (parallel.THREADS); device: DEVICE. ParamError (one line) names a
+    bad value: a device this machine cannot run, or a solver that does not run there."""
 
     solve: SolveSettings
     warm_start: float = WARM_START.default
     stabilise: float = STABILISE.default
     threads: int = 1
+    device: str = DEVICE.default
 
     def __post_init__(self) -> None:
         if not isinstance(self.solve, SolveSettings):
@@ -48,6 +61,19 @@ class StepOptions:
         object.__setattr__(self, "warm_start", float(WARM_START.parse(_number(self.warm_start))))
         object.__setattr__(self, "stabilise", float(STABILISE.parse(_number(self.stabilise))))
         object.__setattr__(self, "threads", int(THREADS.parse(self.threads)))
+        object.__setattr__(self, "device", str(DEVICE.parse(self.device)))
+        if self.device == "cuda":
+            from .cuda import check_device
+
+            check_device(self.solve.method)
+
+    def device_for(self, n: int) -> str:
+        """The device a world of n marbles steps on: `device`, with auto resolved."""
+        if self.device != "auto":
+            return self.device
+        from .cuda import usable
+
+        return "cuda" if n >= AUTO_MARBLES and usable(self.solve.method) else "cpu"
 
     def but(self, **changes) -> "StepOptions":
         """A copy with `changes` (field names of this class), validated again."""

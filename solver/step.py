@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backend import FRICTIONLESS, CpuBackend, Impulses, rows_of
+from .backend import FRICTIONLESS, Impulses, backend_for, rows_of
 from .collide import Collider, key_bound
 from .friction import ROWS_ROLLING, ROWS_SLIDING
 from .locality import world_numbered
@@ -75,24 +75,46 @@ class StepReport:
 
 class Simulation:
     """Steps `world` in place with `options` (StepOptions: the solver and its settings, warm
-    start, stabilisation, threads). For brevity `options` may be the solver's SolveSettings
-    alone, with `warm_start`, `stabilise` and `threads` beside it; they are validated into one
-    StepOptions either way. `threads=1`, the default here, is the serial core."""
+    start, stabilisation, threads, device). For brevity `options` may be the solver's
+    SolveSettings alone, with `warm_start`, `stabilise` and `threads` beside it; they are
+    validated into one StepOptions either way. `threads=1`, the default here, is the serial
+    core. On a device whose arrays live elsewhere (cuda) `world` is brought up to date when
+    read, at most once a step; after editing its arrays in place call `world_edited()`."""
 
     def __init__(self, world: World, options: StepOptions | SolveSettings,
                  warm_start: float = WARM_START.default,
                  stabilise: float = STABILISE.default, threads: int = 1):
-        self.world = world
+        self._world = world
         if not isinstance(options, StepOptions):
             options = StepOptions(options, warm_start, stabilise, threads)
-        self.backend = CpuBackend(world)
+        self.device = options.device_for(world.n)
+        self.backend = backend_for(self.device, world)
         self.options = options
         self._problem = None  # in the solve's numbering if _order is set
         self._order: np.ndarray | None = None  # slot -> marble of the last step, when renumbered
         self._world_problem = None
-        self.lam = np.zeros(0)
+        self._lam = np.zeros(0)
         self._last = Impulses.none()
+        self._behind = False  # the host's world is older than the backend's
         self.steps = 0
+
+    @property
+    def world(self) -> World:
+        """The world as of the last step."""
+        if self._behind:
+            self.backend.download(self._world)
+            self._behind = False
+        return self._world
+
+    def world_edited(self) -> None:
+        """The world's arrays were changed on the host (a dragged marble): the next step starts
+        from them."""
+        self.backend.upload(self.world)
+
+    @property
+    def lam(self) -> np.ndarray:
+        """The last step's impulses, contact by contact (N s; rows per contact with friction)."""
+        return self.backend.host(self._lam)
 
     @property
     def options(self) -> StepOptions:
@@ -140,26 +162,28 @@ class Simulation:
     def impulses(self) -> tuple[np.ndarray, np.ndarray]:
         """(keys (k,) int64, lam): copies of the last step's impulses by contact key, what the
         next step's warm start matches; lam (k,) N s, or (k, rows) with friction."""
-        lam = np.array(self._last.lam, dtype=np.float64)
+        lam = np.array(self.backend.host(self._last.lam), dtype=np.float64)
         if self._last.rows > 1:
             lam = lam.reshape(-1, self._last.rows)
-        return self._last.key.copy(), lam
+        return np.array(self.backend.host(self._last.key), dtype=np.int64), lam
 
     def set_impulses(self, keys: np.ndarray, lam: np.ndarray) -> None:
         """Take (keys, lam) of `impulses` as the last step's impulses: a simulation restarted
         from a saved world and these warm-starts exactly as the uninterrupted one. ValueError
         (one line) when they do not fit this world (see impulses_error)."""
-        problem = impulses_error(keys, lam, self.world.n, self.collider.geometry.n_features)
+        walls = container_geometry(self._world.container).n_features
+        problem = impulses_error(keys, lam, self._world.n, walls)
         if problem:
             raise ValueError(problem)
         lam = np.array(lam, dtype=np.float64)
-        self._last = Impulses(np.array(keys, dtype=np.int64), lam.ravel(),
+        device = self.backend.device
+        self._last = Impulses(device(np.array(keys, dtype=np.int64)), device(lam.ravel()),
                               1 if lam.ndim == 1 else lam.shape[1])
 
     def _rows(self) -> int:
         """Rows per contact of this step's problem; refuses (ParamError, one line) a solver
         without friction on a world with it, checked again only when either changes."""
-        rows = rows_of(self.world)
+        rows = rows_of(self._world)
         pair = (self.method.name, rows != FRICTIONLESS)
         if self._checked != pair:
             registry.check_friction(*pair)
@@ -168,7 +192,7 @@ class Simulation:
 
     def step(self, trace: bool = False) -> StepReport:
         """One step; `trace`: record the residual after every iteration (slower)."""
-        w, backend, options = self.world, self.backend, self._options
+        w, backend, options = self._world, self.backend, self._options
         rows = self._rows()
         t0 = time.perf_counter()
         blocks = self.blocks
@@ -180,12 +204,13 @@ class Simulation:
         problem = backend.problem(w, contacts, prediction, rows, order)
         lam0 = backend.warm_start(self._last, contacts, rows, options.warm_start)
         t2 = time.perf_counter()
-        result = self.method.solve(problem, lam0, self._by_trace[bool(trace)])
+        result = backend.solve(self.method, problem, lam0, self._by_trace[bool(trace)])
         t3 = time.perf_counter()
         backend.integrate(w, problem, prediction, result.lam, order, blocks)
         w.time += float(w.dt)
         self._problem, self._order, self._world_problem = problem, order, None
-        self.lam = result.lam
+        self._lam = result.lam
+        self._behind = backend.name != "cpu"
         self._last = Impulses(contacts.key, result.lam, rows)
         self.steps += 1
         t4 = time.perf_counter()
@@ -196,16 +221,18 @@ class Simulation:
     @property
     def problem(self):
         """The last step's contact problem in the world's numbering (None before a step)."""
-        if self._order is None or self._problem is None:
-            return self._problem
+        if self._problem is None:
+            return None
         if self._world_problem is None:
-            self._world_problem = world_numbered(self._problem, self._order)
+            problem = self.backend.host_problem(self._problem)
+            self._world_problem = (problem if self._order is None
+                                   else world_numbered(problem, self._order))
         return self._world_problem
 
     @property
     def blocks(self) -> int:
         """The blocks (and threads) a step of the world as it is uses: 1 is the serial core."""
-        return blocks_for(self.world.n, self._options.threads)
+        return blocks_for(self._world.n, self._options.threads)
 
 
 def max_penetration(world: World) -> float:

@@ -5,13 +5,13 @@ one test.
 """
 from __future__ import annotations
 
-from . import (apgd, jacobi, mprgp, naive, nsgs, pcg, pgs, pgs_sm, ppcg, prox_gs, prox_jacobi,
-               psor)
+from . import (apgd, jacobi, mass_split, mprgp, naive, nsgs, pcg, pgs, pgs_sm, ppcg, prox_gs,
+               prox_jacobi, psor)
 from ..params import ParamError, resolve
 from .driver import ITERATIONS, Method, SolveSettings
 
-_MODULES = (naive, pgs, psor, jacobi, pcg, ppcg, prox_gs, prox_jacobi, nsgs, apgd, pgs_sm,
-            mprgp)
+_MODULES = (naive, pgs, psor, jacobi, mass_split, pcg, ppcg, prox_gs, prox_jacobi, nsgs, apgd,
+            pgs_sm, mprgp)
 
 METHODS: dict[str, Method] = {module.METHOD.name: module.METHOD for module in _MODULES}
 
@@ -26,6 +26,11 @@ def get(name: str) -> Method:
 def friction_solvers() -> list[str]:
     """The solvers that handle friction, in registry order."""
     return [name for name, method in METHODS.items() if method.friction]
+
+
+def solvers_for(kind: str) -> list[str]:
+    """The solvers of a problem of `kind` (problem.kind), in registry order."""
+    return [name for name, method in METHODS.items() if kind in method.solvers]
 
 
 def check_friction(name: str, frictional: bool) -> None:

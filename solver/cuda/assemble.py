@@ -1,0 +1,310 @@
+"""The step's contact problem on the GPU, one cooperative launch after the contacts: the
+marbles' step velocities gathered into the solve's numbering (slots, solver/cuda/collide.py),
+A's diagonal and b per row (and with friction the contact frames, lever arms and coefficients),
+the contacts around each marble (a CSR: marble s's contacts are items[start[s]:start[s + 1]],
+in contact order, with the side), and the warm start: last step's impulses matched by key.
+
+Every formula is the CPU's (solver/problem.py, solver/friction.py, solver/warm_start.py), in the
+same order, so a row on the GPU is the CPU's row of the same contact. The CSR's rows are filled
+with integer atomics, then each sorted by contact: the same rows every run, and a marble's
+velocity sums its contacts in the order the CPU's serial scatter does.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..friction import INERTIA_FACTOR
+from .runtime import THREADS, cuda
+from .scan import exclusive_scan
+
+# The problem's scalars, (SCALARS,) float64: step h (s), overlap fraction kept, warm start
+# fraction, μ, μ_wall, μ_roll, μ_spin, drag decay e^(-c h)
+H, STABILISE, WARM, MU, MU_WALL, MU_ROLL, MU_SPIN, DECAY = range(8)
+SCALARS = 8
+EMPTY = -1  # a free slot of the key table
+
+
+@cuda.jit(device=True, inline=True)
+def _hash(key, mask):
+    return ((key * 2654435761) >> 7) & mask
+
+
+@cuda.jit(device=True)
+def _gather_marbles(bodies, order, slotted, rows, first, stride):
+    """Per slot: the step's velocities V* (n, rows == 1 ? 3 : 6) and the masses, in the solve's
+    numbering. bodies = (V_pred (n, 6 or 3) world numbering, inv_mass, radius);
+    slotted = (V (n, 3 or 6), inv_mass, inv_inertia, radius)."""
+    V_world, inv_mass, radius = bodies
+    V, w, iw, r = slotted
+    n = order.shape[0]
+    width = V.shape[1]
+    for s in range(first, n, stride):
+        i = order[s]
+        for k in range(width):
+            V[s, k] = V_world[i, k]
+        w[s] = inv_mass[i]
+        r[s] = radius[i]
+        if rows > 1:
+            iw[s] = inv_mass[i] / (INERTIA_FACTOR * radius[i] * radius[i])
+
+
+@cuda.jit(device=True)
+def _frame(normal, t1, t2, c):
+    """The CPU's tangent frame of contact c (friction.tangent_frames_range)."""
+    n0 = normal[c, 0]
+    n1 = normal[c, 1]
+    n2 = normal[c, 2]
+    if abs(n1) < 0.7071:
+        a0 = n2
+        a1 = 0.0
+        a2 = -n0
+    else:
+        a0 = 0.0
+        a1 = -n2
+        a2 = n1
+    s = 1.0 / math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+    a0 *= s
+    a1 *= s
+    a2 *= s
+    t1[c, 0] = a0
+    t1[c, 1] = a1
+    t1[c, 2] = a2
+    t2[c, 0] = n1 * a2 - n2 * a1
+    t2[c, 1] = n2 * a0 - n0 * a2
+    t2[c, 2] = n0 * a1 - n1 * a0
+
+
+@cuda.jit(device=True)
+def _frictionless_row(A, V, gap, h, system, c):
+    """diag[c] = A_cc, rhs[c] = J v* + gap/h (problem.assemble_range)."""
+    body_a, body_b, normal, inv_mass = A
+    diag, rhs = system
+    a = body_a[c]
+    b = body_b[c]
+    u = normal[c, 0] * V[b, 0] + normal[c, 1] * V[b, 1] + normal[c, 2] * V[b, 2]
+    k = inv_mass[b]
+    if a >= 0:
+        u -= normal[c, 0] * V[a, 0] + normal[c, 1] * V[a, 1] + normal[c, 2] * V[a, 2]
+        k += inv_mass[a]
+    diag[c] = k
+    rhs[c] = u + gap[c] / h
+
+
+# long: friction.contact_rows for one contact, the gather written out as frictional_gather.
+@cuda.jit(device=True)
+def _frictional_row(A, V, radius, gap, h, system, c):
+    """The lever arms, A's diagonal and b of contact c's rows (friction.contact_rows)."""
+    body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia, rows = A
+    diag, rhs = system
+    a = body_a[c]
+    b = body_b[c]
+    _frame(normal, t1, t2, c)
+    arm_b[c] = radius[b]
+    arm_a[c] = radius[a] if a >= 0 else 0.0
+    k = c * rows
+    dv0 = V[b, 0]
+    dv1 = V[b, 1]
+    dv2 = V[b, 2]
+    rb = arm_b[c]
+    s0 = rb * V[b, 3]
+    s1 = rb * V[b, 4]
+    s2 = rb * V[b, 5]
+    dw0 = V[b, 3]
+    dw1 = V[b, 4]
+    dw2 = V[b, 5]
+    if a >= 0:
+        ra = arm_a[c]
+        dv0 -= V[a, 0]
+        dv1 -= V[a, 1]
+        dv2 -= V[a, 2]
+        s0 += ra * V[a, 3]
+        s1 += ra * V[a, 4]
+        s2 += ra * V[a, 5]
+        dw0 -= V[a, 3]
+        dw1 -= V[a, 4]
+        dw2 -= V[a, 5]
+    rhs[k] = normal[c, 0] * dv0 + normal[c, 1] * dv1 + normal[c, 2] * dv2
+    rhs[k + 1] = (t1[c, 0] * dv0 + t1[c, 1] * dv1 + t1[c, 2] * dv2
+                  - (t2[c, 0] * s0 + t2[c, 1] * s1 + t2[c, 2] * s2))
+    rhs[k + 2] = (t2[c, 0] * dv0 + t2[c, 1] * dv1 + t2[c, 2] * dv2
+                  + (t1[c, 0] * s0 + t1[c, 1] * s1 + t1[c, 2] * s2))
+    if rows == 6:
+        rhs[k + 3] = t1[c, 0] * dw0 + t1[c, 1] * dw1 + t1[c, 2] * dw2
+        rhs[k + 4] = t2[c, 0] * dw0 + t2[c, 1] * dw1 + t2[c, 2] * dw2
+        rhs[k + 5] = normal[c, 0] * dw0 + normal[c, 1] * dw1 + normal[c, 2] * dw2
+    lin = inv_mass[b]
+    lever = rb * rb * inv_inertia[b]
+    rot = inv_inertia[b]
+    if a >= 0:
+        ra = arm_a[c]
+        lin += inv_mass[a]
+        lever += ra * ra * inv_inertia[a]
+        rot += inv_inertia[a]
+    diag[k] = lin
+    diag[k + 1] = lin + lever
+    diag[k + 2] = lin + lever
+    rhs[k] += gap[c] / h
+    if rows == 6:
+        diag[k + 3] = rot
+        diag[k + 4] = rot
+        diag[k + 5] = rot
+
+
+@cuda.jit(device=True)
+def _rows_by_marble(body_a, body_b, csr, ishared, partial_i, grid):
+    """csr = (start (n + 1,), items, sides (2m,)): each marble's contacts in contact order;
+    side -1 where the marble is a, +1 where b (the sign of J's row at it)."""
+    start, items, sides, fill = csr
+    m = body_a.shape[0]
+    n = start.shape[0] - 1
+    first = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for s in range(first, n + 1, stride):
+        start[s] = 0
+    grid.sync()
+    for c in range(first, m, stride):
+        if body_a[c] >= 0:
+            cuda.atomic.add(start, body_a[c], 1)
+        cuda.atomic.add(start, body_b[c], 1)
+    grid.sync()
+    total = exclusive_scan(start, n, start, partial_i, ishared, grid)
+    for s in range(first, n, stride):
+        fill[s] = start[s]
+    if first == 0:
+        start[n] = total
+    grid.sync()
+    for c in range(first, m, stride):
+        a = body_a[c]
+        if a >= 0:
+            at = cuda.atomic.add(fill, a, 1)
+            items[at] = c
+            sides[at] = -1
+        at = cuda.atomic.add(fill, body_b[c], 1)
+        items[at] = c
+        sides[at] = 1
+    grid.sync()
+    for s in range(first, n, stride):
+        lo = start[s]
+        for p in range(lo + 1, start[s + 1]):
+            item = items[p]
+            side = sides[p]
+            q = p - 1
+            while q >= lo and items[q] > item:
+                items[q + 1] = items[q]
+                sides[q + 1] = sides[q]
+                q -= 1
+            items[q + 1] = item
+            sides[q + 1] = side
+    grid.sync()
+
+
+@cuda.jit(device=True)
+def _warm_start(last, keys, rows, scalars, table, lam0, grid):
+    """lam0 (m * rows) <- fraction × last step's impulses of the same key (first min(rows,
+    last rows) entries), 0 for a new contact: the CPU's carry_over_rows through an
+    open-addressing table of last step's keys (table = (keys, index), a power of two long)."""
+    last_keys, last_lam, last_rows = last
+    table_keys, table_index = table
+    size = table_keys.shape[0]
+    mask = size - 1
+    first = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for p in range(first, lam0.shape[0], stride):
+        lam0[p] = 0.0
+    fraction = scalars[WARM]
+    if fraction <= 0.0 or last_keys.shape[0] == 0:
+        grid.sync()
+        return
+    for p in range(first, size, stride):
+        table_keys[p] = EMPTY
+    grid.sync()
+    for p in range(first, last_keys.shape[0], stride):
+        key = last_keys[p]
+        h = _hash(key, mask)
+        while True:
+            old = cuda.atomic.cas(table_keys, h, EMPTY, key)
+            if old == EMPTY:
+                table_index[h] = p
+                break
+            h = (h + 1) & mask
+    grid.sync()
+    common = min(rows, last_rows)
+    for c in range(first, keys.shape[0], stride):
+        key = keys[c]
+        h = _hash(key, mask)
+        while table_keys[h] != EMPTY:
+            if table_keys[h] == key:
+                p = table_index[h]
+                for j in range(common):
+                    value = last_lam[p * last_rows + j]
+                    lam0[c * rows + j] = value if fraction == 1.0 else value * fraction
+                break
+            h = (h + 1) & mask
+    grid.sync()
+
+
+@cuda.jit(device=True)
+def _prepare(contacts, bodies, order, slotted, scalars, rows, grid):
+    """The slotted marbles, and the overlaps kept by the stabilisation fraction."""
+    gap = contacts[3]
+    first = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    _gather_marbles(bodies, order, slotted, rows, first, stride)
+    keep = scalars[STABILISE]
+    for c in range(first, gap.shape[0], stride):
+        if keep != 1.0 and gap[c] < 0.0:
+            gap[c] = keep * gap[c]
+    grid.sync()
+
+
+@cuda.jit
+def assemble_frictionless(contacts, bodies, order, slotted, problem, scalars, work):
+    """The frictionless problem of the step's contacts (module docstring), one cooperative
+    launch. contacts = (body_a, body_b (m,) slots, normal (m, 3), gap (m,) m, keys (m,));
+    bodies = (v* (n, 3) in the world's numbering, inv_mass, radius); order (n,) slot ->
+    marble; slotted = (v* (n, 3), inv_mass, inv_inertia (unused), radius) by slot, written;
+    problem = (A, diag, rhs), written (A over slots, solver/products.py); scalars (SCALARS,);
+    work = (csr, partial_i): csr = (start, items, sides, fill) written, partial_i scratch."""
+    grid = cuda.cg.this_grid()
+    ishared = cuda.shared.array(THREADS, np.int64)
+    _prepare(contacts, bodies, order, slotted, scalars, 1, grid)
+    body_a, body_b, normal, gap, keys = contacts
+    A, diag, rhs = problem
+    V = slotted[0]
+    h = scalars[H]
+    for c in range(cuda.grid(1), body_a.shape[0], cuda.gridsize(1)):
+        _frictionless_row(A, V, gap, h, (diag, rhs), c)
+    csr, partial_i = work
+    _rows_by_marble(body_a, body_b, csr, ishared, partial_i, grid)
+
+
+@cuda.jit
+def assemble_frictional(contacts, bodies, order, slotted, problem, scalars, work):
+    """assemble_frictionless with friction: V* (n, 6); problem = (A, laws, diag, rhs), A the
+    frictional tuple over slots (its t1, t2, arm_a, arm_b, inv_inertia written), laws =
+    (mu, mu_roll, mu_spin) (m,) each, written from the world's coefficients."""
+    grid = cuda.cg.this_grid()
+    ishared = cuda.shared.array(THREADS, np.int64)
+    A, laws, diag, rhs = problem
+    rows = A[9]
+    _prepare(contacts, bodies, order, slotted, scalars, rows, grid)
+    body_a, body_b, normal, gap, keys = contacts
+    mu, mu_roll, mu_spin = laws
+    V = slotted[0]
+    h = scalars[H]
+    for c in range(cuda.grid(1), body_a.shape[0], cuda.gridsize(1)):
+        _frictional_row(A, V, slotted[3], gap, h, (diag, rhs), c)
+        mu[c] = scalars[MU_WALL] if body_a[c] < 0 else scalars[MU]
+        mu_roll[c] = scalars[MU_ROLL]
+        mu_spin[c] = scalars[MU_SPIN]
+    csr, partial_i = work
+    _rows_by_marble(body_a, body_b, csr, ishared, partial_i, grid)
+
+
+@cuda.jit
+def warm_start(last, keys, rows, scalars, table, lam0):
+    """λ0 of the step's contacts (keys (m,)) from last step's (keys, λ, rows) (_warm_start),
+    one cooperative launch; table = (keys, index) scratch, a power of two >= 2 k long."""
+    _warm_start(last, keys, rows, scalars, table, lam0, cuda.cg.this_grid())

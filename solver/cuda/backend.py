@@ -1,0 +1,346 @@
+"""The cuda backend: the whole step on the GPU, the world's arrays kept there between steps.
+
+Per step, five cooperative launches and one read of a few numbers: predict; collide (its
+counts come back: the contacts found, and whether the buffers were large enough); assemble
+(with the warm start); the solve (every iteration in one launch, then the residual); integrate.
+Buffers persist and grow geometrically, so a steady pile allocates nothing. The world on the
+host is brought up to date only when asked (`download`): a window asks once a frame.
+
+The solve runs in the collider's numbering (slots: order[slot] is the marble), contact by
+contact and marble by marble; a contact's key names its marbles by their own numbers, so the
+warm start matches across steps whatever the order. Which methods run here: `SOLVERS`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..friction import FrictionalProblem
+from ..methods.driver import SolveResult
+from ..params import ParamError
+from ..problem import ContactProblem
+from ..world import World, container_geometry
+from . import assemble as asm
+from . import collide as gcol
+from . import jacobi as gj
+from . import motion as gmo
+from .driver import DeviceSolve, run
+from .runtime import THREADS, blocks_for, cuda, simulated
+
+# The methods that run on the GPU: name -> whether its step is mass splitting's.
+SOLVERS = {"jacobi": False, "mass-split": True}
+FRICTIONLESS = 1
+
+
+def check_solver(name: str) -> None:
+    """ParamError (one line) when solver `name` does not run on the cuda device."""
+    if name not in SOLVERS:
+        raise ParamError(f"solver {name} does not run on the cuda device; there use one of "
+                         f"{', '.join(SOLVERS)}, or --device cpu")
+
+
+def _grow(size: int) -> int:
+    return max(1024, 1 << max(0, int(size - 1).bit_length()))
+
+
+class _Buffers:
+    """Device arrays that persist between steps, grown geometrically on demand."""
+
+    def __init__(self):
+        self._arrays: dict[str, object] = {}
+
+    def get(self, name: str, shape: tuple, dtype=np.float64):
+        """A device array of at least shape[0] rows (its first rows are the view returned)."""
+        have = self._arrays.get(name)
+        rows = shape[0]
+        if have is None or have.shape[0] < rows or have.shape[1:] != shape[1:] \
+                or have.dtype != np.dtype(dtype):
+            have = cuda.device_array((_grow(rows),) + tuple(shape[1:]), dtype=dtype)
+            self._arrays[name] = have
+        return have[:rows]
+
+
+@dataclass
+class DeviceContacts:
+    """The step's contacts on the GPU, in the collider's order: body_a, body_b slots (-1: a
+    wall), normal (m, 3), gap (m,) m, key (m,) int64 (marble numbers), order (n,) slot ->
+    marble."""
+
+    body_a: object
+    body_b: object
+    normal: object
+    gap: object
+    key: object
+    order: object
+    partition = None
+
+    @property
+    def m(self) -> int:
+        return int(self.gap.shape[0])
+
+
+class CudaBackend:
+    """The step's phases on the GPU (solver/backend.py's contract; docs/architecture.md)."""
+
+    name = "cuda"
+
+    def __init__(self, world: World):
+        self.buffers = _Buffers()
+        self._walls = tuple(cuda.to_device(a) for a in _walls(world))
+        self._world_of: World | None = None
+        self._fixed = np.flatnonzero(world.inv_mass == 0.0)
+
+    # ---------------------------------------------------------------- the world's arrays
+    def upload(self, world: World) -> None:
+        """The world's arrays onto the GPU (after the host changed them)."""
+        b = self.buffers
+        for name in ("x", "v", "omega", "orientation", "radius", "inv_mass"):
+            host = np.ascontiguousarray(getattr(world, name), dtype=np.float64)
+            b.get(name, host.shape).copy_to_device(host)
+        self._fixed = np.flatnonzero(world.inv_mass == 0.0)
+        self._world_of = world
+
+    def download(self, world: World) -> None:
+        """The GPU's x, v, ω and orientation into the world's arrays."""
+        b = self.buffers
+        n = world.n
+        for name, width in (("x", 3), ("v", 3), ("omega", 3), ("orientation", 4)):
+            target = getattr(world, name)
+            b.get(name, (n, width)).copy_to_host(target)
+
+    def _device(self, name: str, world: World, width: int | None = None):
+        shape = (world.n,) if width is None else (world.n, width)
+        return self.buffers.get(name, shape)
+
+    def begin(self, world: World, blocks: int) -> None:
+        if self._world_of is not world:
+            self.upload(world)
+
+    def fixed_marbles(self, world: World) -> np.ndarray:
+        return self._fixed
+
+    # -------------------------------------------------------------------------- phases
+    def predict(self, world: World, rows: int, blocks: int):
+        """v* (n, 3) and, with friction, V* (n, 6) on the GPU, the world's numbering."""
+        n = world.n
+        h = float(world.dt)
+        decay = math.exp(-world.damping * h)
+        motion = np.array([h, decay, 1.0 if world.planar else 0.0, *world.gravity])
+        self._motion = cuda.to_device(motion)
+        b = self.buffers
+        v = b.get("v_pred", (n, 3))
+        state = (self._device("v", world, 3), self._device("omega", world, 3))
+        gmo.predict[blocks_for(n), THREADS](state, self._device("inv_mass", world), self._motion,
+                                            v)
+        V = None
+        if rows != FRICTIONLESS:
+            V = b.get("V_pred", (n, 6))
+            gmo.predict[blocks_for(n), THREADS](state, self._device("inv_mass", world),
+                                                self._motion, V)
+        return _Prediction(v, V, decay)
+
+    def collide(self, world: World, prediction, blocks: int, stabilise: float):
+        """The step's contacts (DeviceContacts); the stabilisation is applied in `problem`."""
+        self.stabilise = float(stabilise)
+        n = world.n
+        b = self.buffers
+        table = gcol.table_size(n)
+        marbles = (self._device("x", world, 3), prediction.v, self._device("radius", world))
+        geom = np.zeros(gcol.GEOM)
+        geom[gcol.H] = float(world.dt)
+        geom = cuda.to_device(geom)
+        dims = cuda.to_device(np.zeros(gcol.DIMS, np.int64))
+        grid_arrays = (b.get("lin", (n,), np.int64), b.get("start", (table + 1,), np.int64),
+                       b.get("fill", (table,), np.int64), b.get("order", (n,), np.int64),
+                       b.get("sorted_lin", (n,), np.int64), b.get("packed", (n, 5)),
+                       b.get("slot_of", (n,), np.int64))
+        blocks_used = cooperative_blocks(gcol.collide, n)
+        scratch = (b.get("speed", (n,)), b.get("partial_f", (blocks_used * gcol.BOUNDS,)),
+                   b.get("partial_i", (3 * blocks_used + 2,), np.int64),
+                   b.get("counts", (n + 1,), np.int64))
+        capacity = max(8 * n, 16)
+        while True:
+            out = (b.get("body_a", (capacity,), np.int64), b.get("body_b", (capacity,), np.int64),
+                   b.get("normal", (capacity, 3)), b.get("gap", (capacity,)),
+                   b.get("key", (capacity,), np.int64))
+            gcol.collide[blocks_used, THREADS](marbles, self._walls, geom, dims, grid_arrays,
+                                               scratch, out)
+            found = dims.copy_to_host()
+            if not found[gcol.OVERFLOW]:
+                break
+            capacity = int(found[gcol.FOUND])
+        m = int(found[gcol.FOUND])
+        self._order = grid_arrays[3]
+        return DeviceContacts(out[0][:m], out[1][:m], out[2][:m], out[3][:m], out[4][:m],
+                              grid_arrays[3])
+
+    def solve_order(self, world: World, blocks: int):
+        return None
+
+    def problem(self, world: World, contacts: DeviceContacts, prediction, rows: int, order):
+        """The step's problem on the GPU (DeviceProblem), stabilisation applied."""
+        return DeviceProblem.assemble(self, world, contacts, prediction, rows)
+
+    def warm_start(self, last, contacts: DeviceContacts, rows: int, fraction: float):
+        """λ0 on the GPU: `fraction` of last step's impulses matched by key."""
+        m = contacts.m
+        b = self.buffers
+        lam0 = b.get(f"lam0", (m * rows,))
+        keys = last.key if last.key.shape[0] else cuda.to_device(np.zeros(0, np.int64))
+        size = 2
+        while size < 2 * max(1, keys.shape[0]):
+            size *= 2
+        table = (b.get("table_keys", (size,), np.int64), b.get("table_index", (size,), np.int64))
+        scalars = np.zeros(asm.SCALARS)
+        scalars[asm.WARM] = fraction
+        last_lam = last.lam if last.key.shape[0] else cuda.to_device(np.zeros(0))
+        asm.warm_start[cooperative_blocks(asm.warm_start, max(m, keys.shape[0])), THREADS](
+            (keys, last_lam, last.rows), contacts.key, rows, cuda.to_device(scalars), table,
+            lam0)
+        return lam0
+
+    def solve(self, method, problem: "DeviceProblem", lam0, settings) -> SolveResult:
+        """The GPU's solve of `method` (SOLVERS) from λ0 through the GPU's driver."""
+        check_solver(method.name)
+        return run(DeviceSolve(problem, SOLVERS[method.name], settings), lam0, settings)
+
+    def integrate(self, world: World, problem: "DeviceProblem", prediction, lam, order,
+                  blocks: int) -> None:
+        """Velocities, positions, spins and orientations of the world's arrays on the GPU."""
+        n = world.n
+        b = self.buffers
+        state = (self._device("x", world, 3), self._device("v", world, 3),
+                 self._device("omega", world, 3), self._device("orientation", world, 4))
+        if problem.rows == FRICTIONLESS:
+            kernel, width = gmo.integrate, 3
+        else:
+            kernel, width = gmo.frictional_integrate, 6
+        kernel[blocks_for(n), THREADS](problem.A, lam, problem.csr, (problem.V, self._order),
+                                      state, self._motion, b.get(f"dv{width}", (n, width)))
+
+    @staticmethod
+    def host(array) -> np.ndarray:
+        """A device array (or a host one) as a host array."""
+        return array.copy_to_host() if hasattr(array, "copy_to_host") else np.asarray(array)
+
+    @staticmethod
+    def device(array: np.ndarray):
+        """A host array on the GPU."""
+        return cuda.to_device(np.ascontiguousarray(array))
+
+    @staticmethod
+    def host_problem(problem: "DeviceProblem"):
+        """The CPU's problem of the step's contacts, for the lab's readers."""
+        return problem.host()
+
+    def sync_world(self, world: World) -> World:
+        self.download(world)
+        return world
+
+
+@dataclass
+class _Prediction:
+    v: object
+    V: object
+    decay: float
+
+
+def _walls(world: World) -> tuple:
+    geo = container_geometry(world.container)
+    return geo.planes, geo.spheres, geo.tubes
+
+
+def cooperative_blocks(kernel, items: int) -> int:
+    """Blocks of a cooperative launch of `kernel` over `items`: as many as the items need, at
+    most as many as the device holds at once (the grid must be resident to synchronise)."""
+    if simulated():
+        return 1
+    want = blocks_for(items)
+    try:
+        most = kernel.max_cooperative_grid_blocks(THREADS)
+    except Exception:  # not compiled yet: the kernel's first launch compiles it
+        most = 0
+    if not most:
+        device = cuda.get_current_device()
+        most = int(device.MULTIPROCESSOR_COUNT)
+    return max(1, min(want, int(most)))
+
+
+class DeviceProblem:
+    """One step's contact problem on the GPU, over slots: A (solver/products.py's tuple), b,
+    A's diagonal, with friction the laws; csr: the contacts by marble. `host()` gives the
+    CPU's problem of the same contacts in the world's numbering (for readers: compare, the
+    exports)."""
+
+    kind_names = {1: "frictionless"}
+
+    def __init__(self):
+        self.rows = 1
+
+    @classmethod
+    def assemble(cls, backend: CudaBackend, world: World, contacts: DeviceContacts,
+                 prediction, rows: int) -> "DeviceProblem":
+        self = cls()
+        b = backend.buffers
+        n, m = world.n, contacts.m
+        self.n, self.m, self.rows = n, m, rows
+        self.size = m * rows
+        self.contacts = contacts
+        self.world = world
+        self.prediction = prediction
+        self.backend = backend
+        width = 3 if rows == FRICTIONLESS else 6
+        self.V = b.get(f"V_slot{width}", (n, width))
+        inv_mass = b.get("w_slot", (n,))
+        inv_inertia = b.get("iw_slot", (n,))
+        radius = b.get("r_slot", (n,))
+        slotted = (self.V, inv_mass, inv_inertia, radius)
+        self.diag = b.get("diag", (m * rows,))
+        self.rhs = b.get("rhs", (m * rows,))
+        self.csr = (b.get("csr_start", (n + 1,), np.int64), b.get("csr_items", (2 * m,), np.int64),
+                    b.get("csr_sides", (2 * m,), np.int64), b.get("csr_fill", (n,), np.int64))
+        scalars = np.zeros(asm.SCALARS)
+        scalars[asm.H] = float(world.dt)
+        scalars[asm.STABILISE] = backend.stabilise
+        scalars[asm.MU], scalars[asm.MU_WALL] = world.mu, world.mu_wall
+        scalars[asm.MU_ROLL], scalars[asm.MU_SPIN] = world.mu_roll, world.mu_spin
+        bodies = (prediction.v if rows == FRICTIONLESS else prediction.V,
+                  backend._device("inv_mass", world), backend._device("radius", world))
+        c = contacts
+        if rows == FRICTIONLESS:
+            self.A = (c.body_a, c.body_b, c.normal, inv_mass)
+            self.laws = None
+            kernel = asm.assemble_frictionless
+            problem = (self.A, self.diag, self.rhs)
+        else:
+            self.A = (c.body_a, c.body_b, c.normal, b.get("t1", (m, 3)), b.get("t2", (m, 3)),
+                      b.get("arm_a", (m,)), b.get("arm_b", (m,)), inv_mass, inv_inertia, rows)
+            self.laws = (b.get("mu", (m,)), b.get("mu_roll", (m,)), b.get("mu_spin", (m,)))
+            kernel = asm.assemble_frictional
+            problem = (self.A, self.laws, self.diag, self.rhs)
+        blocks = cooperative_blocks(kernel, max(n, m))
+        partial = b.get("partial_a", (blocks + 2,), np.int64)
+        kernel[blocks, THREADS]((c.body_a, c.body_b, c.normal, c.gap, c.key), bodies, c.order,
+                                slotted, problem, cuda.to_device(scalars),
+                                (self.csr, partial))
+        return self
+
+    def host(self):
+        """The CPU's problem of these contacts, in the world's numbering."""
+        c = self.contacts
+        order = c.order.copy_to_host()
+        a = c.body_a.copy_to_host()
+        body_a = np.where(a >= 0, order[np.maximum(a, 0)], -1)
+        body_b = order[c.body_b.copy_to_host()]
+        normal, gap, key = c.normal.copy_to_host(), c.gap.copy_to_host(), c.key.copy_to_host()
+        w = self.world
+        if self.rows == FRICTIONLESS:
+            return ContactProblem(body_a, body_b, normal, gap, w.inv_mass.copy(),
+                                  self.prediction.v.copy_to_host(), float(w.dt), key)
+        mu = np.where(body_a < 0, w.mu_wall, w.mu)
+        return FrictionalProblem(body_a, body_b, normal, gap, w.radius.copy(), w.inv_mass.copy(),
+                                 self.prediction.V.copy_to_host(), float(w.dt), mu,
+                                 np.full(self.m, w.mu_roll), np.full(self.m, w.mu_spin),
+                                 self.rows, key)

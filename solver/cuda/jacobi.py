@@ -1,0 +1,392 @@
+"""Projected Jacobi and mass-splitting Jacobi on the GPU: every iteration of a solve in one
+cooperative launch, each iteration two grid-wide passes, marble by marble (v = M^-1 J^T λ
+summed over the marble's contacts in contact order, the CSR of solver/cuda/assemble.py) and
+contact by contact (e = J v + b, then the projected step). No floating-point atomics: each
+marble's sum has one order, the CPU's serial scatter's, so a run repeats bit for bit.
+
+The two methods differ only in their step: β / A_jj for Jacobi, 1 / A_jj over the marbles'
+split masses (Tonge, Benevolenski and Voroshilov 2012: each marble's inverse mass times its
+contact count) for mass splitting (solver/methods/mass_split.py, whose split diagonal this
+module's `split_diagonal` computes alike), so both run the same kernels with diag and β.
+The residuals the driver reads (`measure`) are the CPU's: the natural map without friction,
+FCLIB's contact error with it.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .coulomb import contact_error_squared, project_disk
+from .runtime import THREADS, cuda
+
+# measure's results, (MEASURES,) float64
+RESIDUAL, FINITE, SCALE, LAM_FINITE = 0, 1, 2, 3
+MEASURES = 4
+
+
+@cuda.jit(device=True)
+def _velocity_change(s, A, lam, csr, dv):
+    """dv[s] <- M^-1 J^T λ at marble s: its contacts' impulses in contact order, as the CPU's
+    serial scatter adds them (products.scatter)."""
+    body_a, body_b, normal, inv_mass = A
+    start, items, sides = csr[0], csr[1], csr[2]
+    d0 = 0.0
+    d1 = 0.0
+    d2 = 0.0
+    w = inv_mass[s]
+    for p in range(start[s], start[s + 1]):
+        c = items[p]
+        t = w * lam[c]
+        if sides[p] < 0:
+            d0 -= t * normal[c, 0]
+            d1 -= t * normal[c, 1]
+            d2 -= t * normal[c, 2]
+        else:
+            d0 += t * normal[c, 0]
+            d1 += t * normal[c, 1]
+            d2 += t * normal[c, 2]
+    dv[s, 0] = d0
+    dv[s, 1] = d1
+    dv[s, 2] = d2
+
+
+# long: products.frictional_scatter's two ends, for one marble, written out.
+@cuda.jit(device=True)
+def _frictional_velocity_change(s, A, lam, csr, dV):
+    """dV[s] <- M^-1 J^T λ at marble s (linear m/s, angular rad/s) in contact order."""
+    body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia, rows = A
+    start, items, sides = csr[0], csr[1], csr[2]
+    w = inv_mass[s]
+    iw = inv_inertia[s]
+    d0 = 0.0
+    d1 = 0.0
+    d2 = 0.0
+    d3 = 0.0
+    d4 = 0.0
+    d5 = 0.0
+    for p in range(start[s], start[s + 1]):
+        c = items[p]
+        k = c * rows
+        ln = lam[k]
+        l1 = lam[k + 1]
+        l2 = lam[k + 2]
+        p0 = ln * normal[c, 0] + l1 * t1[c, 0] + l2 * t2[c, 0]
+        p1 = ln * normal[c, 1] + l1 * t1[c, 1] + l2 * t2[c, 1]
+        p2 = ln * normal[c, 2] + l1 * t1[c, 2] + l2 * t2[c, 2]
+        g0 = l1 * t2[c, 0] - l2 * t1[c, 0]
+        g1 = l1 * t2[c, 1] - l2 * t1[c, 1]
+        g2 = l1 * t2[c, 2] - l2 * t1[c, 2]
+        r0 = 0.0
+        r1 = 0.0
+        r2 = 0.0
+        if rows == 6:
+            lr1 = lam[k + 3]
+            lr2 = lam[k + 4]
+            ls = lam[k + 5]
+            r0 = lr1 * t1[c, 0] + lr2 * t2[c, 0] + ls * normal[c, 0]
+            r1 = lr1 * t1[c, 1] + lr2 * t2[c, 1] + ls * normal[c, 1]
+            r2 = lr1 * t1[c, 2] + lr2 * t2[c, 2] + ls * normal[c, 2]
+        if sides[p] > 0:
+            rb = arm_b[c]
+            d0 += w * p0
+            d1 += w * p1
+            d2 += w * p2
+            d3 += iw * (r0 - rb * g0)
+            d4 += iw * (r1 - rb * g1)
+            d5 += iw * (r2 - rb * g2)
+        else:
+            ra = arm_a[c]
+            d0 -= w * p0
+            d1 -= w * p1
+            d2 -= w * p2
+            d3 -= iw * (r0 + ra * g0)
+            d4 -= iw * (r1 + ra * g1)
+            d5 -= iw * (r2 + ra * g2)
+    dV[s, 0] = d0
+    dV[s, 1] = d1
+    dV[s, 2] = d2
+    dV[s, 3] = d3
+    dV[s, 4] = d4
+    dV[s, 5] = d5
+
+
+@cuda.jit(device=True, inline=True)
+def _normal_velocity(A, dv, c):
+    """(J dv)_c, products.gather's sum."""
+    body_a, body_b, normal = A[0], A[1], A[2]
+    a = body_a[c]
+    b = body_b[c]
+    u = normal[c, 0] * dv[b, 0] + normal[c, 1] * dv[b, 1] + normal[c, 2] * dv[b, 2]
+    if a >= 0:
+        u -= normal[c, 0] * dv[a, 0] + normal[c, 1] * dv[a, 1] + normal[c, 2] * dv[a, 2]
+    return u
+
+
+# long: products.frictional_gather for one contact, every row written out.
+@cuda.jit(device=True)
+def _frictional_velocities(A, dV, c, e):
+    """e[c * rows + j] <- (J dV) of contact c's rows (products.frictional_gather)."""
+    body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia, rows = A
+    a = body_a[c]
+    b = body_b[c]
+    k = c * rows
+    dv0 = dV[b, 0]
+    dv1 = dV[b, 1]
+    dv2 = dV[b, 2]
+    rb = arm_b[c]
+    s0 = rb * dV[b, 3]
+    s1 = rb * dV[b, 4]
+    s2 = rb * dV[b, 5]
+    dw0 = dV[b, 3]
+    dw1 = dV[b, 4]
+    dw2 = dV[b, 5]
+    if a >= 0:
+        ra = arm_a[c]
+        dv0 -= dV[a, 0]
+        dv1 -= dV[a, 1]
+        dv2 -= dV[a, 2]
+        s0 += ra * dV[a, 3]
+        s1 += ra * dV[a, 4]
+        s2 += ra * dV[a, 5]
+        dw0 -= dV[a, 3]
+        dw1 -= dV[a, 4]
+        dw2 -= dV[a, 5]
+    e[k] = normal[c, 0] * dv0 + normal[c, 1] * dv1 + normal[c, 2] * dv2
+    e[k + 1] = (t1[c, 0] * dv0 + t1[c, 1] * dv1 + t1[c, 2] * dv2
+                - (t2[c, 0] * s0 + t2[c, 1] * s1 + t2[c, 2] * s2))
+    e[k + 2] = (t2[c, 0] * dv0 + t2[c, 1] * dv1 + t2[c, 2] * dv2
+                + (t1[c, 0] * s0 + t1[c, 1] * s1 + t1[c, 2] * s2))
+    if rows == 6:
+        e[k + 3] = t1[c, 0] * dw0 + t1[c, 1] * dw1 + t1[c, 2] * dw2
+        e[k + 4] = t2[c, 0] * dw0 + t2[c, 1] * dw1 + t2[c, 2] * dw2
+        e[k + 5] = normal[c, 0] * dw0 + normal[c, 1] * dw1 + normal[c, 2] * dw2
+
+
+@cuda.jit(device=True)
+def _frictional_update(c, system, laws, rows, lam, e):
+    """jacobi.frictional_jacobi_range for contact c: step (m * rows) the rows' steps."""
+    rhs, step = system
+    mu, mu_roll, mu_spin = laws
+    k = c * rows
+    if step[k] == 0.0:
+        return
+    ln = lam[k] - step[k] * (e[k] + rhs[k])
+    ln = ln if ln > 0.0 else 0.0
+    lam[k] = ln
+    lam[k + 1], lam[k + 2] = project_disk(lam[k + 1] - step[k + 1] * (e[k + 1] + rhs[k + 1]),
+                                          lam[k + 2] - step[k + 2] * (e[k + 2] + rhs[k + 2]),
+                                          mu[c] * ln)
+    if rows == 6:
+        lam[k + 3], lam[k + 4] = project_disk(
+            lam[k + 3] - step[k + 3] * (e[k + 3] + rhs[k + 3]),
+            lam[k + 4] - step[k + 4] * (e[k + 4] + rhs[k + 4]), mu_roll[c] * ln)
+        bound = mu_spin[c] * ln
+        ls = lam[k + 5] - step[k + 5] * (e[k + 5] + rhs[k + 5])
+        lam[k + 5] = min(max(ls, -bound), bound)
+
+
+@cuda.jit
+def jacobi(A, system, beta, lam, csr, dv, count):
+    """`count` projected Jacobi iterations without friction, in place: λ_c <- max(0, λ_c -
+    β (e_c + b_c) / A_cc) from one iterate (jacobi.jacobi_range's arithmetic); system =
+    (rhs, diag) (m,) each (mass splitting: the split diagonal, β = 1); csr the contacts by
+    marble; dv (n, 3) scratch."""
+    grid = cuda.cg.this_grid()
+    rhs, diag = system
+    n = dv.shape[0]
+    m = lam.shape[0]
+    first = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for _ in range(count):
+        for s in range(first, n, stride):
+            _velocity_change(s, A, lam, csr, dv)
+        grid.sync()
+        for c in range(first, m, stride):
+            if diag[c] == 0.0:
+                continue
+            e = _normal_velocity(A, dv, c)
+            new = lam[c] - beta * (e + rhs[c]) / diag[c]
+            lam[c] = new if new > 0.0 else 0.0
+        grid.sync()
+
+
+@cuda.jit
+def frictional_jacobi(A, system, laws, lam, csr, scratch, count):
+    """`count` frictional Jacobi iterations in place (jacobi.frictional_jacobi_sweeps): the
+    normal projected onto λ_n >= 0, the tangents onto the disk of the new μ λ_n, rolling rows
+    alike; system = (rhs, step) (m * rows,) each, step β / A_jj (mass splitting: 1 / the
+    split A_jj); laws = (mu, mu_roll, mu_spin); scratch = (dV (n, 6), e (m * rows))."""
+    grid = cuda.cg.this_grid()
+    dV, e = scratch
+    rows = A[9]
+    n = dV.shape[0]
+    m = A[0].shape[0]
+    first = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for _ in range(count):
+        for s in range(first, n, stride):
+            _frictional_velocity_change(s, A, lam, csr, dV)
+        grid.sync()
+        for c in range(first, m, stride):
+            _frictional_velocities(A, dV, c, e)
+            _frictional_update(c, system, laws, rows, lam, e)
+        grid.sync()
+
+
+@cuda.jit(device=True)
+def _block_max(shared, value):
+    """The largest `value` over the block's threads (NaN counts as the largest)."""
+    tid = cuda.threadIdx.x
+    shared[tid] = value
+    cuda.syncthreads()
+    step = THREADS // 2
+    while step > 0:
+        if tid < step and not shared[tid + step] <= shared[tid]:
+            shared[tid] = shared[tid + step]
+        cuda.syncthreads()
+        step //= 2
+    out = shared[0]
+    cuda.syncthreads()
+    return out
+
+
+@cuda.jit(device=True)
+def _finish(local, partial, out, grid):
+    """out[k] <- the largest of every thread's local[k] (local: MEASURES maxima)."""
+    shared = cuda.shared.array(THREADS, np.float64)
+    for k in range(MEASURES):
+        value = _block_max(shared, local[k])
+        if cuda.threadIdx.x == 0:
+            partial[cuda.blockIdx.x * MEASURES + k] = value
+    grid.sync()
+    if cuda.grid(1) == 0:
+        for k in range(MEASURES):
+            top = -np.inf
+            for b in range(cuda.gridDim.x):
+                v = partial[b * MEASURES + k]
+                if not v <= top:
+                    top = v
+            out[k] = top
+    grid.sync()
+
+
+@cuda.jit
+def measure(A, system, lam, csr, dv, partial, out):
+    """The driver's readings of a frictionless λ in one launch, out (MEASURES,), each the
+    largest over the contacts (-inf for none): RESIDUAL ‖min(λ, A λ + b)‖∞ (m/s, inf when not
+    finite, products.natural_range's arithmetic); FINITE 0 when a value of b or A's diagonal
+    is not finite; SCALE max |b|; LAM_FINITE 0 when a value of λ is not finite. system =
+    (rhs, diag); partial (blocks * MEASURES,) scratch."""
+    grid = cuda.cg.this_grid()
+    rhs, diag = system
+    body_a, body_b, normal = A[0], A[1], A[2]
+    local = cuda.local.array(MEASURES, np.float64)
+    for k in range(MEASURES):
+        local[k] = -np.inf
+    first = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for s in range(first, dv.shape[0], stride):
+        _velocity_change(s, A, lam, csr, dv)
+    grid.sync()
+    for c in range(first, lam.shape[0], stride):
+        a = body_a[c]
+        b = body_b[c]
+        e = rhs[c] + normal[c, 0] * dv[b, 0] + normal[c, 1] * dv[b, 1] + normal[c, 2] * dv[b, 2]
+        if a >= 0:
+            e -= normal[c, 0] * dv[a, 0] + normal[c, 1] * dv[a, 1] + normal[c, 2] * dv[a, 2]
+        r = abs(min(lam[c], e))
+        if not math.isfinite(r):
+            r = np.inf
+        local[RESIDUAL] = max(local[RESIDUAL], r)
+        if not (math.isfinite(rhs[c]) and math.isfinite(diag[c])):
+            local[FINITE] = 0.0
+        local[SCALE] = max(local[SCALE], abs(rhs[c]))
+        if not math.isfinite(lam[c]):
+            local[LAM_FINITE] = 0.0
+    _finish(local, partial, out, grid)
+
+
+@cuda.jit
+def frictional_measure(A, system, laws, lam, csr, scratch, partial, out):
+    """measure with friction: RESIDUAL the square of the largest FCLIB contact error
+    (coulomb.contact_error, m/s); system = (rhs, diag) (m * rows,) each; scratch = (dV, e)."""
+    grid = cuda.cg.this_grid()
+    rhs, diag = system
+    mu, mu_roll, mu_spin = laws
+    dV, e = scratch
+    rows = A[9]
+    local = cuda.local.array(MEASURES, np.float64)
+    for k in range(MEASURES):
+        local[k] = -np.inf
+    first = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for s in range(first, dV.shape[0], stride):
+        _frictional_velocity_change(s, A, lam, csr, dV)
+    grid.sync()
+    for c in range(first, A[0].shape[0], stride):
+        _frictional_velocities(A, dV, c, e)
+        k = c * rows
+        for j in range(rows):
+            e[k + j] += rhs[k + j]
+            if not (math.isfinite(rhs[k + j]) and math.isfinite(diag[k + j])):
+                local[FINITE] = 0.0
+            local[SCALE] = max(local[SCALE], abs(rhs[k + j]))
+            if not math.isfinite(lam[k + j]):
+                local[LAM_FINITE] = 0.0
+        r = contact_error_squared(lam, e, k, (mu[c], mu_roll[c], mu_spin[c]), rows)
+        if not math.isfinite(r):
+            r = np.inf
+        local[RESIDUAL] = max(local[RESIDUAL], r)
+    _finish(local, partial, out, grid)
+
+
+@cuda.jit
+def split_diagonal(A, start, out):
+    """out (m,) <- A's diagonal over the split masses, each end's inverse mass times its
+    contact count (mass_split.split_rows's arithmetic); start: the CSR's row starts."""
+    body_a, body_b, normal, inv_mass = A
+    for c in range(cuda.grid(1), body_a.shape[0], cuda.gridsize(1)):
+        a = body_a[c]
+        b = body_b[c]
+        k = float(start[b + 1] - start[b]) * inv_mass[b]
+        if a >= 0:
+            k += float(start[a + 1] - start[a]) * inv_mass[a]
+        out[c] = k
+
+
+@cuda.jit
+def frictional_split_diagonal(A, start, out):
+    """split_diagonal with friction, out (m * rows): the normal's, the tangents' (mass and
+    lever) and the rolling rows' (inertia) over the split masses."""
+    body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia, rows = A
+    for c in range(cuda.grid(1), body_a.shape[0], cuda.gridsize(1)):
+        a = body_a[c]
+        b = body_b[c]
+        k = c * rows
+        rb = arm_b[c]
+        kb = float(start[b + 1] - start[b])
+        lin = kb * inv_mass[b]
+        lever = kb * (inv_mass[b] + rb * rb * inv_inertia[b])
+        rot = kb * inv_inertia[b]
+        if a >= 0:
+            ka = float(start[a + 1] - start[a])
+            ra = arm_a[c]
+            lin += ka * inv_mass[a]
+            lever += ka * (inv_mass[a] + ra * ra * inv_inertia[a])
+            rot += ka * inv_inertia[a]
+        out[k] = lin
+        out[k + 1] = lever
+        out[k + 2] = lever
+        if rows == 6:
+            out[k + 3] = rot
+            out[k + 4] = rot
+            out[k + 5] = rot
+
+
+@cuda.jit
+def row_steps(factor, diag, out):
+    """out <- factor / A_jj per row, 0 for an inert row (problem.row_step's rule)."""
+    for j in range(cuda.grid(1), diag.shape[0], cuda.gridsize(1)):
+        d = diag[j]
+        out[j] = factor / d if d > 0.0 else 0.0

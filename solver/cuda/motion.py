@@ -1,0 +1,124 @@
+"""The two ends of a step on the GPU: the velocities before contact (predict) and the impulses
+applied, the marbles moved and turned (integrate); the CPU's formulas (solver/motion.py,
+solver/rotation.py) in the same order. The world's arrays (x, v, ω, orientation) stay on the
+GPU in the world's numbering; integrate writes them from the solve's slots (order[slot] is
+the marble)."""
+from __future__ import annotations
+
+import math
+
+from .jacobi import _frictional_velocity_change, _velocity_change
+from .runtime import cuda
+
+# motion's scalars, (MOTION,) float64: step h (s), drag decay e^(-c h), planar (1.0 or 0.0),
+# gravity (m/s^2, three)
+H, DECAY, PLANAR, GX, GY, GZ = range(6)
+MOTION = 6
+
+
+@cuda.jit
+def predict(state, inv_mass, motion, out):
+    """out (n, 3 or 6) <- the step's velocities before contact: decay v + h g (y = 0 when
+    planar), with the spins decay ω (x, z = 0 when planar) in columns 3-5 for a (n, 6) out;
+    a fixed marble (inv_mass 0) neither moves nor turns. state = (v, ω) (n, 3) each."""
+    v, omega = state
+    h = motion[H]
+    decay = motion[DECAY]
+    planar = motion[PLANAR] != 0.0
+    g0 = h * motion[GX]
+    g1 = h * motion[GY]
+    g2 = h * motion[GZ]
+    spin = out.shape[1] == 6
+    for i in range(cuda.grid(1), v.shape[0], cuda.gridsize(1)):
+        out[i, 0] = decay * v[i, 0] + g0
+        out[i, 1] = 0.0 if planar else decay * v[i, 1] + g1
+        out[i, 2] = decay * v[i, 2] + g2
+        if spin:
+            out[i, 3] = 0.0 if planar else decay * omega[i, 0]
+            out[i, 4] = decay * omega[i, 1]
+            out[i, 5] = 0.0 if planar else decay * omega[i, 2]
+        if inv_mass[i] == 0.0:
+            for k in range(out.shape[1]):
+                out[i, k] = 0.0
+
+
+@cuda.jit(device=True)
+def _rotate(orientation, omega, h, i):
+    """rotation.rotate_range for marble i: turned by h |ω| about ω, renormalised."""
+    w0 = omega[i, 0]
+    w1 = omega[i, 1]
+    w2 = omega[i, 2]
+    speed = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    if speed == 0.0:
+        return
+    half = 0.5 * h * speed
+    s = math.sin(half) / speed
+    dw = math.cos(half)
+    dx = s * w0
+    dy = s * w1
+    dz = s * w2
+    qw = orientation[i, 0]
+    qx = orientation[i, 1]
+    qy = orientation[i, 2]
+    qz = orientation[i, 3]
+    rw = dw * qw - dx * qx - dy * qy - dz * qz
+    rx = dw * qx + dx * qw + dy * qz - dz * qy
+    ry = dw * qy - dx * qz + dy * qw + dz * qx
+    rz = dw * qz + dx * qy - dy * qx + dz * qw
+    norm = 1.0 / math.sqrt(rw * rw + rx * rx + ry * ry + rz * rz)
+    orientation[i, 0] = rw * norm
+    orientation[i, 1] = rx * norm
+    orientation[i, 2] = ry * norm
+    orientation[i, 3] = rz * norm
+
+
+@cuda.jit
+def integrate(A, lam, csr, slotted, world, motion, dv):
+    """Without friction: v <- v* + M^-1 J^T λ (y = 0 when planar), x += h v, into the world's
+    rows (motion.integrate_range); spins only decay (nothing exerts a torque) and turn the
+    marbles. slotted = (v* (n, 3), order (n,)) by slot; world = (x, v, ω, orientation);
+    dv (n, 3) scratch."""
+    V, order = slotted
+    x, v, omega, orientation = world
+    h = motion[H]
+    decay = motion[DECAY]
+    planar = motion[PLANAR] != 0.0
+    first = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for s in range(first, order.shape[0], stride):
+        _velocity_change(s, A, lam, csr, dv)
+        i = order[s]
+        v[i, 0] = V[s, 0] + dv[s, 0]
+        v[i, 1] = 0.0 if planar else V[s, 1] + dv[s, 1]
+        v[i, 2] = V[s, 2] + dv[s, 2]
+        x[i, 0] += h * v[i, 0]
+        x[i, 1] += h * v[i, 1]
+        x[i, 2] += h * v[i, 2]
+        omega[i, 0] *= decay
+        omega[i, 1] *= decay
+        omega[i, 2] *= decay
+        _rotate(orientation, omega, h, i)
+
+
+@cuda.jit
+def frictional_integrate(A, lam, csr, slotted, world, motion, dV):
+    """With friction: v, ω <- V* + M^-1 J^T λ (planar: v_y = ω_x = ω_z = 0), x += h v, then
+    the orientation turned by ω (rotation.integrate_spin_range, rotate_range); slotted =
+    (V* (n, 6), order (n,)) by slot; dV (n, 6) scratch."""
+    V, order = slotted
+    x, v, omega, orientation = world
+    h = motion[H]
+    planar = motion[PLANAR] != 0.0
+    for s in range(cuda.grid(1), order.shape[0], cuda.gridsize(1)):
+        _frictional_velocity_change(s, A, lam, csr, dV)
+        i = order[s]
+        v[i, 0] = V[s, 0] + dV[s, 0]
+        v[i, 1] = 0.0 if planar else V[s, 1] + dV[s, 1]
+        v[i, 2] = V[s, 2] + dV[s, 2]
+        x[i, 0] += h * v[i, 0]
+        x[i, 1] += h * v[i, 1]
+        x[i, 2] += h * v[i, 2]
+        omega[i, 0] = 0.0 if planar else V[s, 3] + dV[s, 3]
+        omega[i, 1] = V[s, 4] + dV[s, 4]
+        omega[i, 2] = 0.0 if planar else V[s, 5] + dV[s, 5]
+        _rotate(orientation, omega, h, i)

@@ -1,0 +1,64 @@
+"""numba-cuda, imported once and checked: whether a CUDA device (or numba-cuda's simulator,
+NUMBA_ENABLE_CUDASIM=1) can run the cuda backend, and the launch shapes its kernels use.
+
+numba-cuda 0.30 reads `np.row_stack` at its first compile, which numpy 2.5 removed; the alias
+below (numpy's own `vstack`, which row_stack always was) lets it run on either numpy.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack
+
+try:
+    from numba import cuda
+except ImportError as error:  # numba-cuda missing: the extra was not installed
+    cuda = None
+    _IMPORT_ERROR = str(error)
+else:
+    _IMPORT_ERROR = ""
+
+
+
+def simulated() -> bool:
+    """Whether kernels run on numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1): Python threads,
+    one block at a time."""
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+
+
+# Threads per block of every kernel; the simulator runs each thread as a Python thread, so
+# there a block is a warp. Every kernel computes the same for any block size.
+THREADS = 32 if simulated() else 256
+
+
+def unavailable() -> str | None:
+    """Why the cuda backend cannot run here (one line), or None when it can."""
+    if cuda is None:
+        return (f"the cuda device needs numba-cuda (pip install -e '.[cuda]'): {_IMPORT_ERROR}")
+    if simulated():
+        return None
+    try:
+        if not cuda.is_available():
+            return "no CUDA GPU was found (numba-cuda sees none; NUMBA_ENABLE_CUDASIM=1 runs " \
+                   "the cuda backend on its simulator)"
+    except Exception as error:  # a broken driver: the message says why
+        return f"CUDA is not usable: {' '.join(str(error).split())}"
+    return None
+
+
+def blocks_for(count: int) -> int:
+    """Blocks of THREADS threads for one thread per item of `count` (at least one)."""
+    return max(1, (int(count) + THREADS - 1) // THREADS)
+
+
+def resident_blocks() -> int:
+    """Blocks of a cooperative launch: all resident at once, so the grid can synchronise. One
+    on the simulator, whose grid sync does not wait for other blocks (every kernel loops over
+    its items with the grid's stride, so any grid computes the same)."""
+    if simulated():
+        return 1
+    device = cuda.get_current_device()
+    return int(device.MULTIPROCESSOR_COUNT) * max(1, 2048 // THREADS) // 2
