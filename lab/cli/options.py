@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from solver.methods.driver import ITERATIONS
+from solver.options import DEVICE
 from solver.parallel import THREADS
 from solver.params import Param, parse_assignments
 from solver.world import DT
@@ -66,6 +67,7 @@ def add_run_options(parser: argparse.ArgumentParser, speed: bool = False,
     if speed:
         option(parser, SPEED, "X")
     option(parser, THREADS, "N")
+    option(parser, DEVICE, "D")
 
 
 def spec_from_args(args: argparse.Namespace) -> RunSpec:
@@ -73,4 +75,5 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
     return RunSpec.create(args.scene, args.solver, args.iterations, args.dt,
                           getattr(args, "speed", SPEED.default),
                           parse_assignments(args.assignments),
-                          getattr(args, "threads", THREADS.default))
+                          getattr(args, "threads", THREADS.default),
+                          getattr(args, "device", DEVICE.default))

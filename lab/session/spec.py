@@ -15,6 +15,7 @@ from solver.methods import registry
 from solver.methods.driver import ITERATIONS, SolveSettings
 from solver.parallel import THREADS
 from solver.params import Param, ParamError, resolve
+from solver.options import DEVICE
 from solver.step import STABILISE, WARM_START, Simulation, StepOptions
 from solver.world import DT, World
 
@@ -39,7 +40,8 @@ class RunSpec:
     """scene: name; scene_params: all of the scene's parameters (damping included), resolved;
     solve: the validated solver settings (method, iterations, parameters); warm_start: fraction
     of last step's impulses a solve starts from; dt: s, or None for the scene's own; speed:
-    multiple of real time, 0 = as fast as possible; threads: of the simulation core (THREADS).
+    multiple of real time, 0 = as fast as possible; threads: of the simulation core (THREADS);
+    device: where a step runs (DEVICE: cpu, cuda or auto).
     Make one with `create` (or `changed`)."""
 
     scene: str
@@ -51,12 +53,14 @@ class RunSpec:
     warm_start_given: bool = False  # False: default_warm_start follows the friction
     stabilise: float = STABILISE.default
     threads: int = 1
+    device: str = DEVICE.default
 
     @classmethod
     def create(cls, scene: str = SCENE.default, solver: str = SOLVER.default,
                iterations: object = ITERATIONS.default, dt: object = None,
                speed: object = SPEED.default, assignments: dict | None = None,
-               threads: object = THREADS.default) -> "RunSpec":
+               threads: object = THREADS.default,
+               device: object = DEVICE.default) -> "RunSpec":
         """A spec from text or values; ParamError (one line, naming the value) when one is
         bad. `assignments`: --set pairs, routed by name."""
         scene_over, solver_over, sim_over = route_assignments(scene, solver, assignments or {})
@@ -65,10 +69,13 @@ class RunSpec:
         sim = resolve(SIM_PARAMS, sim_over, "the simulation")
         given = "warm_start" in sim_over
         warm = float(sim["warm_start"]) if given else default_warm_start(scene_params)
-        return cls(scene, scene_params,
+        spec = cls(scene, scene_params,
                    registry.settings(solver, iterations, False, solver_over), warm,
                    None if dt is None else float(DT.parse(dt)), float(SPEED.parse(speed)),
-                   given, float(sim["stabilise"]), int(THREADS.parse(threads)))
+                   given, float(sim["stabilise"]), int(THREADS.parse(threads)),
+                   str(DEVICE.parse(device)))
+        spec.options  # the device and its solver, checked now, before any work
+        return spec
 
     @property
     def solver(self) -> str:
@@ -83,13 +90,18 @@ class RunSpec:
         return self.solve.params
 
     def changed(self, **changes) -> "RunSpec":
-        """A copy with fields replaced by already validated values."""
-        return dataclasses.replace(self, **changes)
+        """A copy with fields replaced by already validated values; ParamError (one line) when
+        the device cannot run the new solver."""
+        spec = dataclasses.replace(self, **changes)
+        if "solve" in changes and spec.device == "cuda":
+            spec.options
+        return spec
 
     @property
     def options(self) -> StepOptions:
-        """What a step of this spec reads: solver, warm start, stabilisation, threads."""
-        return StepOptions(self.solve, self.warm_start, self.stabilise, self.threads)
+        """What a step of this spec reads: solver, warm start, stabilisation, threads, device."""
+        return StepOptions(self.solve, self.warm_start, self.stabilise, self.threads,
+                           self.device)
 
     def simulation(self, world: World) -> Simulation:
         """A Simulation of `world` with this spec's solver, warm start, stabilisation and
@@ -107,7 +119,7 @@ class RunSpec:
         """What a report records of the solver and simulation settings."""
         return {"iterations": self.iterations, **self.solver_params,
                 "warm_start": self.warm_start, "stabilise": self.stabilise,
-                "threads": self.threads}
+                "threads": self.threads, "device": self.device}
 
 
 def route_assignments(scene: str, solver: str, assignments: dict) -> tuple[dict, dict, dict]:

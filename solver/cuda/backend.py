@@ -199,6 +199,7 @@ class CudaBackend:
         asm.warm_start[cooperative_blocks(asm.warm_start, max(m, keys.shape[0])), THREADS](
             (keys, last_lam, last.rows), contacts.key, rows, cuda.to_device(scalars), table,
             lam0)
+        cuda.synchronize()  # the step's timings charge each phase with its own kernels
         return lam0
 
     def solve(self, method, problem: "DeviceProblem", lam0, settings) -> SolveResult:
@@ -219,6 +220,7 @@ class CudaBackend:
             kernel, width = gmo.frictional_integrate, 6
         kernel[blocks_for(n), THREADS](problem.A, lam, problem.csr, (problem.V, self._order),
                                       state, self._motion, b.get(f"dv{width}", (n, width)))
+        cuda.synchronize()
 
     @staticmethod
     def host(array) -> np.ndarray:
@@ -252,20 +254,25 @@ def _walls(world: World) -> tuple:
     return geo.planes, geo.spheres, geo.tubes
 
 
+_RESIDENT: dict = {}  # kernel -> the most blocks of it the device holds at once
+
+
 def cooperative_blocks(kernel, items: int) -> int:
     """Blocks of a cooperative launch of `kernel` over `items`: as many as the items need, at
-    most as many as the device holds at once (the grid must be resident to synchronise)."""
+    most as many as the device holds at once (the grid must be resident to synchronise): one
+    a multiprocessor until the kernel's first launch has compiled it and its resources are
+    known."""
     if simulated():
         return 1
-    want = blocks_for(items)
-    try:
-        most = kernel.max_cooperative_grid_blocks(THREADS)
-    except Exception:  # not compiled yet: the kernel's first launch compiles it
-        most = 0
-    if not most:
-        device = cuda.get_current_device()
-        most = int(device.MULTIPROCESSOR_COUNT)
-    return max(1, min(want, int(most)))
+    most = _RESIDENT.get(kernel)
+    if most is None:
+        compiled = list(kernel.overloads.values())
+        if compiled:
+            most = min(int(k.max_cooperative_grid_blocks(THREADS)) for k in compiled)
+            _RESIDENT[kernel] = most
+        else:
+            most = int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
+    return max(1, min(blocks_for(items), most))
 
 
 class DeviceProblem:

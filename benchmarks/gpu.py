@@ -1,0 +1,238 @@
+"""The cuda backend measured beside the CPU core in one run (not a test): checks first, then
+ms/step by phase of settled box piles on the GPU and on the CPU, the convergence per iteration
+of the GPU's solvers against serial PGS on frozen problems, and what a frame of the world costs
+to bring back to the host.
+
+    python -m benchmarks.gpu --sizes 10000,100000,1000000 --out gpu.json
+    NUMBA_ENABLE_CUDASIM=1 python -m benchmarks.gpu --sizes 200 --steps 2 --settle 3 --cpu-steps 1
+
+Checks (always first): on small piles, the GPU's solve of a step's problem against the CPU's
+solve of the same problem (largest difference of λ relative to its largest entry), and two GPU
+runs of the same steps bit for bit. Timings: each box of n marbles is settled on the GPU
+(--settle steps), then --steps steps of each GPU solver are timed (median per phase; every phase
+synchronises, so each carries its own kernels), then --cpu-steps steps of the CPU core's pgs
+with --cpu-threads threads from the same state. --budget seconds: sections that would start
+later are skipped and said so, so the run ends in time. Results: JSON (--out) and a markdown
+table on stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import scenes
+from solver.methods import registry
+from solver.options import StepOptions
+from solver.step import PHASES, Simulation
+
+MU = 0.5
+ITERATIONS = 20
+GPU_SOLVERS = ("jacobi", "mass-split")
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def box(n: int, friction: bool):
+    params = {"n": n, **({"mu": MU, "mu_wall": MU} if friction else {})}
+    return scenes.build("box", params)
+
+
+def options(solver: str, device: str, friction: bool, threads: int = 1, trace=False):
+    warm = 1.0 if friction else 0.0
+    return StepOptions(registry.settings(solver, ITERATIONS, trace), warm, 1.0, threads, device)
+
+
+def copy_state(source, target) -> None:
+    for name in ("x", "v", "omega", "orientation"):
+        getattr(target, name)[:] = getattr(source, name)
+    target.time = source.time
+
+
+def timed_steps(sim: Simulation, steps: int) -> dict:
+    """Median ms per phase over `steps` steps, and the last contact count."""
+    reports = [sim.step() for _ in range(steps)]
+    out = {phase: 1e3 * statistics.median(r.timings[phase] for r in reports) for phase in PHASES}
+    out["contacts"] = reports[-1].contacts
+    out["residual"] = reports[-1].result.residual
+    return out
+
+
+def checks(sizes: tuple[int, ...]) -> list[dict]:
+    """GPU against CPU on the same problem (a pile settled by the CPU, then one GPU step from a
+    cold start; its problem solved again on the CPU), and the GPU step run twice."""
+    rows = []
+    for n in sizes:
+        for friction in (False, True):
+            cpu = Simulation(box(n, friction), options("pgs", "cpu", friction))
+            for _ in range(40):
+                cpu.step()
+            for solver in GPU_SOLVERS:
+                runs = []
+                for _ in range(2):
+                    world = box(n, friction)
+                    copy_state(cpu.world, world)
+                    sim = Simulation(world, StepOptions(registry.settings(solver, ITERATIONS,
+                                                                          False),
+                                                        0.0, 1.0, 1, "cuda"))
+                    sim.step()
+                    runs.append(sim)
+                first, second = runs
+                p = first.problem
+                ref = registry.METHODS[solver].solve(p.copy(), np.zeros(p.size),
+                                                     registry.settings(solver, ITERATIONS, False))
+                scale = max(float(np.abs(ref.lam).max(initial=0.0)), 1e-300)
+                rows.append({"n": n, "friction": friction, "solver": solver, "contacts": p.m,
+                             "relative_difference": float(
+                                 np.abs(first.lam - ref.lam).max(initial=0.0) / scale),
+                             "repeat_bit_for_bit": bool(
+                                 np.array_equal(first.world.x, second.world.x)
+                                 and np.array_equal(first.lam, second.lam))})
+                _say(f"check {rows[-1]}")
+    return rows
+
+
+def timings(args, deadline: float) -> list[dict]:
+    rows = []
+    for n in args.sizes:
+        for friction in args.frictions:
+            if time.perf_counter() > deadline:
+                _say(f"skipped n={n} friction={friction}: out of time")
+                continue
+            world = box(n, friction)
+            settle = Simulation(world, options("mass-split", "cuda", friction))
+            t0 = time.perf_counter()
+            for _ in range(args.settle):
+                settle.step()
+            _say(f"n={n} friction={friction}: settled in {time.perf_counter() - t0:.1f} s")
+            state = settle.world
+            for solver in GPU_SOLVERS:
+                w = box(n, friction)
+                copy_state(state, w)
+                sim = Simulation(w, options(solver, "cuda", friction))
+                sim.step()  # compiled and warm
+                row = {"n": n, "friction": friction, "device": "cuda", "solver": solver,
+                       **timed_steps(sim, args.steps)}
+                rows.append(row)
+                _say(f"  {row}")
+                if solver == GPU_SOLVERS[0]:
+                    t0 = time.perf_counter()
+                    for _ in range(5):
+                        sim.backend.download(sim._world)
+                    rows[-1]["frame_ms"] = 1e3 * (time.perf_counter() - t0) / 5
+            for threads in args.cpu_threads:
+                if time.perf_counter() > deadline or (n > args.cpu_max and threads < 16):
+                    continue
+                w = box(n, friction)
+                copy_state(state, w)
+                sim = Simulation(w, options("pgs", "cpu", friction, threads))
+                sim.step()
+                row = {"n": n, "friction": friction, "device": "cpu", "solver": "pgs",
+                       "threads": threads, **timed_steps(sim, args.cpu_steps)}
+                rows.append(row)
+                _say(f"  {row}")
+    return rows
+
+
+def convergence(args) -> list[dict]:
+    """Residual per iteration on a frozen bowl and box: serial PGS on the CPU, each GPU solver
+    on the GPU (the same problem: the GPU step's, solved again from zero)."""
+    rows = []
+    for scene, params in (("bowl", {}), ("box", {"n": args.convergence_n})):
+        world = scenes.build(scene, params)
+        sim = Simulation(world, options("mass-split", "cuda", False))
+        for _ in range(args.convergence_settle):
+            sim.step()
+        for solver in GPU_SOLVERS:
+            w = scenes.build(scene, params)
+            copy_state(sim.world, w)
+            gpu = Simulation(w, StepOptions(registry.settings(solver, args.convergence_iterations,
+                                                              True), 0.0, 1.0, 1, "cuda"))
+            report = gpu.step(trace=True)
+            problem = gpu.problem
+            pgs = registry.METHODS["pgs"].solve(problem.copy(), np.zeros(problem.size),
+                                                registry.settings("pgs", args.convergence_iterations,
+                                                                  True))
+            target = float(pgs.trace[min(ITERATIONS, len(pgs.trace) - 1)])
+            reached = np.flatnonzero(np.asarray(report.result.trace) <= target)
+            rows.append({"scene": scene, "solver": solver, "contacts": problem.m,
+                         "trace": [float(r) for r in report.result.trace],
+                         "pgs_trace": [float(r) for r in pgs.trace],
+                         "pgs_20": target,
+                         "iterations_to_pgs_20": int(reached[0]) if reached.size else None})
+            _say(f"convergence {scene} {solver}: reaches pgs's 20-iteration {target:.3e} "
+                 f"after {rows[-1]['iterations_to_pgs_20']} iterations")
+    return rows
+
+
+def markdown(rows: list[dict]) -> str:
+    lines = ["| box n | friction | device | solver | threads | ms/step | collide | assemble | "
+             "solve | integrate | contacts | frame ms |", "|---" * 12 + "|"]
+    for r in rows:
+        lines.append(f"| {r['n']} | {'μ 0.5' if r['friction'] else 'off'} | {r['device']} | "
+                     f"{r['solver']} | {r.get('threads', '')} | {r['total']:.2f} | "
+                     f"{r['collide']:.2f} | {r['assemble']:.2f} | {r['solve']:.2f} | "
+                     f"{r['integrate']:.2f} | {r['contacts']} | "
+                     f"{r['frame_ms']:.2f} |" if "frame_ms" in r else
+                     f"| {r['n']} | {'μ 0.5' if r['friction'] else 'off'} | {r['device']} | "
+                     f"{r['solver']} | {r.get('threads', '')} | {r['total']:.2f} | "
+                     f"{r['collide']:.2f} | {r['assemble']:.2f} | {r['solve']:.2f} | "
+                     f"{r['integrate']:.2f} | {r['contacts']} | |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.gpu",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--friction", default="both", choices=("both", "off", "on"))
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--settle", type=int, default=100)
+    parser.add_argument("--cpu-steps", type=int, default=3)
+    parser.add_argument("--cpu-threads", default="16")
+    parser.add_argument("--cpu-max", type=int, default=100000,
+                        help="above this many marbles only 16 threads or more run on the CPU")
+    parser.add_argument("--check-sizes", default="64,200")
+    parser.add_argument("--convergence-n", type=int, default=10000)
+    parser.add_argument("--convergence-settle", type=int, default=100)
+    parser.add_argument("--convergence-iterations", type=int, default=200)
+    parser.add_argument("--budget", type=float, default=math.inf, help="seconds for the run")
+    parser.add_argument("--skip", default="", help="sections to skip: checks,timings,convergence")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+    args.sizes = [int(s) for s in args.sizes.split(",") if s]
+    args.frictions = {"both": (False, True), "off": (False,), "on": (True,)}[args.friction]
+    args.cpu_threads = [int(t) for t in args.cpu_threads.split(",") if t]
+    skip = set(args.skip.split(","))
+    start = time.perf_counter()
+    deadline = start + args.budget
+    result: dict = {}
+
+    def save() -> None:
+        if args.out:
+            with open(args.out, "w") as f:
+                json.dump(result, f, indent=1)
+
+    if "checks" not in skip:
+        result["checks"] = checks(tuple(int(s) for s in args.check_sizes.split(",") if s))
+        save()
+    if "timings" not in skip:
+        result["timings"] = timings(args, deadline - 60.0)
+        save()
+        print(markdown(result["timings"]))
+    if "convergence" not in skip and time.perf_counter() < deadline - 60.0:
+        result["convergence"] = convergence(args)
+        save()
+    _say(f"done in {time.perf_counter() - start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
