@@ -128,9 +128,15 @@ class CpuBackend:
         return self.collider.block_order()
 
     def problem(self, world: World, contacts: Contacts, prediction: Prediction, rows: int,
-                order: np.ndarray | None):
-        """The step's contact problem of `rows` rows per contact, in the numbering `order`
-        (None: the world's)."""
+                order: np.ndarray | None, start: tuple):
+        """(problem, λ0): the step's contact problem of `rows` rows per contact, in the
+        numbering `order` (None: the world's), and its warm start from start = (last step's
+        Impulses, the fraction of them)."""
+        problem = self._problem(world, contacts, prediction, rows, order)
+        return problem, self.warm_start(*start[:1], contacts, rows, start[1])
+
+    def _problem(self, world: World, contacts: Contacts, prediction: Prediction, rows: int,
+                 order: np.ndarray | None):
         body_a, body_b = contacts.body_a, contacts.body_b
         inv_mass = world.inv_mass
         V = prediction.v if rows == FRICTIONLESS else prediction.V

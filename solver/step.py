@@ -201,8 +201,8 @@ class Simulation:
         contacts = backend.collide(w, prediction, blocks, options.stabilise)
         t1 = time.perf_counter()
         order = backend.solve_order(w, blocks)
-        problem = backend.problem(w, contacts, prediction, rows, order)
-        lam0 = backend.warm_start(self._last, contacts, rows, options.warm_start)
+        problem, lam0 = backend.problem(w, contacts, prediction, rows, order,
+                                        (self._last, options.warm_start))
         t2 = time.perf_counter()
         result = backend.solve(self.method, problem, lam0, self._by_trace[bool(trace)])
         t3 = time.perf_counter()

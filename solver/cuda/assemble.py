@@ -19,10 +19,9 @@ from ..friction import INERTIA_FACTOR
 from .runtime import THREADS, cuda
 from .scan import exclusive_scan
 
-# The problem's scalars, (SCALARS,) float64: step h (s), overlap fraction kept, warm start
-# fraction, μ, μ_wall, μ_roll, μ_spin, drag decay e^(-c h)
-H, STABILISE, WARM, MU, MU_WALL, MU_ROLL, MU_SPIN, DECAY = range(8)
-SCALARS = 8
+# scalars = (h s, the overlap fraction kept, the warm start's fraction, μ, μ_wall, μ_roll m,
+# μ_spin m): the problem's numbers
+H, STABILISE, WARM, MU, MU_WALL, MU_ROLL, MU_SPIN = range(7)
 EMPTY = -1  # a free slot of the key table
 
 
@@ -201,7 +200,7 @@ def _rows_by_marble(body_a, body_b, csr, ishared, partial_i, grid):
 
 
 @cuda.jit(device=True)
-def _warm_start(last, keys, rows, scalars, table, lam0, grid):
+def _warm_start(last, keys, rows, fraction, table, lam0, grid):
     """lam0 (m * rows) <- fraction × last step's impulses of the same key (first min(rows,
     last rows) entries), 0 for a new contact: the CPU's carry_over_rows through an
     open-addressing table of last step's keys (table = (keys, index), a power of two long)."""
@@ -213,7 +212,6 @@ def _warm_start(last, keys, rows, scalars, table, lam0, grid):
     stride = cuda.gridsize(1)
     for p in range(first, lam0.shape[0], stride):
         lam0[p] = 0.0
-    fraction = scalars[WARM]
     if fraction <= 0.0 or last_keys.shape[0] == 0:
         grid.sync()
         return
@@ -260,13 +258,15 @@ def _prepare(contacts, bodies, order, slotted, scalars, rows, grid):
 
 
 @cuda.jit
-def assemble_frictionless(contacts, bodies, order, slotted, problem, scalars, work):
+def assemble_frictionless(contacts, bodies, order, slotted, problem, scalars, work, warm):
     """The frictionless problem of the step's contacts (module docstring), one cooperative
     launch. contacts = (body_a, body_b (m,) slots, normal (m, 3), gap (m,) m, keys (m,));
     bodies = (v* (n, 3) in the world's numbering, inv_mass, radius); order (n,) slot ->
     marble; slotted = (v* (n, 3), inv_mass, inv_inertia (unused), radius) by slot, written;
-    problem = (A, diag, rhs), written (A over slots, solver/products.py); scalars (SCALARS,);
-    work = (csr, partial_i): csr = (start, items, sides, fill) written, partial_i scratch."""
+    problem = (A, diag, rhs), written (A over slots, solver/products.py); scalars: the tuple
+    above; work = (csr, partial_i): csr = (start, items, sides, fill) written, partial_i
+    scratch; warm = (last, table, λ0): last step's (keys, λ, rows), the key table scratch
+    (_warm_start), λ0 written."""
     grid = cuda.cg.this_grid()
     ishared = cuda.shared.array(THREADS, np.int64)
     _prepare(contacts, bodies, order, slotted, scalars, 1, grid)
@@ -278,10 +278,12 @@ def assemble_frictionless(contacts, bodies, order, slotted, problem, scalars, wo
         _frictionless_row(A, V, gap, h, (diag, rhs), c)
     csr, partial_i = work
     _rows_by_marble(body_a, body_b, csr, ishared, partial_i, grid)
+    last, table, lam0 = warm
+    _warm_start(last, keys, 1, scalars[WARM], table, lam0, grid)
 
 
 @cuda.jit
-def assemble_frictional(contacts, bodies, order, slotted, problem, scalars, work):
+def assemble_frictional(contacts, bodies, order, slotted, problem, scalars, work, warm):
     """assemble_frictionless with friction: V* (n, 6); problem = (A, laws, diag, rhs), A the
     frictional tuple over slots (its t1, t2, arm_a, arm_b, inv_inertia written), laws =
     (mu, mu_roll, mu_spin) (m,) each, written from the world's coefficients."""
@@ -301,10 +303,5 @@ def assemble_frictional(contacts, bodies, order, slotted, problem, scalars, work
         mu_spin[c] = scalars[MU_SPIN]
     csr, partial_i = work
     _rows_by_marble(body_a, body_b, csr, ishared, partial_i, grid)
-
-
-@cuda.jit
-def warm_start(last, keys, rows, scalars, table, lam0):
-    """λ0 of the step's contacts (keys (m,)) from last step's (keys, λ, rows) (_warm_start),
-    one cooperative launch; table = (keys, index) scratch, a power of two >= 2 k long."""
-    _warm_start(last, keys, rows, scalars, table, lam0, cuda.cg.this_grid())
+    last, table, lam0 = warm
+    _warm_start(last, keys, rows, scalars[WARM], table, lam0, grid)

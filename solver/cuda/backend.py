@@ -91,6 +91,11 @@ class CudaBackend:
         self._walls = tuple(cuda.to_device(a) for a in _walls(world))
         self._world_of: World | None = None
         self._fixed = np.flatnonzero(world.inv_mass == 0.0)
+        self._geom = cuda.device_array(gcol.GEOM)
+        self._dims = cuda.device_array(gcol.DIMS, dtype=np.int64)
+        self._no_keys = cuda.device_array(0, dtype=np.int64)
+        self._no_lam = cuda.device_array(0)
+        self._no_spin = cuda.device_array((0, 6))
 
     # ---------------------------------------------------------------- the world's arrays
     def upload(self, world: World) -> None:
@@ -127,19 +132,15 @@ class CudaBackend:
         n = world.n
         h = float(world.dt)
         decay = math.exp(-world.damping * h)
-        motion = np.array([h, decay, 1.0 if world.planar else 0.0, *world.gravity])
-        self._motion = cuda.to_device(motion)
+        g = world.gravity
+        self._motion = (h, decay, bool(world.planar), float(g[0]), float(g[1]), float(g[2]))
         b = self.buffers
         v = b.get("v_pred", (n, 3))
+        V = self._no_spin if rows == FRICTIONLESS else b.get("V_pred", (n, 6))
         state = (self._device("v", world, 3), self._device("omega", world, 3))
         gmo.predict[blocks_for(n), THREADS](state, self._device("inv_mass", world), self._motion,
-                                            v)
-        V = None
-        if rows != FRICTIONLESS:
-            V = b.get("V_pred", (n, 6))
-            gmo.predict[blocks_for(n), THREADS](state, self._device("inv_mass", world),
-                                                self._motion, V)
-        return _Prediction(v, V, decay)
+                                            (v, V))
+        return _Prediction(v, None if rows == FRICTIONLESS else V, decay)
 
     def collide(self, world: World, prediction, blocks: int, stabilise: float):
         """The step's contacts (DeviceContacts); the stabilisation is applied in `problem`."""
@@ -148,10 +149,7 @@ class CudaBackend:
         b = self.buffers
         table = gcol.table_size(n)
         marbles = (self._device("x", world, 3), prediction.v, self._device("radius", world))
-        geom = np.zeros(gcol.GEOM)
-        geom[gcol.H] = float(world.dt)
-        geom = cuda.to_device(geom)
-        dims = cuda.to_device(np.zeros(gcol.DIMS, np.int64))
+        geom, dims = self._geom, self._dims
         grid_arrays = (b.get("lin", (n,), np.int64), b.get("start", (table + 1,), np.int64),
                        b.get("fill", (table,), np.int64), b.get("order", (n,), np.int64),
                        b.get("sorted_lin", (n,), np.int64), b.get("packed", (n, 5)),
@@ -165,8 +163,8 @@ class CudaBackend:
             out = (b.get("body_a", (capacity,), np.int64), b.get("body_b", (capacity,), np.int64),
                    b.get("normal", (capacity, 3)), b.get("gap", (capacity,)),
                    b.get("key", (capacity,), np.int64))
-            gcol.collide[blocks_used, THREADS](marbles, self._walls, geom, dims, grid_arrays,
-                                               scratch, out)
+            gcol.collide[blocks_used, THREADS](marbles, self._walls, float(world.dt), geom, dims,
+                                               grid_arrays, scratch, out)
             found = dims.copy_to_host()
             if not found[gcol.OVERFLOW]:
                 break
@@ -179,28 +177,24 @@ class CudaBackend:
     def solve_order(self, world: World, blocks: int):
         return None
 
-    def problem(self, world: World, contacts: DeviceContacts, prediction, rows: int, order):
-        """The step's problem on the GPU (DeviceProblem), stabilisation applied."""
-        return DeviceProblem.assemble(self, world, contacts, prediction, rows)
-
-    def warm_start(self, last, contacts: DeviceContacts, rows: int, fraction: float):
-        """λ0 on the GPU: `fraction` of last step's impulses matched by key."""
-        m = contacts.m
+    def problem(self, world: World, contacts: DeviceContacts, prediction, rows: int, order,
+                start: tuple):
+        """(DeviceProblem, λ0 on the GPU): the step's problem, stabilisation applied, and its
+        warm start from start = (last step's Impulses, the fraction of them), one launch."""
+        last, fraction = start
         b = self.buffers
-        lam0 = b.get(f"lam0", (m * rows,))
-        keys = last.key if last.key.shape[0] else cuda.to_device(np.zeros(0, np.int64))
+        keys = last.key if last.key.shape[0] else self._no_keys
+        lam = last.lam if last.key.shape[0] else self._no_lam
         size = 2
         while size < 2 * max(1, keys.shape[0]):
             size *= 2
         table = (b.get("table_keys", (size,), np.int64), b.get("table_index", (size,), np.int64))
-        scalars = np.zeros(asm.SCALARS)
-        scalars[asm.WARM] = fraction
-        last_lam = last.lam if last.key.shape[0] else cuda.to_device(np.zeros(0))
-        asm.warm_start[cooperative_blocks(asm.warm_start, max(m, keys.shape[0])), THREADS](
-            (keys, last_lam, last.rows), contacts.key, rows, cuda.to_device(scalars), table,
-            lam0)
+        lam0 = b.get(f"lam0", (contacts.m * rows,))
+        warm = ((keys, lam, last.rows), table, lam0)
+        problem = DeviceProblem.assemble(self, world, contacts, prediction, (rows, fraction),
+                                         warm)
         cuda.synchronize()  # the step's timings charge each phase with its own kernels
-        return lam0
+        return problem, lam0
 
     def solve(self, method, problem: "DeviceProblem", lam0, settings) -> SolveResult:
         """The GPU's solve of `method` (SOLVERS) from λ0 through the GPU's driver."""
@@ -288,7 +282,10 @@ class DeviceProblem:
 
     @classmethod
     def assemble(cls, backend: CudaBackend, world: World, contacts: DeviceContacts,
-                 prediction, rows: int) -> "DeviceProblem":
+                 prediction, rows_warm: tuple, warm: tuple) -> "DeviceProblem":
+        """The problem of `contacts` with rows_warm = (rows per contact, the warm start's
+        fraction); warm = (last, table, λ0) as assemble.py's kernels take it."""
+        rows, fraction = rows_warm
         self = cls()
         b = backend.buffers
         n, m = world.n, contacts.m
@@ -308,11 +305,8 @@ class DeviceProblem:
         self.rhs = b.get("rhs", (m * rows,))
         self.csr = (b.get("csr_start", (n + 1,), np.int64), b.get("csr_items", (2 * m,), np.int64),
                     b.get("csr_sides", (2 * m,), np.int64), b.get("csr_fill", (n,), np.int64))
-        scalars = np.zeros(asm.SCALARS)
-        scalars[asm.H] = float(world.dt)
-        scalars[asm.STABILISE] = backend.stabilise
-        scalars[asm.MU], scalars[asm.MU_WALL] = world.mu, world.mu_wall
-        scalars[asm.MU_ROLL], scalars[asm.MU_SPIN] = world.mu_roll, world.mu_spin
+        scalars = (float(world.dt), backend.stabilise, float(fraction), float(world.mu),
+                   float(world.mu_wall), float(world.mu_roll), float(world.mu_spin))
         bodies = (prediction.v if rows == FRICTIONLESS else prediction.V,
                   backend._device("inv_mass", world), backend._device("radius", world))
         c = contacts
@@ -330,8 +324,7 @@ class DeviceProblem:
         blocks = cooperative_blocks(kernel, max(n, m))
         partial = b.get("partial_a", (blocks + 2,), np.int64)
         kernel[blocks, THREADS]((c.body_a, c.body_b, c.normal, c.gap, c.key), bodies, c.order,
-                                slotted, problem, cuda.to_device(scalars),
-                                (self.csr, partial))
+                                slotted, problem, scalars, (self.csr, partial), warm)
         return self
 
     def host(self):

@@ -352,11 +352,11 @@ def _marble_contacts(s, geom, dims, walls, grid_arrays, out, at, write):
 
 
 @cuda.jit
-def collide(marbles, walls, geom, dims, grid_arrays, scratch, out):
+def collide(marbles, walls, h, geom, dims, grid_arrays, scratch, out):
     """Every phase of contact generation in one cooperative launch (module docstring).
     marbles = (x (n, 3) m, v (n, 3) m/s the step's velocities, radius (n,) m); walls =
-    (planes, spheres, tubes) as solver/world.py's ContainerGeometry; geom (GEOM,) float64 with
-    geom[H] = h (s) set, the rest written; dims (DIMS,) int64 written; grid_arrays = (lin,
+    (planes, spheres, tubes) as solver/world.py's ContainerGeometry; h: the step, s; geom
+    (GEOM,) float64 and dims (DIMS,) int64 written; grid_arrays = (lin,
     start, fill, order, sorted_lin, packed, slot_of); scratch = (speed (n,), partial_f,
     partial_i, counts (n + 1,)); out = (body_a, body_b, normal, gap, keys), capacity rows.
     dims[FOUND] <- the contacts found; dims[OVERFLOW] <- 1 when they did not fit (nothing is
@@ -367,6 +367,8 @@ def collide(marbles, walls, geom, dims, grid_arrays, scratch, out):
     speed, partial_f, partial_i, counts = scratch
     x = marbles[0]
     n = x.shape[0]
+    if cuda.grid(1) == 0:
+        geom[H] = h
     _bounds(marbles, speed, partial_f, geom, fshared, grid)
     _dims(x, geom, dims, ishared, partial_i, grid)
     _bucket(marbles, speed, geom, dims, grid_arrays, ishared, partial_i, grid)

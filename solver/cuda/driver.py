@@ -16,8 +16,9 @@ from .runtime import THREADS, cuda
 
 
 class DeviceSolve:
-    """One solve of Jacobi or mass splitting on a DeviceProblem: `measure(λ)` the driver's
-    readings, `sweep(λ, count)` count iterations in one launch."""
+    """One solve of Jacobi or mass splitting on a DeviceProblem: `solve(λ, count)` the fast
+    path's one launch, `sweep(λ, count)` iterations alone, `measure(λ)` the driver's
+    readings."""
 
     def __init__(self, problem, split: bool, settings):
         from .backend import cooperative_blocks
@@ -38,79 +39,107 @@ class DeviceSolve:
         if self.frictional:
             step = b.get("step", (size,))
             gj.row_steps[max(1, (size + THREADS - 1) // THREADS), THREADS](beta, diag, step)
-            self.system = (p.rhs, step)
-            self.kernel = gj.frictional_jacobi
+            self.system = (p.rhs, step, p.diag)
         else:
-            self.system = (p.rhs, diag)
+            self.system = (p.rhs, diag, p.diag)
             self.beta = beta
-            self.kernel = gj.jacobi
-        self.blocks = cooperative_blocks(self.kernel, max(n, p.m))
-        measure = gj.frictional_measure if self.frictional else gj.measure
-        self.measure_blocks = cooperative_blocks(measure, max(n, p.m))
-        self.partial = b.get("measure_partial", (self.measure_blocks * gj.MEASURES,))
-        self.out = b.get("measure_out", (gj.MEASURES,))
-        self.scratch_lam = b.get("lam_start", (size,))
+        self.start = b.get("lam_start", (size,))
+        self.readings = b.get("readings", (2 * gj.MEASURES,))
+        items = max(n, p.m)
+        self.blocks = min(cooperative_blocks(gj.frictional_solve if self.frictional
+                                             else gj.solve, items),
+                          cooperative_blocks(gj.frictional_measure if self.frictional
+                                             else gj.measure, items),
+                          cooperative_blocks(gj.frictional_jacobi if self.frictional
+                                             else gj.jacobi, items))
+        self.partial = b.get("measure_partial", (self.blocks * gj.MEASURES,))
+
+    def solve(self, lam, count: int) -> tuple[tuple, tuple]:
+        """λ kept, measured, `count` iterations, measured again: the two readings."""
+        p = self.problem
+        if self.frictional:
+            gj.frictional_solve[self.blocks, THREADS](
+                p.A, self.system, p.laws, lam, p.csr, (self.dv, self.e),
+                (self.start, self.partial, self.readings), count)
+        else:
+            gj.solve[self.blocks, THREADS](p.A, self.system, self.beta, lam, p.csr,
+                                           (self.dv, self.start, self.partial), count,
+                                           self.readings)
+        both = self.readings.copy_to_host()
+        return (self._reading(both[:gj.MEASURES]), self._reading(both[gj.MEASURES:]))
 
     def sweep(self, lam, count: int) -> None:
         p = self.problem
         if self.frictional:
-            self.kernel[self.blocks, THREADS](p.A, self.system, p.laws, lam, p.csr,
-                                              (self.dv, self.e), count)
+            gj.frictional_jacobi[self.blocks, THREADS](p.A, self.system[:2], p.laws, lam, p.csr,
+                                                       (self.dv, self.e), count)
         else:
-            self.kernel[self.blocks, THREADS](p.A, self.system, self.beta, lam, p.csr, self.dv,
-                                              count)
+            gj.jacobi[self.blocks, THREADS](p.A, self.system[:2], self.beta, lam, p.csr,
+                                            self.dv, count)
 
     def measure(self, lam) -> tuple[float, bool, float, bool]:
         """(residual m/s, whether b and A's diagonal are finite, max |b|, whether λ is)."""
         p = self.problem
+        out = self.readings[:gj.MEASURES]
         if self.frictional:
-            gj.frictional_measure[self.measure_blocks, THREADS](
-                p.A, (p.rhs, p.diag), p.laws, lam, p.csr, (self.dv, self.e), self.partial,
-                self.out)
+            gj.frictional_measure[self.blocks, THREADS](
+                p.A, (p.rhs, p.diag), p.laws, lam, p.csr, (self.dv, self.e),
+                (self.partial, out))
         else:
-            gj.measure[self.measure_blocks, THREADS](p.A, (p.rhs, p.diag), lam, p.csr, self.dv,
-                                                     self.partial, self.out)
-        r, finite, scale, lam_finite = self.out.copy_to_host()
+            gj.measure[self.blocks, THREADS](p.A, (p.rhs, p.diag), lam, p.csr, self.dv,
+                                             self.partial, out)
+        return self._reading(out.copy_to_host())
+
+    def _reading(self, values) -> tuple[float, bool, float, bool]:
+        r, finite, scale, lam_finite = (float(v) for v in values)
         r = max(r, 0.0)
         if self.frictional and math.isfinite(r):
             r = math.sqrt(r)
         return r, finite != 0.0, max(scale, 0.0), lam_finite != 0.0
 
+    def fall_back(self, lam) -> None:
+        """λ <- the start kept by `solve` (or by the traced path)."""
+        lam.copy_to_device(self.start)
+
 
 def run(solve: DeviceSolve, lam, settings) -> SolveResult:
-    """The driver's fast path (trace off) or traced path over λ (updated in place)."""
-    trace = settings.trace
+    """The driver's fast path (trace off: one launch for the whole solve) or its traced path,
+    over λ (updated in place)."""
+    if settings.trace:
+        return _traced(solve, lam, settings)
+    (r0, finite, scale, lam_finite), (r, _, _, end_finite) = solve.solve(lam, settings.iterations)
+    count = settings.iterations
+    if not finite:
+        # A poisoned problem: no iterate can be trusted; end on the start impulses.
+        solve.fall_back(lam)
+        if not lam_finite:
+            _zero(lam)
+        return SolveResult(lam, metrics.DIVERGENCE, 0, np.inf, np.inf, None, None, 0)
+    if solve.problem.m == 0:
+        return SolveResult(lam, metrics.ABSOLUTE, 0, r0, r0, None, None, 0)
+    bound = settings["divergence"] * max(r0, scale, 1e-300)
+    status = metrics.MAX_ITERATIONS
+    if not end_finite or not math.isfinite(r) or r > bound:
+        status = metrics.DIVERGENCE
+        solve.fall_back(lam)
+        r = r0  # the residual of the start, measured before the iterations
+    elif r < settings["abs_tol"]:
+        status = metrics.ABSOLUTE
+    return SolveResult(lam, status, count, r, r0, None, None, count)
+
+
+def _traced(solve: DeviceSolve, lam, settings) -> SolveResult:
+    """One launch an iteration, the exact residual after each (not timed)."""
     r0, finite, scale, lam_finite = solve.measure(lam)
     if not finite:
         if not lam_finite:
             _zero(lam)
-        return SolveResult(lam, metrics.DIVERGENCE, 0, np.inf, np.inf,
-                           np.array([np.inf]) if trace else None,
-                           np.zeros(1) if trace else None, 0)
-    if solve.problem.m == 0 or (trace and r0 <= settings["abs_tol"]):
-        return SolveResult(lam, metrics.ABSOLUTE, 0, r0, r0, np.array([r0]) if trace else None,
-                           np.zeros(1) if trace else None, 0)
+        return SolveResult(lam, metrics.DIVERGENCE, 0, np.inf, np.inf, np.array([np.inf]),
+                           np.zeros(1), 0)
+    if solve.problem.m == 0 or r0 <= settings["abs_tol"]:
+        return SolveResult(lam, metrics.ABSOLUTE, 0, r0, r0, np.array([r0]), np.zeros(1), 0)
     bound = settings["divergence"] * max(r0, scale, 1e-300)
-    start = solve.scratch_lam
-    start.copy_to_device(lam)
-    if not trace:
-        count = settings.iterations
-        solve.sweep(lam, count)
-        r, _, _, lam_finite = solve.measure(lam)
-        status = metrics.MAX_ITERATIONS
-        if not lam_finite or not math.isfinite(r) or r > bound:
-            status = metrics.DIVERGENCE
-            lam.copy_to_device(start)
-            r = solve.measure(lam)[0]
-        elif r < settings["abs_tol"]:
-            status = metrics.ABSOLUTE
-        return SolveResult(lam, status, count, r, r0, None, None, count)
-    return _traced(solve, lam, settings, r0, bound)
-
-
-def _traced(solve: DeviceSolve, lam, settings, r0: float, bound: float) -> SolveResult:
-    """One launch an iteration, the exact residual after each (not timed)."""
-    start = solve.scratch_lam
+    solve.start.copy_to_device(lam)
     trace, seconds = [r0], [0.0]
     elapsed = 0.0
     status = metrics.MAX_ITERATIONS
@@ -124,7 +153,7 @@ def _traced(solve: DeviceSolve, lam, settings, r0: float, bound: float) -> Solve
         r, _, _, lam_finite = solve.measure(lam)
         if not math.isfinite(r) or r > bound or not lam_finite:
             status = metrics.DIVERGENCE
-            lam.copy_to_device(start)
+            solve.fall_back(lam)
             trace.append(r if math.isfinite(r) else np.inf)
             seconds.append(elapsed)
             break

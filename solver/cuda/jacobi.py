@@ -186,13 +186,9 @@ def _frictional_update(c, system, laws, rows, lam, e):
         lam[k + 5] = min(max(ls, -bound), bound)
 
 
-@cuda.jit
-def jacobi(A, system, beta, lam, csr, dv, count):
-    """`count` projected Jacobi iterations without friction, in place: λ_c <- max(0, λ_c -
-    β (e_c + b_c) / A_cc) from one iterate (jacobi.jacobi_range's arithmetic); system =
-    (rhs, diag) (m,) each (mass splitting: the split diagonal, β = 1); csr the contacts by
-    marble; dv (n, 3) scratch."""
-    grid = cuda.cg.this_grid()
+@cuda.jit(device=True)
+def _sweeps(A, system, beta, lam, csr, dv, count, grid):
+    """`count` projected Jacobi iterations without friction, in place (the `jacobi` kernel)."""
     rhs, diag = system
     n = dv.shape[0]
     m = lam.shape[0]
@@ -211,13 +207,9 @@ def jacobi(A, system, beta, lam, csr, dv, count):
         grid.sync()
 
 
-@cuda.jit
-def frictional_jacobi(A, system, laws, lam, csr, scratch, count):
-    """`count` frictional Jacobi iterations in place (jacobi.frictional_jacobi_sweeps): the
-    normal projected onto λ_n >= 0, the tangents onto the disk of the new μ λ_n, rolling rows
-    alike; system = (rhs, step) (m * rows,) each, step β / A_jj (mass splitting: 1 / the
-    split A_jj); laws = (mu, mu_roll, mu_spin); scratch = (dV (n, 6), e (m * rows))."""
-    grid = cuda.cg.this_grid()
+@cuda.jit(device=True)
+def _frictional_sweeps(A, system, laws, lam, csr, scratch, count, grid):
+    """`count` frictional Jacobi iterations in place (the `frictional_jacobi` kernel)."""
     dV, e = scratch
     rows = A[9]
     n = dV.shape[0]
@@ -232,6 +224,31 @@ def frictional_jacobi(A, system, laws, lam, csr, scratch, count):
             _frictional_velocities(A, dV, c, e)
             _frictional_update(c, system, laws, rows, lam, e)
         grid.sync()
+
+
+@cuda.jit
+def jacobi(A, system, beta, lam, csr, dv, count):
+    """`count` projected Jacobi iterations without friction, in place: λ_c <- max(0, λ_c -
+    β (e_c + b_c) / A_cc) from one iterate (jacobi.jacobi_range's arithmetic); system =
+    (rhs, diag) (m,) each (mass splitting: the split diagonal, β = 1); csr the contacts by
+    marble; dv (n, 3) scratch."""
+    _sweeps(A, system, beta, lam, csr, dv, count, cuda.cg.this_grid())
+
+
+@cuda.jit
+def frictional_jacobi(A, system, laws, lam, csr, scratch, count):
+    """`count` frictional Jacobi iterations in place (jacobi.frictional_jacobi_sweeps): the
+    normal projected onto λ_n >= 0, the tangents onto the disk of the new μ λ_n, rolling rows
+    alike; system = (rhs, step) (m * rows,) each, step β / A_jj (mass splitting: 1 / the
+    split A_jj); laws = (mu, mu_roll, mu_spin); scratch = (dV (n, 6), e (m * rows))."""
+    _frictional_sweeps(A, system, laws, lam, csr, scratch, count, cuda.cg.this_grid())
+
+
+@cuda.jit(device=True)
+def _keep(lam, start):
+    """start <- λ (the driver's fall-back)."""
+    for j in range(cuda.grid(1), lam.shape[0], cuda.gridsize(1)):
+        start[j] = lam[j]
 
 
 @cuda.jit(device=True)
@@ -271,14 +288,13 @@ def _finish(local, partial, out, grid):
     grid.sync()
 
 
-@cuda.jit
-def measure(A, system, lam, csr, dv, partial, out):
+@cuda.jit(device=True)
+def _measure(A, system, lam, csr, dv, partial, out, grid):
     """The driver's readings of a frictionless λ in one launch, out (MEASURES,), each the
     largest over the contacts (-inf for none): RESIDUAL ‖min(λ, A λ + b)‖∞ (m/s, inf when not
     finite, products.natural_range's arithmetic); FINITE 0 when a value of b or A's diagonal
     is not finite; SCALE max |b|; LAM_FINITE 0 when a value of λ is not finite. system =
     (rhs, diag); partial (blocks * MEASURES,) scratch."""
-    grid = cuda.cg.this_grid()
     rhs, diag = system
     body_a, body_b, normal = A[0], A[1], A[2]
     local = cuda.local.array(MEASURES, np.float64)
@@ -307,11 +323,12 @@ def measure(A, system, lam, csr, dv, partial, out):
     _finish(local, partial, out, grid)
 
 
-@cuda.jit
-def frictional_measure(A, system, laws, lam, csr, scratch, partial, out):
-    """measure with friction: RESIDUAL the square of the largest FCLIB contact error
-    (coulomb.contact_error, m/s); system = (rhs, diag) (m * rows,) each; scratch = (dV, e)."""
-    grid = cuda.cg.this_grid()
+@cuda.jit(device=True)
+def _frictional_measure(A, system, laws, lam, csr, scratch, work, grid):
+    """_measure with friction: RESIDUAL the square of the largest FCLIB contact error
+    (coulomb.contact_error, m/s); system = (rhs, diag) (m * rows,) each; scratch = (dV, e);
+    work = (partial, out)."""
+    partial, out = work
     rhs, diag = system
     mu, mu_roll, mu_spin = laws
     dV, e = scratch
@@ -339,6 +356,48 @@ def frictional_measure(A, system, laws, lam, csr, scratch, partial, out):
             r = np.inf
         local[RESIDUAL] = max(local[RESIDUAL], r)
     _finish(local, partial, out, grid)
+
+
+@cuda.jit
+def measure(A, system, lam, csr, dv, partial, out):
+    """_measure in one launch (the driver's readings between traced iterations)."""
+    _measure(A, system, lam, csr, dv, partial, out, cuda.cg.this_grid())
+
+
+@cuda.jit
+def frictional_measure(A, system, laws, lam, csr, scratch, work):
+    """_frictional_measure in one launch."""
+    _frictional_measure(A, system, laws, lam, csr, scratch, work, cuda.cg.this_grid())
+
+
+@cuda.jit
+def solve(A, system, beta, lam, csr, work, count, readings):
+    """A whole solve without friction in one launch: λ kept in start, its readings in
+    readings[:MEASURES], `count` iterations, the readings of the result in
+    readings[MEASURES:]. work = (dv, start, partial); system's diag: the step's (β = 1 and
+    the split diagonal for mass splitting)."""
+    grid = cuda.cg.this_grid()
+    dv, start, partial = work
+    measured = (system[0], system[2])
+    _keep(lam, start)
+    _measure(A, measured, lam, csr, dv, partial, readings[:MEASURES], grid)
+    _sweeps(A, (system[0], system[1]), beta, lam, csr, dv, count, grid)
+    _measure(A, measured, lam, csr, dv, partial, readings[MEASURES:], grid)
+
+
+@cuda.jit
+def frictional_solve(A, system, laws, lam, csr, scratch, work, count):
+    """A whole frictional solve in one launch, as `solve`: system = (rhs, step, diag), work =
+    (start, partial, readings)."""
+    grid = cuda.cg.this_grid()
+    start, partial, readings = work
+    measured = (system[0], system[2])
+    _keep(lam, start)
+    _frictional_measure(A, measured, laws, lam, csr, scratch, (partial, readings[:MEASURES]),
+                        grid)
+    _frictional_sweeps(A, (system[0], system[1]), laws, lam, csr, scratch, count, grid)
+    _frictional_measure(A, measured, laws, lam, csr, scratch, (partial, readings[MEASURES:]),
+                        grid)
 
 
 @cuda.jit

@@ -10,36 +10,39 @@ import math
 from .jacobi import _frictional_velocity_change, _velocity_change
 from .runtime import cuda
 
-# motion's scalars, (MOTION,) float64: step h (s), drag decay e^(-c h), planar (1.0 or 0.0),
-# gravity (m/s^2, three)
+# motion = (h s, drag decay e^(-c h), planar, gravity x, y, z m/s^2): the step's scalars
 H, DECAY, PLANAR, GX, GY, GZ = range(6)
-MOTION = 6
 
 
 @cuda.jit
 def predict(state, inv_mass, motion, out):
-    """out (n, 3 or 6) <- the step's velocities before contact: decay v + h g (y = 0 when
-    planar), with the spins decay ω (x, z = 0 when planar) in columns 3-5 for a (n, 6) out;
-    a fixed marble (inv_mass 0) neither moves nor turns. state = (v, ω) (n, 3) each."""
+    """The step's velocities before contact: out = (v* (n, 3), V* (n, 6) or (0, 6)): v* =
+    decay v + h g (y = 0 when planar), and with friction V* = [v*, decay ω] (ω_x, ω_z = 0 when
+    planar); a fixed marble (inv_mass 0) neither moves nor turns. state = (v, ω) (n, 3)."""
     v, omega = state
+    out3, out6 = out
     h = motion[H]
     decay = motion[DECAY]
-    planar = motion[PLANAR] != 0.0
+    planar = motion[PLANAR]
     g0 = h * motion[GX]
     g1 = h * motion[GY]
     g2 = h * motion[GZ]
-    spin = out.shape[1] == 6
+    spin = out6.shape[0] > 0
     for i in range(cuda.grid(1), v.shape[0], cuda.gridsize(1)):
-        out[i, 0] = decay * v[i, 0] + g0
-        out[i, 1] = 0.0 if planar else decay * v[i, 1] + g1
-        out[i, 2] = decay * v[i, 2] + g2
+        fixed = inv_mass[i] == 0.0
+        p0 = 0.0 if fixed else decay * v[i, 0] + g0
+        p1 = 0.0 if fixed or planar else decay * v[i, 1] + g1
+        p2 = 0.0 if fixed else decay * v[i, 2] + g2
+        out3[i, 0] = p0
+        out3[i, 1] = p1
+        out3[i, 2] = p2
         if spin:
-            out[i, 3] = 0.0 if planar else decay * omega[i, 0]
-            out[i, 4] = decay * omega[i, 1]
-            out[i, 5] = 0.0 if planar else decay * omega[i, 2]
-        if inv_mass[i] == 0.0:
-            for k in range(out.shape[1]):
-                out[i, k] = 0.0
+            out6[i, 0] = p0
+            out6[i, 1] = p1
+            out6[i, 2] = p2
+            out6[i, 3] = 0.0 if fixed or planar else decay * omega[i, 0]
+            out6[i, 4] = 0.0 if fixed else decay * omega[i, 1]
+            out6[i, 5] = 0.0 if fixed or planar else decay * omega[i, 2]
 
 
 @cuda.jit(device=True)
@@ -82,7 +85,7 @@ def integrate(A, lam, csr, slotted, world, motion, dv):
     x, v, omega, orientation = world
     h = motion[H]
     decay = motion[DECAY]
-    planar = motion[PLANAR] != 0.0
+    planar = motion[PLANAR]
     first = cuda.grid(1)
     stride = cuda.gridsize(1)
     for s in range(first, order.shape[0], stride):
@@ -108,7 +111,7 @@ def frictional_integrate(A, lam, csr, slotted, world, motion, dV):
     V, order = slotted
     x, v, omega, orientation = world
     h = motion[H]
-    planar = motion[PLANAR] != 0.0
+    planar = motion[PLANAR]
     for s in range(cuda.grid(1), order.shape[0], cuda.gridsize(1)):
         _frictional_velocity_change(s, A, lam, csr, dV)
         i = order[s]
