@@ -96,6 +96,9 @@ class CudaBackend:
         self._no_keys = cuda.device_array(0, dtype=np.int64)
         self._no_lam = cuda.device_array(0)
         self._no_spin = cuda.device_array((0, 6))
+        # Last step's keys and impulses stay while this step's are written: two of each, in
+        # turn.
+        self._turn = 0
 
     # ---------------------------------------------------------------- the world's arrays
     def upload(self, world: World) -> None:
@@ -159,10 +162,11 @@ class CudaBackend:
                    b.get("partial_i", (3 * blocks_used + 2,), np.int64),
                    b.get("counts", (n + 1,), np.int64))
         capacity = max(8 * n, 16)
+        self._turn = 1 - self._turn
         while True:
             out = (b.get("body_a", (capacity,), np.int64), b.get("body_b", (capacity,), np.int64),
                    b.get("normal", (capacity, 3)), b.get("gap", (capacity,)),
-                   b.get("key", (capacity,), np.int64))
+                   b.get(f"key{self._turn}", (capacity,), np.int64))
             gcol.collide[blocks_used, THREADS](marbles, self._walls, float(world.dt), geom, dims,
                                                grid_arrays, scratch, out)
             found = dims.copy_to_host()
@@ -189,7 +193,7 @@ class CudaBackend:
         while size < 2 * max(1, keys.shape[0]):
             size *= 2
         table = (b.get("table_keys", (size,), np.int64), b.get("table_index", (size,), np.int64))
-        lam0 = b.get(f"lam0", (contacts.m * rows,))
+        lam0 = b.get(f"lam{self._turn}", (contacts.m * rows,))
         warm = ((keys, lam, last.rows), table, lam0)
         problem = DeviceProblem.assemble(self, world, contacts, prediction, (rows, fraction),
                                          warm)

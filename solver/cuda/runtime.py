@@ -7,6 +7,7 @@ below (numpy's own `vstack`, which row_stack always was) lets it run on either n
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 
@@ -30,8 +31,13 @@ def simulated() -> bool:
 
 
 # Threads per block of every kernel; the simulator runs each thread as a Python thread, so
-# there a block is a warp. Every kernel computes the same for any block size.
-THREADS = 32 if simulated() else 256
+# there a block is a handful. Every kernel computes the same for any block size.
+THREADS = 8 if simulated() else 256
+if simulated():
+    # The simulator's block runner polls its threads while holding the interpreter lock;
+    # with the default 5 ms switch interval each barrier waits for it (a 40-marble step
+    # took 5.6 s, at 1 ms 0.6 s).
+    sys.setswitchinterval(1e-3)
 
 
 def unavailable() -> str | None:

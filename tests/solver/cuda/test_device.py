@@ -1,0 +1,43 @@
+"""Choosing the device: refusals in one line, auto, and the CLI."""
+import pytest
+
+from solver.methods import registry
+from solver.options import AUTO_MARBLES, StepOptions
+from solver.params import ParamError
+
+
+def test_a_solver_that_does_not_run_on_the_gpu_is_refused_by_name():
+    with pytest.raises(ParamError, match="solver pgs does not run on the cuda device"):
+        StepOptions(registry.settings("pgs", 20, False), device="cuda")
+
+
+def test_an_unknown_device_is_refused():
+    with pytest.raises(ParamError, match="device"):
+        StepOptions(registry.settings("pgs", 20, False), device="tpu")
+
+
+def test_auto_picks_the_gpu_for_large_piles_only():
+    options = StepOptions(registry.settings("jacobi", 20, False), device="auto")
+    assert options.device_for(AUTO_MARBLES - 1) == "cpu"
+    assert options.device_for(AUTO_MARBLES) == "cuda"
+    assert StepOptions(registry.settings("pgs", 20, False),
+                       device="auto").device_for(10 ** 6) == "cpu"
+
+
+def test_the_command_line_refuses_a_gpu_solver_it_cannot_run(capsys):
+    from lab.cli import bench
+    with pytest.raises(SystemExit) as stop:
+        bench.main(["run", "--scene", "bowl", "--device", "cuda", "--solver", "pgs"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and "jacobi, mass-split" in err
+
+
+def test_a_run_on_the_gpu_records_its_device(tmp_path):
+    import json
+
+    from lab.cli import bench
+    out = tmp_path / "run.json"
+    bench.main(["run", "--scene", "column", "--device", "cuda", "--solver", "mass-split",
+                "--steps", "3", "--quiet", "--json", str(out)])
+    record = json.loads(out.read_text())
+    assert record["settings"]["device"] == "cuda" and record["steps_done"] == 3
