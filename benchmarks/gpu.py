@@ -172,6 +172,54 @@ def convergence(args) -> list[dict]:
     return rows
 
 
+def launch_costs() -> dict:
+    """µs per launch of an empty kernel from Python by the number of device arrays it takes,
+    and of a cooperative one (median of 200 launches, each waited for)."""
+    from numba import cuda
+
+    from solver.cuda.runtime import simulated
+    if simulated():
+        return {}
+
+    @cuda.jit
+    def one(a):
+        pass
+
+    @cuda.jit
+    def eight(t):
+        pass
+
+    @cuda.jit
+    def thirty_two(t):
+        pass
+
+    @cuda.jit
+    def cooperative(a):
+        cuda.cg.this_grid().sync()
+
+    arrays = [cuda.device_array(16) for _ in range(32)]
+    cases = {"1 array": (one, (arrays[0],)), "8 arrays": (eight, (tuple(arrays[:8]),)),
+             "32 arrays": (thirty_two, (tuple(arrays),)),
+             "cooperative, 1 array": (cooperative, (arrays[0],))}
+    out = {}
+    for name, (kernel, args) in cases.items():
+        kernel[1, 32](*args)
+        cuda.synchronize()
+        times = []
+        for _ in range(200):
+            t0 = time.perf_counter()
+            kernel[1, 32](*args)
+            cuda.synchronize()
+            times.append(time.perf_counter() - t0)
+        out[name] = 1e6 * statistics.median(times)
+    t0 = time.perf_counter()
+    for _ in range(200):
+        arrays[0].copy_to_host()
+    out["one read back"] = 1e6 * (time.perf_counter() - t0) / 200
+    _say(f"launch costs (µs): {out}")
+    return out
+
+
 def markdown(rows: list[dict]) -> str:
     lines = ["| box n | friction | device | solver | threads | ms/step | collide | assemble | "
              "solve | integrate | contacts | frame ms |", "|---" * 12 + "|"]
@@ -204,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--convergence-settle", type=int, default=100)
     parser.add_argument("--convergence-iterations", type=int, default=200)
     parser.add_argument("--budget", type=float, default=math.inf, help="seconds for the run")
-    parser.add_argument("--skip", default="", help="sections to skip: checks,timings,convergence")
+    parser.add_argument("--skip", default="",
+                        help="sections to skip: launch,checks,timings,convergence")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     args.sizes = [int(s) for s in args.sizes.split(",") if s]
@@ -220,6 +269,9 @@ def main(argv: list[str] | None = None) -> int:
             with open(args.out, "w") as f:
                 json.dump(result, f, indent=1)
 
+    if "launch" not in skip:
+        result["launch_us"] = launch_costs()
+        save()
     if "checks" not in skip:
         result["checks"] = checks(tuple(int(s) for s in args.check_sizes.split(",") if s))
         save()
