@@ -34,7 +34,7 @@ from .driver import SolveSettings, run
 from .laws import CONE, PROX
 from .matrix_sweeps import matrix_sweeps
 from .operator import block_bound, local_steps, operator, product
-from .proximal import ACCEPTED, E_VALID, PRODUCTS, SCALE, STOP, hooks, judge
+from .proximal import ACCEPTED, E_VALID, PRODUCTS, SCALE, STOP, adaptation, hooks, judge
 from .sweeps import BIAS, STEP_N, frictional_range, pack
 
 MERIT = 3  # slot of the float64 state: FCLIB's squared error of the current λ (inf: unknown)
@@ -142,11 +142,11 @@ def _step(lam, old):
 
 # long: Erleben's loop (copy, sweep, merit, judge, roll back) written out over the geometry.
 @njit(**ROW_KERNEL)
-def prox_gs_geometry(A, P, base, laws, V, lam, lam_old, V_old, e, state, counts, count, adapt,
-                     objective, nu, grow, rho_abs, rho_rel):
+def prox_gs_geometry(A, P, base, laws, V, lam, lam_old, V_old, e, state, counts, count, rules):
     """`count` Gauss-Seidel proximal iterations over geometry in place (the packed sweep,
     law cone, steps s R0 written into P's step columns whenever s changed); returns the
-    number performed."""
+    number performed. rules: proximal.adaptation's."""
+    adapt, objective = rules[0], rules[1]
     rows = A[9]
     ends = (A[0], A[1])
     track = adapt and objective
@@ -173,7 +173,7 @@ def prox_gs_geometry(A, P, base, laws, V, lam, lam_old, V_old, e, state, counts,
         if track:
             merit = _geometry_error(A, P, V, laws, lam, e)
             df = verdict(state, merit, rho)
-        if judge(rho, df, state, counts, adapt, objective, nu, grow, rho_abs, rho_rel):
+        if judge(rho, df, state, counts, rules):
             if track:
                 record(state, counts, merit)
         else:
@@ -193,11 +193,11 @@ def _matrix_error(mu, lam, u):
 
 @njit(**ROW_KERNEL)
 def prox_gs_matrix(t_indptr, t_indices, t_data, blocks, base, mu, u, lam, lam_old, u_old,
-                   failures, state, counts, count, adapt, objective, nu, grow, rho_abs,
-                   rho_rel):
+                   failures, state, counts, count, rules):
     """`count` Gauss-Seidel proximal iterations over an explicit W in place (Erleben's map:
     every row of a contact from the velocities before its update); returns the number
-    performed."""
+    performed. rules: proximal.adaptation's."""
+    adapt, objective = rules[0], rules[1]
     track = adapt and objective
     done = 0
     for _ in range(count):
@@ -214,8 +214,7 @@ def prox_gs_matrix(t_indptr, t_indices, t_data, blocks, base, mu, u, lam, lam_ol
         counts[PRODUCTS] += 1
         rho = _step(lam, lam_old)
         merit = _matrix_error(mu, lam, u) if track else 0.0
-        if judge(rho, verdict(state, merit, rho) if track else 0.0, state, counts, adapt,
-                 objective, nu, grow, rho_abs, rho_rel):
+        if judge(rho, verdict(state, merit, rho) if track else 0.0, state, counts, rules):
             if track:
                 record(state, counts, merit)
         else:
@@ -250,10 +249,12 @@ def _error_sum(lam, e, mu, mu_roll, mu_spin, rows):
 # long: the frictionless prox_jacobi_iterations' loop with the cone's map and FCLIB's error.
 @njit(cache=True, nogil=True)
 def prox_jacobi_any(op, rows, rhs, base, mu, mu_roll, mu_spin, lam, cand, e, e_new, state,
-                    counts, count, adapt, objective, nu, grow, rho_abs, rho_rel):
+                    counts, count, rules):
     """`count` Jacobi proximal iterations in place over any problem `operator` describes;
     e caches A λ + b while counts[E_VALID] is 1. With the objective (error) test every
-    attempted iterate costs one product, A λ' + b, which becomes e when λ' is accepted."""
+    attempted iterate costs one product, A λ' + b, which becomes e when λ' is accepted.
+    rules: proximal.adaptation's."""
+    objective = rules[1]
     done = 0
     for _ in range(count):
         if state[STOP] != 0.0:
@@ -288,8 +289,7 @@ def prox_jacobi_any(op, rows, rhs, base, mu, mu_roll, mu_spin, lam, cand, e, e_n
             for j in range(e.shape[0]):
                 e_new[j] += rhs[j]
             merit = _error_sum(cand, e_new, mu, mu_roll, mu_spin, rows)
-        if judge(rho, verdict(state, merit, rho), state, counts, adapt, objective, nu, grow,
-                 rho_abs, rho_rel):
+        if judge(rho, verdict(state, merit, rho), state, counts, rules):
             lam[:] = cand
             if moved:
                 e[:] = e_new
@@ -299,24 +299,18 @@ def prox_jacobi_any(op, rows, rhs, base, mu, mu_roll, mu_spin, lam, cand, e, e_n
     return done
 
 
-def _settings(settings):
-    return (settings["adapt"], settings["merit"] == "objective", settings["rho_abs_tol"],
-            settings["rho_rel_tol"])
-
-
 def _gs_start(problem, lam0: np.ndarray, settings: SolveSettings):
     """What both forms of prox-gs start from: λ, its copy's buffer, the strategy's numbers,
-    the adaptation's settings, the state and counts and the info dict."""
+    the judge's rules, the state and counts and the info dict."""
     lam = np.array(lam0, dtype=np.float64)
-    strategy = friction_strategy(problem, settings)
+    base, nu, grow = friction_strategy(problem, settings)
     state, counts = fresh_friction_state()
-    return lam, np.empty_like(lam), strategy, _settings(settings), state, counts, {}
+    return lam, np.empty_like(lam), base, adaptation(settings, nu, grow), state, counts, {}
 
 
 def solve_gs(problem, lam0: np.ndarray, settings: SolveSettings):
     """prox-gs on a frictional problem over geometry."""
-    lam, lam_old, (base, nu, grow), adaptation, state, counts, info = _gs_start(problem, lam0,
-                                                                              settings)
+    lam, lam_old, base, rules, state, counts, info = _gs_start(problem, lam0, settings)
     p = problem
     V = problem.velocity(lam)
     V_old = np.empty_like(V)
@@ -325,7 +319,7 @@ def solve_gs(problem, lam0: np.ndarray, settings: SolveSettings):
 
     def sweep(count: int) -> int:
         return prox_gs_geometry(p.A, packed, base, p.laws, V, lam, lam_old, V_old, e, state,
-                                counts, count, *adaptation[:2], nu, grow, *adaptation[2:])
+                                counts, count, rules)
 
     def sync() -> None:
         V[:] = problem.velocity(lam)
@@ -336,8 +330,7 @@ def solve_gs(problem, lam0: np.ndarray, settings: SolveSettings):
 
 def solve_gs_matrix(problem, lam0: np.ndarray, settings: SolveSettings):
     """prox-gs on an explicit problem's matrix W."""
-    lam, lam_old, (base, nu, grow), adaptation, state, counts, info = _gs_start(problem, lam0,
-                                                                              settings)
+    lam, lam_old, base, rules, state, counts, info = _gs_start(problem, lam0, settings)
     p = problem
     u = problem.error(lam)
     u_old = np.empty_like(u)
@@ -345,8 +338,7 @@ def solve_gs_matrix(problem, lam0: np.ndarray, settings: SolveSettings):
 
     def sweep(count: int) -> int:
         return prox_gs_matrix(p.t_indptr, p.t_indices, p.t_data, p.blocks, base, p.mu, u, lam,
-                              lam_old, u_old, failures, state, counts, count, *adaptation[:2],
-                              nu, grow, *adaptation[2:])
+                              lam_old, u_old, failures, state, counts, count, rules)
 
     def sync() -> None:
         u[:] = problem.error(lam)
@@ -359,7 +351,7 @@ def solve_jacobi(problem, lam0: np.ndarray, settings: SolveSettings):
     """prox-jacobi on a frictional problem, over geometry or an explicit W."""
     lam = np.array(lam0, dtype=np.float64)
     base, nu, grow = friction_strategy(problem, settings)
-    adapt, objective, rho_abs, rho_rel = _settings(settings)
+    rules = adaptation(settings, nu, grow)
     state, counts = fresh_friction_state()
     info: dict = {}
     op = operator(problem)
@@ -370,8 +362,7 @@ def solve_jacobi(problem, lam0: np.ndarray, settings: SolveSettings):
 
     def sweep(count: int) -> int:
         return prox_jacobi_any(op, p.rows, p.rhs, base, p.mu, p.mu_roll, p.mu_spin,
-                               lam, cand, e, e_new, state, counts, count, adapt, objective, nu,
-                               grow, rho_abs, rho_rel)
+                               lam, cand, e, e_new, state, counts, count, rules)
 
     def sync() -> None:
         counts[E_VALID] = 0

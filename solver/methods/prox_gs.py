@@ -55,14 +55,15 @@ def prox_gs_range(body_a, body_b, normal, bias, inv_mass, diag, denom, step, tra
 
 @njit(**ROW_KERNEL)
 def prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, factor, v, lam,
-                       lam_old, v_old, state, counts, count, adapt, objective, nu, grow, rho_abs,
-                       rho_rel):
+                       lam_old, v_old, state, counts, count, rules):
     """`count` Gauss-Seidel proximal iterations in place; returns the number performed (fewer
     when the merit test stops). v (n, 3) = v* + M^-1 J^T λ is kept consistent with λ; R_c =
     state[SCALE] * factor / denom[c] (local: factor γ, denom A_cc; global: factor r, denom 1),
     written so that with s = 1 the update is bit-for-bit PSOR's λ_c - ω e_c / A_cc.
     The sweep's change of f is exact and free: a contact's update Δ_c, made with its fresh e_c,
-    changes f by Δ_c (e_c + ½ A_cc Δ_c); with local r and s γ < 2 every term is <= 0."""
+    changes f by Δ_c (e_c + ½ A_cc Δ_c); with local r and s γ < 2 every term is <= 0.
+    rules: proximal.adaptation's."""
+    adapt, objective = rules[0], rules[1]
     track = adapt and objective
     done = 0
     for _ in range(count):
@@ -74,7 +75,7 @@ def prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, fact
         rho, df = prox_gs_range(body_a, body_b, normal, bias, inv_mass, diag, denom,
                                 state[SCALE] * factor, track, v, lam, 0, lam.shape[0])
         counts[PRODUCTS] += 1
-        if not judge(rho, df, state, counts, adapt, objective, nu, grow, rho_abs, rho_rel):
+        if not judge(rho, df, state, counts, rules):
             _copy(lam_old, v_old, lam, v)
     return done
 
@@ -82,11 +83,11 @@ def prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, fact
 # long: the serial iteration's bookkeeping around a sweep in phases, with per-group merits.
 @njit(parallel=True, cache=True, nogil=True)
 def blocked_prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, factor, v,
-                               lam, lam_old, v_old, state, counts, count, adapt, objective, nu,
-                               grow, rho_abs, rho_rel, ranges, phases):
+                               lam, lam_old, v_old, state, counts, count, rules, ranges, phases):
     """prox_gs_iterations over a partition (gauss_seidel.py's order and threads): each
     group's ρ and df, then ρ the largest and df their sum in group order, so a run repeats bit
     for bit for a given partition."""
+    adapt, objective = rules[0], rules[1]
     track = adapt and objective
     groups = ranges.shape[0] - 1
     rhos = np.zeros(groups)
@@ -112,7 +113,7 @@ def blocked_prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, den
                 rho = rhos[g]
             df += dfs[g]
         counts[PRODUCTS] += 1
-        if not judge(rho, df, state, counts, adapt, objective, nu, grow, rho_abs, rho_rel):
+        if not judge(rho, df, state, counts, rules):
             lam[:] = lam_old
             v[:] = v_old
     return done
@@ -121,12 +122,13 @@ def blocked_prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, den
 def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     lam = np.array(lam0, dtype=np.float64)
     denom, factor, nu, grow = strategy(problem, settings)
-    adapt, objective, rho_abs, rho_rel = adaptation(settings)
+    adapt, objective, nu, grow, rho_abs, rho_rel = adaptation(settings, nu, grow)
     if objective and settings["r"] != "global":
         # The objective test cannot fail here: with r_c = s γ / A_cc, s <= 1 and γ < 2, every
         # contact's update lowers f. So the sweep needs no copies for a rollback and no sum (a
         # NaN is then the driver's divergence, as for psor).
         adapt = False
+    rules = (adapt, objective, nu, grow, rho_abs, rho_rel)
     v = problem.velocity(lam)
     bias = problem.bias
     lam_old = np.empty_like(lam)
@@ -138,8 +140,7 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
 
     def sweep(count: int) -> int:
         args = (problem.body_a, problem.body_b, problem.normal, bias, problem.inv_mass,
-                problem.diag, denom, factor, v, lam, lam_old, v_old, state, counts, count, adapt,
-                objective, nu, grow, rho_abs, rho_rel)
+                problem.diag, denom, factor, v, lam, lam_old, v_old, state, counts, count, rules)
         if problem.block_count == 1:
             return prox_gs_iterations(*args)
         return blocked_prox_gs_iterations(*args, *parts)

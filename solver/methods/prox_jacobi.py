@@ -16,12 +16,13 @@ from .proximal import (E_VALID, PARAMS, PRODUCTS, SCALE, STOP, adaptation, fresh
 
 @njit(cache=True, nogil=True)
 def prox_jacobi_iterations(body_a, body_b, normal, inv_mass, rhs, denom, factor, lam, cand,
-                           e, e_new, dv, state, counts, count, adapt, objective, nu, grow,
-                           rho_abs, rho_rel):
+                           e, e_new, dv, state, counts, count, rules):
     """`count` Jacobi proximal iterations in place; returns the number performed. e (m,) caches
     A λ + b while counts[E_VALID] is 1. With the objective test every attempted iterate costs
     one product, e_new = A λ' + b, which gives f(λ') - f(λ) = ½ (λ' - λ)ᵀ(e + e_new) exactly and
-    becomes the cached e when λ' is accepted; with the step test a rejection costs nothing."""
+    becomes the cached e when λ' is accepted; with the step test a rejection costs nothing.
+    rules: proximal.adaptation's."""
+    objective = rules[1]
     m = lam.shape[0]
     done = 0
     for _ in range(count):
@@ -56,7 +57,7 @@ def prox_jacobi_iterations(body_a, body_b, normal, inv_mass, rhs, denom, factor,
                 e_new[c] += rhs[c]
                 df += (cand[c] - lam[c]) * (e[c] + e_new[c])
             df *= 0.5
-        if judge(rho, df, state, counts, adapt, objective, nu, grow, rho_abs, rho_rel):
+        if judge(rho, df, state, counts, rules):
             lam[:] = cand
             if moved:
                 e[:] = e_new
@@ -68,7 +69,7 @@ def prox_jacobi_iterations(body_a, body_b, normal, inv_mass, rhs, denom, factor,
 def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     lam = np.array(lam0, dtype=np.float64)
     denom, factor, nu, grow = strategy(problem, settings)
-    adapt, objective, rho_abs, rho_rel = adaptation(settings)
+    rules = adaptation(settings, nu, grow)
     m = problem.m
     cand = np.empty(m)
     e = np.empty(m)
@@ -80,8 +81,7 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     def sweep(count: int) -> int:
         return prox_jacobi_iterations(problem.body_a, problem.body_b, problem.normal,
                                       problem.inv_mass, problem.rhs, denom, factor, lam, cand, e,
-                                      e_new, dv, state, counts, count, adapt, objective, nu, grow,
-                                      rho_abs, rho_rel)
+                                      e_new, dv, state, counts, count, rules)
 
     def sync() -> None:
         counts[E_VALID] = 0
