@@ -75,7 +75,7 @@ def test_the_row_helpers_cost_nothing_in_the_sweeps():
         fresh(*(a.copy() if isinstance(a, np.ndarray) else a for a in call))
         code = "".join(fresh.inspect_llvm().values())
         assert "NRT_incref" not in code and "NRT_decref" not in code, kernel.__name__
-    for kernel in (prox_gs.prox_gs_iterations, pgs_sm.truncated_cg_phase,
+    for kernel in (prox_gs.prox_gs_range, pgs_sm.truncated_cg_phase,
                    pgs_sm.objective_change):
         assert kernel.targetoptions.get("_nrt") is False, kernel.__name__
 
