@@ -66,9 +66,9 @@ def test_the_row_helpers_cost_nothing_in_the_sweeps():
     p = random_problem(np.random.default_rng(4), 3, 6)
     lam, v = np.zeros(p.m), p.velocity(np.zeros(p.m))
     args = {
-        gauss_seidel.relaxed_range: (p.body_a, p.body_b, p.normal, p.bias, p.inv_mass,
-                                     1 / p.diag, v, lam, 0, p.m),
-        naive.naive_sweeps: (p.body_a, p.body_b, p.normal, p.bias, p.inv_mass, p.diag, v, lam, 2),
+        gauss_seidel.relaxed_range: (p.A, (p.bias, 1 / p.diag), v, lam, 0, p.m),
+        naive.naive_sweeps: (p.A, p.bias, p.diag, v, lam, 2),
+        prox_gs.prox_gs_range: (p.A, (p.bias, p.diag, p.diag), 1.0, True, v, lam, 0, p.m),
     }
     for kernel, call in args.items():
         fresh = njit(**{**ROW_KERNEL, "cache": False})(kernel.py_func)
