@@ -169,15 +169,14 @@ class CpuBackend:
         """v <- v* + M^-1 J^T λ, x += h v, straight into the world's rows; with friction the
         spins too; then the orientations turned by the spins."""
         h = float(world.dt)
+        step = (h, world.planar)
         v = np.empty_like(prediction.v)
         world_order = WORLD_ORDER if order is None else order
         if problem.rows == FRICTIONLESS:
             # The impulses are summed in the step's numbering.
-            integrate(problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
-                      np.ascontiguousarray(lam, dtype=np.float64), problem.v_pred, h,
-                      world.planar, world.x, v,
-                      v if order is None else np.empty_like(prediction.v), world_order,
-                      *problem.partition)
+            dv = v if order is None else np.empty_like(prediction.v)
+            integrate(problem.A, np.ascontiguousarray(lam, dtype=np.float64), problem.v_pred,
+                      step, (world.x, v, dv), world_order, problem.partition)
             world.v = v
             if not spinning(world.omega):
                 return
@@ -185,8 +184,8 @@ class CpuBackend:
             world.omega *= math.exp(-world.damping * h)
         else:
             dV = problem.velocity_change(lam)
-            integrate_spin(problem.V_pred, dV, h, world.planar, world.x, v, world.omega,
-                           world_order, blocks)
+            integrate_spin(problem.V_pred, dV, step, (world.x, v, world.omega), world_order,
+                           blocks)
             world.v = v
         rotate(world.orientation, world.omega, h, blocks)
 

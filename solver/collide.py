@@ -61,13 +61,23 @@ def _cell_coordinate(value, low, inv_cell):
 
 
 @njit(cache=True, nogil=True)
-def _grid(x, v, radius, h, eps_fraction, cap_diameters, speed, lin, start, order, packed,
-          sorted_lin, dims):
-    """Bucket the marbles into the grid. Fills speed (n,) m/s, lin (n,) cell numbers, and, sorted
-    by cell: order (n,) marble indices, packed (n, 5) x, y, z, radius, speed, sorted_lin (n,).
-    dims <- (nx, ny, nz, table). Returns (cell width, eps, cap) in metres. When `start` is
-    shorter than table + 1, dims[3] = -table and nothing is bucketed: the caller grows `start`
-    and calls again."""
+def _grid(marbles, rule, scratch, grid):
+    """Bucket the marbles into the grid; return margins = (h, eps, cap): the step (s), the
+    margin's fixed part and its cap (m).
+
+    marbles = (x, v, radius): (n, 3) positions (m), (n, 3) velocities (m/s), (n,) radii (m).
+    rule = (h, eps_fraction, cap_diameters): the step (s), the margin's fixed part as a
+    fraction of the smallest radius and its cap in diameters of the largest marble.
+    scratch = (speed, lin), filled: (n,) speeds (m/s) and (n,) int64 cell numbers.
+    grid = (start, order, packed, sorted_lin, dims), the bucketed marbles, filled: start
+    (table + 1,) int64 where each bucket's marbles begin, then, sorted by bucket, order (n,)
+    int64 marble indices, packed (n, 5) x, y, z (m), radius (m), speed (m/s), sorted_lin (n,)
+    int64 cell numbers; dims (4,) int64 <- (nx, ny, nz, table). When `start` is shorter than
+    table + 1, dims[3] = -table and nothing is bucketed: the caller grows it and calls again."""
+    x, v, radius = marbles
+    h, eps_fraction, cap_diameters = rule
+    speed, lin = scratch
+    start, order, packed, sorted_lin, dims = grid
     n = x.shape[0]
     rmax = 0.0
     rmin = np.inf
@@ -103,7 +113,7 @@ def _grid(x, v, radius, h, eps_fraction, cap_diameters, speed, lin, start, order
     dims[3] = table
     if start.shape[0] < table + 1:
         dims[3] = -table
-        return reach, eps, cap
+        return h, eps, cap
     mask = table - 1
     start[: table + 1] = 0
     for i in range(n):
@@ -130,22 +140,39 @@ def _grid(x, v, radius, h, eps_fraction, cap_diameters, speed, lin, start, order
     for s in range(table, 0, -1):
         start[s] = start[s - 1]
     start[0] = 0
-    return reach, eps, cap
+    return h, eps, cap
 
 
 # long: one pass over the sorted marbles; the wall tests are written out because a call
 # taking the arrays cost ~60 ns per marble, a third of the bowl's contact generation.
 @njit(cache=True, nogil=True)
-def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_lin, dims,
-              visit, visit_lo, visit_hi, block_of, out_lo, out_hi, body_a, body_b, normal, gap,
-              keys, partner):
-    """Fill the contact arrays from index `out_lo` (up to `out_hi`) with the contacts found from
-    the sorted marbles visit[visit_lo:visit_hi] in that order (slots visit_lo..visit_hi - 1
-    when `visit` is empty: the serial core visits them all) and return how many were found. If
-    that exceeds out_hi - out_lo the caller grows the arrays and calls again. With `block_of`
-    (the block of each slot; empty: no blocks) partner[c] gets the block of contact c's other
-    marble (the own one for a wall). Keys: a marble and wall feature f get f * n + b; marble
-    pairs (a + walls) * n + b."""
+def _generate(margins, walls, grid, visiting, first, last, buffers, out):
+    """Fill the contact buffers from index out[0] (up to out[1]) with the contacts found from
+    the sorted marbles visit[first:last] in that order (slots first..last - 1 when `visit` is
+    empty: the serial core visits them all) and return how many were found. If that exceeds
+    out[1] - out[0] the caller grows the buffers and calls again.
+
+    margins = (h, eps, cap): the step (s), the margin's fixed part and its cap (m); a pair
+    gets a contact when its gap is below min(h (|v_a| + |v_b|) + eps, cap).
+    walls = (planes, spheres, tubes), the container's features (ContainerGeometry): planes
+    (P, 6) a point and the unit normal into the container (m), spheres (S, 4) centre and
+    radius (m) of a sphere holding the marbles inside, tubes (U, 3) axis x, y and radius (m) of
+    a vertical tube holding them inside.
+    grid = (start, order, packed, sorted_lin, dims): the bucketed marbles (`_grid`).
+    visiting = (visit, block_of): visit (n,) int64 the slots block by block, block_of (n,)
+    int64 the block of each slot; both empty: no blocks.
+    buffers = (body_a, body_b, normal, gap, keys, partner), the contact set: (capacity,) int64
+    marbles (body_a -1: a wall), (capacity, 3) unit normals from a to b, (capacity,) gaps (m),
+    (capacity,) int64 keys and, in blocks, partner (capacity,) int64 the block of contact c's
+    other marble (the own one for a wall). Keys: a marble b and wall feature f get f * n + b;
+    marble pairs a < b get (a + W) * n + b, W = P + S + U.
+    out = (out_lo, out_hi): the part of the buffers this call writes."""
+    h, eps, cap = margins
+    planes, spheres, tubes = walls
+    start, order, packed, sorted_lin, dims = grid
+    visit, block_of = visiting
+    body_a, body_b, normal, gap, keys, partner = buffers
+    out_lo, out_hi = out
     n = order.shape[0]
     blocked = block_of.shape[0] > 0
     nx = dims[0]
@@ -159,10 +186,10 @@ def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_
     n_planes = planes.shape[0]
     n_spheres = spheres.shape[0]
     n_tubes = tubes.shape[0]
-    walls = n_planes + n_spheres + n_tubes
+    n_walls = n_planes + n_spheres + n_tubes
     capacity = out_hi
     count = out_lo
-    for k in range(visit_lo, visit_hi):
+    for k in range(first, last):
         s = visit[k] if visit.shape[0] > 0 else k
         i = order[s]
         own = block_of[s] if blocked else 0
@@ -256,14 +283,14 @@ def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_
                 for xx in range(lo, lo + 1 if dense else x_hi + 1):
                     cell = row + xx
                     if dense:
-                        first = start[cell]
-                        last = start[row + x_hi + 1]
+                        begin = start[cell]
+                        end = start[row + x_hi + 1]
                     else:
-                        first = start[cell & mask]
-                        last = start[(cell & mask) + 1]
+                        begin = start[cell & mask]
+                        end = start[(cell & mask) + 1]
                     if cell == c:
-                        first = s + 1  # the own cell's bucket is contiguous and holds s
-                    for t in range(first, last):
+                        begin = s + 1  # the own cell's bucket is contiguous and holds s
+                    for t in range(begin, end):
                         if not dense and sorted_lin[t] != cell:
                             continue
                         d0 = packed[t, 0] - xi0
@@ -288,11 +315,11 @@ def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_
                                     inv = -inv
                                     body_a[count] = j
                                     body_b[count] = i
-                                    keys[count] = (j + walls) * n + i
+                                    keys[count] = (j + n_walls) * n + i
                                 else:
                                     body_a[count] = i
                                     body_b[count] = j
-                                    keys[count] = (i + walls) * n + j
+                                    keys[count] = (i + n_walls) * n + j
                                 normal[count, 0] = d0 * inv
                                 normal[count, 1] = d1 * inv
                                 normal[count, 2] = d2 * inv
@@ -309,10 +336,12 @@ def _generate(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_
 
 
 @njit(cache=True, nogil=True)
-def _deal(body_a, body_b, normal, gap, keys, m, streams):
-    """The first m contacts as new arrays, dealt round-robin from `streams` consecutive runs of
-    the grid order: run s is contacts [s L, (s + 1) L), L = ceil(m / streams), and the output
-    takes one from each run in turn."""
+def _deal(buffers, m, streams):
+    """The first m contacts of the contact set `buffers` (`_generate`) as new arrays (body_a,
+    body_b, normal, gap, keys; partner is not read), dealt round-robin from `streams`
+    consecutive runs of the grid order: run s is contacts [s L, (s + 1) L),
+    L = ceil(m / streams), and the output takes one from each run in turn."""
+    body_a, body_b, normal, gap, keys, _ = buffers
     out_a = np.empty(m, np.int64)
     out_b = np.empty(m, np.int64)
     out_normal = np.empty((m, 3), np.float64)
@@ -368,10 +397,11 @@ class Collider:
 
     def __init__(self, geometry: ContainerGeometry, capacity: int = 1024):
         self.geometry = geometry
+        self._walls = (geometry.planes, geometry.spheres, geometry.tubes)
         self._alloc(capacity)
-        self._grid_for(0)
         self._start = np.zeros(2, dtype=np.int64)
         self._dims = np.zeros(4, dtype=np.int64)
+        self._grid_for(0)
         self._last_blocks = 1
 
     def _alloc(self, capacity: int) -> None:
@@ -381,6 +411,7 @@ class Collider:
         self.gap = np.empty(capacity, dtype=np.float64)
         self.key = np.empty(capacity, dtype=np.int64)
         self.partner = np.empty(capacity, dtype=np.int64)
+        self._buffers = (self.body_a, self.body_b, self.normal, self.gap, self.key, self.partner)
 
     def _grid_for(self, n: int) -> None:
         self._n = n
@@ -391,6 +422,13 @@ class Collider:
         self._sorted_lin = np.empty(n, dtype=np.int64)
         self._block_of = np.empty(n, dtype=np.int64)
         self._visit = np.empty(n, dtype=np.int64)
+        self._scratch = (self._speed, self._lin)
+        self._visiting = (self._visit, self._block_of)
+        self._bucket()
+
+    def _bucket(self) -> None:
+        """The grid tuple of `_grid` and `_generate`, after any of its arrays is replaced."""
+        self._bucketed = (self._start, self._order, self._packed, self._sorted_lin, self._dims)
 
     @property
     def order(self) -> np.ndarray:
@@ -418,64 +456,51 @@ class Collider:
                             np.zeros(0), np.zeros(0, np.int64))
         if n != self._n:
             self._grid_for(n)
-        h = float(h)
+        rule = (float(h), MARGIN_EPS_FRACTION, MARGIN_CAP_DIAMETERS)
+        marbles = (x, v, radius)
         while True:
-            _, eps, cap = _grid(x, v, radius, h, MARGIN_EPS_FRACTION, MARGIN_CAP_DIAMETERS,
-                                self._speed, self._lin, self._start, self._order, self._packed,
-                                self._sorted_lin, self._dims)
+            margins = _grid(marbles, rule, self._scratch, self._bucketed)
             if self._dims[3] > 0:
                 break
             self._start = np.zeros(2 * int(-self._dims[3]) + 1, dtype=np.int64)
+            self._bucket()
         self._last_blocks = blocks
         if blocks > 1:
-            return self._blocks(h, eps, cap, blocks)
-        geo = self.geometry
-        none = self._none
+            return self._blocks(margins, blocks)
         while True:
-            m = _generate(h, eps, cap, geo.planes, geo.spheres, geo.tubes, self._start,
-                          self._order, self._packed, self._sorted_lin, self._dims, none, 0, n,
-                          none, 0, self.body_a.shape[0], self.body_a, self.body_b, self.normal,
-                          self.gap, self.key, none)
+            m = _generate(margins, self._walls, self._bucketed, self._SERIAL, 0, n,
+                          self._buffers, (0, self.body_a.shape[0]))
             if m <= self.body_a.shape[0]:
                 break
             self._alloc(max(2 * self.body_a.shape[0], int(m * 1.25)))
-        return Contacts(*_deal(self.body_a, self.body_b, self.normal, self.gap, self.key, m,
-                               INTERLEAVE))
+        return Contacts(*_deal(self._buffers, m, INTERLEAVE))
 
-    _none = np.zeros(0, dtype=np.int64)
+    # `_generate`'s visiting tuple for the serial core: no visiting order, no blocks.
+    _SERIAL = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
-    def _blocks(self, h: float, eps: float, cap: float, blocks: int) -> Contacts:
+    def _blocks(self, margins: tuple[float, float, float], blocks: int) -> Contacts:
         """The contacts of `blocks` slabs, found in parallel, each slab into its own segment of
         the buffers, then laid out in groups."""
         starts = np.zeros(blocks + 1, dtype=np.int64)
         assign_blocks(self._sorted_lin, self._dims, blocks, self._block_of, self._visit, starts)
         found = np.zeros(blocks, dtype=np.int64)
-        geo = self.geometry
         while True:
             segment = self.body_a.shape[0] // blocks
-            generate_blocks(h, eps, cap, geo.planes, geo.spheres, geo.tubes, self._start,
-                            self._order, self._packed, self._sorted_lin, self._dims, self._visit,
-                            starts, self._block_of, segment, self.body_a, self.body_b,
-                            self.normal, self.gap, self.key, self.partner, found)
+            generate_blocks(margins, self._walls, self._bucketed, self._visiting, starts,
+                            segment, self._buffers, found)
             if found.max() <= segment:
                 break
             self._alloc(max(2 * self.body_a.shape[0], int(found.max() * blocks * 1.25)))
-        *arrays, ranges, phases = order_blocks(found, segment, self.partner, self.body_a,
-                                               self.body_b, self.normal, self.gap, self.key,
-                                               INTERLEAVE)
+        *arrays, ranges, phases = order_blocks(self._buffers, found, segment, INTERLEAVE)
         return Contacts(*arrays, partition=(ranges, phases))
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def generate_blocks(h, eps, cap, planes, spheres, tubes, start, order, packed, sorted_lin, dims,
-                    visit, starts, block_of, segment, body_a, body_b, normal, gap, keys,
-                    partner, found):
-    """_generate for every block at once: block k visits visit[starts[k]:starts[k + 1]] and
-    writes from k * segment; found[k] <- how many it found (more than `segment`: call again
-    with larger buffers)."""
+def generate_blocks(margins, walls, grid, visiting, starts, segment, buffers, found):
+    """_generate (same tuples) for every block at once: block k visits
+    visit[starts[k]:starts[k + 1]] and writes from k * segment; found (blocks,) int64 <- how
+    many it found (more than `segment`: call again with larger buffers)."""
     for b in prange(found.shape[0]):
         k = np.int64(b)  # a prange index is unsigned; mixed with signed it would be a float
-        found[k] = _generate(h, eps, cap, planes, spheres, tubes, start, order, packed,
-                             sorted_lin, dims, visit, starts[k], starts[k + 1], block_of,
-                             k * segment, (k + 1) * segment, body_a, body_b, normal, gap, keys,
-                             partner)
+        found[k] = _generate(margins, walls, grid, visiting, starts[k], starts[k + 1], buffers,
+                             (k * segment, (k + 1) * segment))

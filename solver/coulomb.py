@@ -10,9 +10,9 @@ import numpy as np
 from numba import njit, prange
 
 from .partition import share, shares
-from .products import (ROW_KERNEL, frictional_contact_velocities,
-                       frictional_velocity_change, frictional_gather, frictional_scatter,
-                       is_zero, largest)
+from .products import (ROW_KERNEL, all_finite, frictional_contact_velocities,
+                       frictional_gather, frictional_scatter, frictional_velocity_change,
+                       is_zero, largest, scan)
 
 
 @njit(inline="always", cache=True, nogil=True)
@@ -39,20 +39,18 @@ def project_cone(zn, z1, z2, mu):
 
 
 @njit(**ROW_KERNEL)
-def frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
-                                inv_inertia, lam, rows, dV):
+def frictional_impulse_velocity(A, lam, dV):
     """dV (n, 6) <- M^-1 J^T λ: the linear (m/s) and angular (rad/s) velocity changes that
-    impulses λ (m * rows, N s and N m s) cause."""
+    impulses λ (m * rows, N s and N m s) cause; A the frictional operator's factors
+    (solver/products.py)."""
     dV[:] = 0.0
-    frictional_scatter(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia, lam,
-                       rows, dV, 0, body_a.shape[0])
+    frictional_scatter(A, lam, dV, 0, A[0].shape[0])
 
 
 @njit(**ROW_KERNEL)
-def frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out):
+def frictional_contact_velocity(A, V, out):
     """out (m * rows) <- J V: each row's relative velocity (m/s; rad/s for rolling rows)."""
-    frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out, 0,
-                      body_a.shape[0])
+    frictional_gather(A, V, out, 0, A[0].shape[0])
 
 
 @njit(inline="always", cache=True, nogil=True)
@@ -84,69 +82,11 @@ def contact_error(lam, e, k, mu, mu_roll, mu_spin, rows, squared=False):
 
 
 @njit(**ROW_KERNEL)
-def frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia,
-                        rhs, mu, mu_roll, mu_spin, rows, lam, dV, e):
-    """max over contacts of `contact_error` (m/s), from λ exactly (one product with A); dV and e
-    are scratch. inf when any value is not finite, so callers see divergence."""
-    frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
-                                inv_inertia, lam, rows, dV)
-    return frictional_errors(body_a, body_b, normal, t1, t2, arm_a, arm_b, rhs, mu, mu_roll,
-                             mu_spin, rows, lam, dV, e)
-
-
-@njit(**ROW_KERNEL)
-def frictional_errors(body_a, body_b, normal, t1, t2, arm_a, arm_b, rhs, mu, mu_roll, mu_spin,
-                      rows, lam, dV, e):
-    """frictional_residual's value from dV = M^-1 J^T λ (n, 6) already computed; e scratch."""
-    frictional_contact_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows, e)
-    return _errors_range(lam, e, rhs, mu, mu_roll, mu_spin, rows, True, 0, body_a.shape[0])
-
-
-@njit(**ROW_KERNEL)
-def scanned_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
-                                inv_inertia, rhs, diag, mu, mu_roll, mu_spin, rows, lam, dV, e,
-                                held):
-    """(r, finite, scale, product) at a solve's start: rhs, diag finite; max |rhs|; r of λ, no
-    product for λ = 0 (e = b) or `held` (dV holds M^-1 J^T λ); product: dV holds it now."""
-    scale = 0.0
-    for j in range(rhs.shape[0]):
-        if not (np.isfinite(rhs[j]) and np.isfinite(diag[j])):
-            return np.inf, False, np.inf, held
-        scale = max(scale, abs(rhs[j]))
-    for j in range(lam.shape[0]):
-        if lam[j] != 0.0:
-            if not held:
-                frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b,
-                                            inv_mass, inv_inertia, lam, rows, dV)
-            return frictional_errors(body_a, body_b, normal, t1, t2, arm_a, arm_b, rhs, mu,
-                                     mu_roll, mu_spin, rows, lam, dV, e), True, scale, True
-    worst = 0.0
-    for c in range(body_a.shape[0]):
-        r = contact_error(lam, rhs, c * rows, mu[c], mu_roll[c], mu_spin[c], rows, True)
-        if r > worst:
-            worst = r
-    return np.sqrt(worst), True, scale, held
-
-
-@njit(**ROW_KERNEL)
-def checked_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
-                                inv_inertia, rhs, mu, mu_roll, mu_spin, rows, lam, dV, e, held):
-    """(r, finite): whether λ is finite, r = frictional_residual(λ) (inf, not computed, when it
-    is not); no product when `held`, as scanned_frictional_residual."""
-    for j in range(lam.shape[0]):
-        if not np.isfinite(lam[j]):
-            return np.inf, False
-    if not held:
-        frictional_impulse_velocity(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
-                                    inv_inertia, lam, rows, dV)
-    return frictional_errors(body_a, body_b, normal, t1, t2, arm_a, arm_b, rhs, mu, mu_roll,
-                             mu_spin, rows, lam, dV, e), True
-
-
-@njit(**ROW_KERNEL)
-def _errors_range(lam, e, rhs, mu, mu_roll, mu_spin, rows, add_rhs, first, last):
+def _errors_range(lam, e, rhs, laws, rows, add_rhs, first, last):
     """max of `contact_error` over contacts [first, last) (inf at the first not finite), after
-    e += rhs on their rows when `add_rhs` (e = A λ + b from e = A λ)."""
+    e += rhs on their rows when `add_rhs` (e = A λ + b from e = A λ); laws = (mu, mu_roll,
+    mu_spin), (m,) each."""
+    mu, mu_roll, mu_spin = laws
     worst = 0.0
     for c in range(first, last):
         k = c * rows
@@ -162,29 +102,57 @@ def _errors_range(lam, e, rhs, mu, mu_roll, mu_spin, rows, add_rhs, first, last)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def blocked_frictional_residual(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
-                                inv_inertia, rhs, mu, mu_roll, mu_spin, rows, lam, dV, e,
-                                ranges, phases, held):
-    """(r, product): frictional_residual over a partition, the same r (m/s); dV (n, 6), e
-    (m * rows) scratch; no product for λ = 0 (e = b) or `held`, as scanned_frictional_residual."""
+def frictional_residual(A, rhs, laws, lam, scratch, partition, held):
+    """(r, product): the max over contacts of `contact_error` (m/s) of λ, exactly (one product
+    with A), over a partition (ranges, phases), inline for one block: the same r for any number
+    of blocks. laws = (mu, mu_roll, mu_spin) (m,) each; scratch = (dV (n, 6), e (m * rows));
+    no product for λ = 0 (e = b) or when `held` (dV holds M^-1 J^T λ already); product: whether
+    dV holds it now. inf when any value is not finite, so callers see divergence."""
+    dV, e = scratch
+    ranges = partition[0]
+    rows = A[9]
+    m = A[0].shape[0]
     parts = shares(ranges)
-    partial = np.zeros(parts)
     if is_zero(lam):
+        if parts == 1:
+            return _errors_range(lam, rhs, rhs, laws, rows, False, 0, m), held
+        partial = np.zeros(parts)
         for t in prange(parts):
             first, last = share(ranges, t)
-            partial[t] = _errors_range(lam, rhs, rhs, mu, mu_roll, mu_spin, rows, False, first,
-                                       last)
+            partial[t] = _errors_range(lam, rhs, rhs, laws, rows, False, first, last)
         return largest(partial), held
     if not held:
-        frictional_velocity_change(body_a, body_b, normal, t1, t2, arm_a, arm_b,
-                                            inv_mass, inv_inertia, lam, rows, dV, ranges,
-                                            phases)
-    frictional_contact_velocities(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows,
-                                        e, ranges)
+        frictional_velocity_change(A, lam, dV, partition)
+    frictional_contact_velocities(A, dV, e, ranges)
+    if parts == 1:
+        return _errors_range(lam, e, rhs, laws, rows, True, 0, m), True
+    partial = np.zeros(parts)
     for t in prange(parts):
         first, last = share(ranges, t)
-        partial[t] = _errors_range(lam, e, rhs, mu, mu_roll, mu_spin, rows, True, first, last)
+        partial[t] = _errors_range(lam, e, rhs, laws, rows, True, first, last)
     return largest(partial), True
+
+
+@njit(cache=True, nogil=True)
+def scanned_frictional_residual(A, rhs, diag, laws, lam, scratch, partition, held):
+    """(r, finite, scale, product) at a solve's start: whether rhs and diag are finite, max
+    |rhs| (m/s), and frictional_residual's (r, product); r = inf, not computed, when they are
+    not finite."""
+    finite, scale = scan(rhs, diag, A[9], partition[0])
+    if not finite:
+        return np.inf, False, np.inf, held
+    r, product = frictional_residual(A, rhs, laws, lam, scratch, partition, held)
+    return r, True, scale, product
+
+
+@njit(cache=True, nogil=True)
+def checked_frictional_residual(A, rhs, laws, lam, scratch, partition, held):
+    """(r, finite, product) at a solve's end: whether λ is finite, and frictional_residual's
+    (r, product); r = inf, not computed, when λ is not finite."""
+    if not all_finite(lam, A[9], partition[0]):
+        return np.inf, False, held
+    r, product = frictional_residual(A, rhs, laws, lam, scratch, partition, held)
+    return r, True, product
 
 
 def contact_errors_norm(lam: np.ndarray, e: np.ndarray, mu: np.ndarray) -> float:

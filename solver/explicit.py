@@ -135,6 +135,22 @@ class MatrixProblem:
                                                                   self.data, size)
         self._e = np.empty(size)
 
+    @property
+    def A(self) -> tuple:
+        """W in CSR, the tuple the kernels take: (indptr (size + 1,), indices, data (nnz,))."""
+        return (self.indptr, self.indices, self.data)
+
+    @property
+    def columns(self) -> tuple:
+        """W by its columns and diagonal blocks, the tuple the Gauss-Seidel kernels take:
+        (t_indptr, t_indices, t_data) the CSR of Wᵀ, and blocks (m, 3, 3)."""
+        return (self.t_indptr, self.t_indices, self.t_data, self.blocks)
+
+    @property
+    def laws(self) -> tuple:
+        """(mu, mu_roll, mu_spin), (m,) each: the last two 0 (FCLIB has no rolling rows)."""
+        return (self.mu, self.mu_roll, self.mu_spin)
+
     @classmethod
     def from_coo(cls, rows, cols, vals, q, mu, **info) -> "MatrixProblem":
         size = np.shape(q)[0]

@@ -25,13 +25,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numba import njit, prange
 
-from .coulomb import (blocked_frictional_residual, checked_frictional_residual,
-                      contact_errors_norm, frictional_errors, frictional_residual,
+from .coulomb import (checked_frictional_residual, contact_errors_norm, frictional_residual,
                       scanned_frictional_residual)
 from .partition import one_block, share, share_of, shares
 from .problem import FRICTIONAL
-from .products import (all_finite, frictional_contact_velocities, frictional_gather,
-                       frictional_velocity_change, same_bits, scan)
+from .products import (frictional_contact_velocities, frictional_gather,
+                       frictional_velocity_change, same_bits)
 
 INERTIA_FACTOR = 0.4  # I = 2/5 m r^2, a solid sphere
 ROWS_SLIDING = 3  # normal, t1, t2
@@ -74,15 +73,15 @@ def tangent_frames_range(normal, t1, t2, first, last):
 
 
 @njit(cache=True, nogil=True)
-def contact_rows(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
-                 inv_inertia, V_pred, h, rows, diag, rhs, first, last):
-    """The lever arms, diag and rhs of contacts [first, last), from their frames and the
-    marbles' inverse inertias (_assemble_frictional)."""
+def contact_rows(A, gap, radius, V_pred, h, out, first, last):
+    """The lever arms (A's arm_a, arm_b) and out = (diag, rhs) of contacts [first, last), from
+    their frames and the marbles' inverse inertias (assemble_frictional)."""
+    body_a, body_b, _, _, _, arm_a, arm_b, inv_mass, inv_inertia, rows = A
+    diag, rhs = out
     for c in range(first, last):
         arm_b[c] = radius[body_b[c]]
         arm_a[c] = radius[body_a[c]] if body_a[c] >= 0 else 0.0
-    frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, V_pred, rows, rhs, first,
-                      last)
+    frictional_gather(A, V_pred, rhs, first, last)
     for c in range(first, last):
         a = body_a[c]
         b = body_b[c]
@@ -119,18 +118,17 @@ def contact_coefficients(body_a, mu, mu_wall, mu_roll, mu_spin):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def assemble_frictional(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
-                        inv_inertia, V_pred, h, rows, diag, rhs, ranges):
-    """Everything derived, in one pass: t1, t2 (m, 3) the tangent frames; arm_a, arm_b (m,)
-    the lever arms (0 for a wall); inv_inertia (n,) 1/(2/5 m r^2); diag (m * rows) A's
-    diagonal; rhs (m * rows) b = J V* + (gap/h on the normal). Over a partition's contacts in
-    equal shares at once, inline for one block."""
+def assemble_frictional(A, gap, radius, V_pred, h, out, ranges):
+    """Everything derived, in one pass: A's t1, t2 (m, 3) the tangent frames, arm_a, arm_b
+    (m,) the lever arms (0 for a wall) and inv_inertia (n,) 1/(2/5 m r^2); out = (diag, rhs),
+    (m * rows,) each: A's diagonal and b = J V* + (gap/h on the normal). Over a partition's
+    contacts in equal shares at once, inline for one block."""
+    body_a, _, normal, t1, t2, _, _, inv_mass, inv_inertia, _ = A
     parts = shares(ranges)
     if parts == 1:
         tangent_frames_range(normal, t1, t2, 0, normal.shape[0])
         inverse_inertias(inv_mass, radius, inv_inertia, 0, radius.shape[0])
-        contact_rows(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
-                     inv_inertia, V_pred, h, rows, diag, rhs, 0, body_a.shape[0])
+        contact_rows(A, gap, radius, V_pred, h, out, 0, body_a.shape[0])
         return
     n = radius.shape[0]
     for t in prange(parts):
@@ -139,8 +137,7 @@ def assemble_frictional(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radiu
     for t in prange(parts):
         first, last = share(ranges, t)
         tangent_frames_range(normal, t1, t2, first, last)
-        contact_rows(body_a, body_b, normal, t1, t2, arm_a, arm_b, gap, radius, inv_mass,
-                     inv_inertia, V_pred, h, rows, diag, rhs, first, last)
+        contact_rows(A, gap, radius, V_pred, h, out, first, last)
 
 
 @njit(cache=True, nogil=True)
@@ -204,10 +201,21 @@ class FrictionalProblem:
         self._holding = False
         if self.partition is None:
             self.partition = one_block(m)
-        assemble_frictional(self.body_a, self.body_b, self.normal, self.t1, self.t2, self.arm_a,
-                            self.arm_b, self.gap, self.radius, self.inv_mass, self.inv_inertia,
-                            self.V_pred, float(self.dt), self.rows, self.diag, self.rhs,
-                            self.partition[0])
+        assemble_frictional(self.A, self.gap, self.radius, self.V_pred, float(self.dt),
+                            (self.diag, self.rhs), self.partition[0])
+
+    @property
+    def A(self) -> tuple:
+        """A = J M^-1 J^T by its factors, the tuple the kernels take: (body_a, body_b, normal,
+        t1, t2, arm_a, arm_b, inv_mass, inv_inertia, rows) (solver/products.py)."""
+        return (self.body_a, self.body_b, self.normal, self.t1, self.t2, self.arm_a, self.arm_b,
+                self.inv_mass, self.inv_inertia, self.rows)
+
+    @property
+    def laws(self) -> tuple:
+        """The contacts' friction coefficients, the tuple the kernels take: (mu, mu_roll,
+        mu_spin), (m,) each."""
+        return (self.mu, self.mu_roll, self.mu_spin)
 
     @property
     def m(self) -> int:
@@ -241,9 +249,6 @@ class FrictionalProblem:
     def bias(self) -> np.ndarray:
         return self.gap / self.dt
 
-    def _args(self):
-        return (self.body_a, self.body_b, self.normal, self.t1, self.t2, self.arm_a, self.arm_b)
-
     def copy(self) -> "FrictionalProblem":
         return replace(self, body_a=self.body_a.copy(), body_b=self.body_b.copy(),
                        normal=self.normal.copy(), gap=self.gap.copy(), radius=self.radius.copy(),
@@ -257,8 +262,7 @@ class FrictionalProblem:
         (bits) gives the same bits, so a warm start's V and r0, and r and the step's V, share
         one product."""
         if not self._holds(lam):
-            frictional_velocity_change(*self._args(), self.inv_mass, self.inv_inertia, lam,
-                                       self.rows, self._dV, *self.partition)
+            frictional_velocity_change(self.A, lam, self._dV, self.partition)
             self._held(lam, True)
         return self._dV
 
@@ -283,7 +287,7 @@ class FrictionalProblem:
         """A λ, (m * rows,)."""
         out = np.empty(self.size)
         dV = self._product(np.ascontiguousarray(lam, dtype=np.float64))
-        frictional_contact_velocities(*self._args(), dV, self.rows, out, self.partition[0])
+        frictional_contact_velocities(self.A, dV, out, self.partition[0])
         return out
 
     def error(self, lam: np.ndarray) -> np.ndarray:
@@ -294,43 +298,28 @@ class FrictionalProblem:
         """max over contacts of the FCLIB natural-map error (`contact_error`), m/s."""
         lam = np.ascontiguousarray(lam, dtype=np.float64)
         held = self._holds(lam)
-        laws = (self.mu, self.mu_roll, self.mu_spin, self.rows, lam, self._dV, self._e)
-        masses = (self.inv_mass, self.inv_inertia, self.rhs)
-        if self.block_count > 1:
-            r, product = blocked_frictional_residual(*self._args(), *masses, *laws,
-                                                     *self.partition, held)
-        elif held:
-            r, product = frictional_errors(*self._args(), self.rhs, *laws), True
-        else:
-            r, product = frictional_residual(*self._args(), *masses, *laws), True
+        r, product = frictional_residual(self.A, self.rhs, self.laws, lam, (self._dV, self._e),
+                                         self.partition, held)
         self._held(lam, product, held)
         return r
 
     def scanned_residual(self, lam: np.ndarray) -> tuple[float, bool, float]:
         """(residual(λ), whether rhs and diag are finite, max |rhs|) in one kernel call; the
         residual is inf, and not computed, when they are not finite."""
-        if self.block_count > 1:
-            finite, scale = scan(self.rhs, self.diag, self.rows, self.partition[0])
-            return (self.residual(lam) if finite else np.inf), finite, scale
         lam = np.ascontiguousarray(lam, dtype=np.float64)
         held = self._holds(lam)
         r, finite, scale, product = scanned_frictional_residual(
-            *self._args(), self.inv_mass, self.inv_inertia, self.rhs, self.diag, self.mu,
-            self.mu_roll, self.mu_spin, self.rows, lam, self._dV, self._e, held)
+            self.A, self.rhs, self.diag, self.laws, lam, (self._dV, self._e), self.partition,
+            held)
         self._held(lam, product, held)
         return r, finite, scale
 
     def checked_residual(self, lam: np.ndarray) -> tuple[float, bool]:
         lam = np.ascontiguousarray(lam, dtype=np.float64)
-        if self.block_count > 1:
-            if not all_finite(lam, self.rows, self.partition[0]):
-                return np.inf, False
-            return self.residual(lam), True
         held = self._holds(lam)
-        r, finite = checked_frictional_residual(
-            *self._args(), self.inv_mass, self.inv_inertia, self.rhs, self.mu, self.mu_roll,
-            self.mu_spin, self.rows, lam, self._dV, self._e, held)
-        self._held(lam, held or finite, held)
+        r, finite, product = checked_frictional_residual(
+            self.A, self.rhs, self.laws, lam, (self._dV, self._e), self.partition, held)
+        self._held(lam, product, held)
         return r, finite
 
     def coo(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -409,10 +398,3 @@ def frictional_dense(problem: FrictionalProblem) -> np.ndarray:
     r, c, v = frictional_coo(problem)
     A[r, c] = v
     return A
-
-
-def relaxed_steps(problem: FrictionalProblem, omega: float) -> np.ndarray:
-    """ω / A_jj per row (m * rows), 0 for inert rows (A_jj = 0)."""
-    out = np.zeros(problem.size)
-    np.divide(omega, problem.diag, out=out, where=problem.diag != 0.0)
-    return out

@@ -42,30 +42,34 @@ def predict(v, gravity, h, decay, planar, out, parts):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def integrate(body_a, body_b, normal, inv_mass, lam, v_pred, h, planar, x, v, dv, order, ranges,
-              phases):
-    """v (n, 3) <- v* + M^-1 J^T λ (m/s, y = 0 when `planar`), then x (n, 3) += h v (m): the
-    end of a step in one call. Bit for bit what ContactProblem.velocity and ``x += h * v`` give:
-    the impulses are summed from zero into dv (n, 3) first, then added to v*. The contacts and
-    v* in the step's numbering, x and v in the world's (integrate_range); the contacts in the
-    partition (ranges, phases), the marbles in its `shares(ranges)` equal shares at once."""
-    velocity_change(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases)
+def integrate(A, lam, v_pred, step, out, order, partition):
+    """v (n, 3) <- v* + M^-1 J^T λ (m/s, y = 0 when planar), then x (n, 3) += h v (m): the end
+    of a step in one call, step = (h, planar), out = (x, v, dv). Bit for bit what
+    ContactProblem.velocity and ``x += h * v`` give: the impulses are summed from zero into
+    dv (n, 3) first, then added to v*. The contacts (A, solver/products.py) and v* in the
+    step's numbering, x and v in the world's (integrate_range); the contacts in the partition
+    (ranges, phases), the marbles in its `shares(ranges)` equal shares at once."""
+    x, v, dv = out
+    velocity_change(A, lam, dv, partition)
     n = v.shape[0]
-    parts = shares(ranges)
+    parts = shares(partition[0])
     if parts == 1:
-        integrate_range(v_pred, dv, h, planar, x, v, order, 0, n)
+        integrate_range(v_pred, dv, step, (x, v), order, 0, n)
         return
     for t in prange(parts):
         first, last = share_of(n, parts, t)
-        integrate_range(v_pred, dv, h, planar, x, v, order, first, last)
+        integrate_range(v_pred, dv, step, (x, v), order, first, last)
 
 
 @njit(cache=True, nogil=True)
-def integrate_range(v_pred, dv, h, planar, x, v, order, first, last):
-    """v <- v* + dv (m/s, y = 0 when `planar`), then x += h v (m), for marbles [first, last)
-    of v* and dv's numbering; x and v (n, 3) in the world's, where marble s is order[s] (empty,
-    locality.WORLD_ORDER: the same numbering, and dv may then be v itself). Writing the
-    world's rows here spares a renumbered step the copies back (solver/locality.py)."""
+def integrate_range(v_pred, dv, step, out, order, first, last):
+    """v <- v* + dv (m/s, y = 0 when planar), then x += h v (m), for marbles [first, last)
+    of v* and dv's numbering; step = (h, planar); out = (x, v), (n, 3) each, in the world's
+    numbering, where marble s is order[s] (empty, locality.WORLD_ORDER: the same numbering,
+    and dv may then be v itself). Writing the world's rows here spares a renumbered step the
+    copies back (solver/locality.py)."""
+    h, planar = step
+    x, v = out
     ordered = order.shape[0] > 0
     for s in range(first, last):
         i = order[s] if ordered else s

@@ -148,10 +148,14 @@ def dealt_position(u, size, streams):
 
 # long: a counting pass and a placing pass over every block's contacts, in parallel.
 @njit(parallel=True, cache=True, nogil=True)
-def order_blocks(found, segment, partner, body_a, body_b, normal, gap, keys, streams):
+def order_blocks(buffers, found, segment, streams):
     """The contacts block k found (segment k of the buffers: from k * segment, found[k] of
-    them) laid out in groups (module docstring): (body_a, body_b, normal, gap, keys, ranges,
-    phases) as new arrays."""
+    them) laid out in groups (module docstring), each group dealt from `streams` runs:
+    (body_a, body_b, normal, gap, keys, ranges, phases) as new arrays. buffers = (body_a,
+    body_b, normal, gap, keys, partner), collide._generate's contact set: (capacity,) int64
+    marbles, (capacity, 3) normals, (capacity,) gaps (m), (capacity,) int64 keys and the block
+    of each contact's other marble; found (blocks,) int64."""
+    body_a, body_b, normal, gap, keys, partner = buffers
     blocks = found.shape[0]
     groups = 2 * blocks
     counts = np.zeros((blocks, groups), dtype=np.int64)

@@ -55,11 +55,25 @@ def apply_row(v, inv_mass, a, b, n0, n1, n2, delta):
         v[a, 2] -= s * n2
 
 
+@njit(inline="always", cache=True, nogil=True)
+def row_step(factor, d):
+    """factor / A_jj, a row's step (kg for factor 1), and 0 for an inert row: A_jj = 0 (both
+    ends fixed, so no impulse can change its velocity and none is ever applied) or, in a
+    matrix from elsewhere, A_jj < 0. Every method's ω / A_jj is this."""
+    return factor / d if d > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _row_steps(factor, diag, out):
+    for j in range(diag.shape[0]):
+        out[j] = row_step(factor, diag[j])
+
+
 def inverse_diag(diag: np.ndarray, factor: float = 1.0) -> np.ndarray:
-    """factor / A_cc per row, kg, and 0 for an inert row (A_cc = 0: both ends fixed, so no
-    impulse can change its velocity and none is ever applied)."""
-    out = np.zeros_like(diag)
-    np.divide(factor, diag, out=out, where=diag != 0.0)
+    """factor / A_jj per row (`row_step`), kg for factor 1, (len(diag),), new."""
+    diag = np.ascontiguousarray(diag, dtype=np.float64)
+    out = np.empty_like(diag)
+    _row_steps(float(factor), diag, out)
     return out
 
 
@@ -93,15 +107,19 @@ def contact_graph(body_a, body_b, n):
 
 
 @njit(cache=True, nogil=True)
-def apply_matrix(body_a, body_b, normal, inv_mass, lam, dv, out):
-    """out <- A λ over every contact in order, using dv (n, 3) as scratch."""
-    impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv)
-    gather(body_a, body_b, normal, dv, out, 0, out.shape[0])
+def apply_matrix(A, lam, dv, out):
+    """out <- A λ over every contact in order, using dv (n, 3) as scratch; A the operator's
+    factors (solver/products.py)."""
+    impulse_velocity(A, lam, dv)
+    gather(A, dv, out, 0, out.shape[0])
 
 
 @njit(cache=True, nogil=True)
-def assemble_range(body_a, body_b, normal, gap, inv_mass, v_pred, h, diag, rhs, first, last):
-    """diag (m,) = A_cc (1/kg) and rhs (m,) = J v* + gap/h (m/s) for contacts [first, last)."""
+def assemble_range(A, gap, v_pred, h, out, first, last):
+    """out = (diag, rhs), (m,) each: A_cc (1/kg) and J v* + gap/h (m/s) for contacts
+    [first, last)."""
+    body_a, body_b, normal, inv_mass = A
+    diag, rhs = out
     for c in range(first, last):
         a = body_a[c]
         b = body_b[c]
@@ -115,17 +133,16 @@ def assemble_range(body_a, body_b, normal, gap, inv_mass, v_pred, h, diag, rhs, 
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def assemble(body_a, body_b, normal, gap, inv_mass, v_pred, h, diag, rhs, ranges):
+def assemble(A, gap, v_pred, h, out, ranges):
     """assemble_range over a partition's contacts in equal shares at once; inline for one
     block."""
     parts = shares(ranges)
     if parts == 1:
-        assemble_range(body_a, body_b, normal, gap, inv_mass, v_pred, h, diag, rhs, 0,
-                       gap.shape[0])
+        assemble_range(A, gap, v_pred, h, out, 0, gap.shape[0])
         return
     for t in prange(parts):
         first, last = share(ranges, t)
-        assemble_range(body_a, body_b, normal, gap, inv_mass, v_pred, h, diag, rhs, first, last)
+        assemble_range(A, gap, v_pred, h, out, first, last)
 
 
 @dataclass
@@ -162,8 +179,14 @@ class ContactProblem:
         self._dv = np.empty_like(self.v_pred)
         if self.partition is None:
             self.partition = one_block(m)
-        assemble(self.body_a, self.body_b, self.normal, self.gap, self.inv_mass, self.v_pred,
-                 float(self.dt), self.diag, self.rhs, self.partition[0])
+        assemble(self.A, self.gap, self.v_pred, float(self.dt), (self.diag, self.rhs),
+                 self.partition[0])
+
+    @property
+    def A(self) -> tuple:
+        """A = J M^-1 J^T by its factors, the tuple the kernels take: (body_a, body_b, normal,
+        inv_mass) (solver/products.py)."""
+        return (self.body_a, self.body_b, self.normal, self.inv_mass)
 
     @property
     def m(self) -> int:
@@ -198,14 +221,13 @@ class ContactProblem:
         """A λ, (m,)."""
         out = np.empty(self.m)
         self.impulse_velocity(np.ascontiguousarray(lam, dtype=np.float64), self._dv)
-        contact_velocity(self.body_a, self.body_b, self.normal, self._dv, out, self.partition[0])
+        contact_velocity(self.A, self._dv, out, self.partition[0])
         return out
 
     def impulse_velocity(self, lam: np.ndarray, dv: np.ndarray) -> None:
         """dv (n, 3) <- M^-1 J^T λ, m/s, over the partition (the same result for any number of
         blocks of the same contacts)."""
-        velocity_change(self.body_a, self.body_b, self.normal, self.inv_mass, lam, dv,
-                        *self.partition)
+        velocity_change(self.A, lam, dv, self.partition)
 
     def error(self, lam: np.ndarray) -> np.ndarray:
         """e = A λ + b, (m,) m/s: post-impulse velocity errors."""
@@ -220,22 +242,19 @@ class ContactProblem:
     def residual(self, lam: np.ndarray) -> float:
         """Natural-map residual ‖min(λ, Aλ + b)‖∞, m/s (inf when not finite)."""
         lam = np.ascontiguousarray(lam, dtype=np.float64)
-        return natural_residual(self.body_a, self.body_b, self.normal, self.inv_mass, self.rhs,
-                                lam, self._dv, *self.partition)
+        return natural_residual(self.A, self.rhs, lam, self._dv, self.partition)
 
     def scanned_residual(self, lam: np.ndarray) -> tuple[float, bool, float]:
         """(residual(λ), whether rhs and diag are all finite, max |rhs|) in one kernel call;
         the residual is inf, and not computed, when they are not finite."""
         lam = np.ascontiguousarray(lam, dtype=np.float64)
-        return scanned_residual(self.body_a, self.body_b, self.normal, self.inv_mass, self.rhs,
-                                self.diag, lam, self._dv, *self.partition)
+        return scanned_residual(self.A, self.rhs, self.diag, lam, self._dv, self.partition)
 
     def checked_residual(self, lam: np.ndarray) -> tuple[float, bool]:
         """(residual(λ), whether λ is all finite) in one kernel call; the residual is inf, and
         not computed, when λ is not finite."""
         lam = np.ascontiguousarray(lam, dtype=np.float64)
-        return checked_residual(self.body_a, self.body_b, self.normal, self.inv_mass, self.rhs,
-                                lam, self._dv, *self.partition)
+        return checked_residual(self.A, self.rhs, lam, self._dv, self.partition)
 
     def jacobian(self) -> np.ndarray:
         """Dense J, (m, 3n). For tests and small exports."""

@@ -4,7 +4,19 @@ without and with friction, and the kernels that run them over a step's partition
 (solver/partition.py): the gathers over equal shares of the contacts at once, the scatter
 phase by phase, the groups of a phase at once; inline, on the calling thread, for one block.
 A marble's velocity change then sums the same terms in the same order as the serial scatter
-over the same contacts, so the results are identical for any number of threads. Frictionless rows: -n at marble a, +n at b; frictional rows: solver/friction.py.
+over the same contacts, so the results are identical for any number of threads.
+
+Every kernel takes A as one tuple of its factors, J's rows and M^-1 (`problem.A`):
+
+    frictionless  (body_a, body_b, normal, inv_mass)
+    frictional    (body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia, rows)
+
+body_a, body_b (m,) int64 (-1: a wall), normal, t1, t2 (m, 3), arm_a, arm_b (m,) m,
+inv_mass (n,) 1/kg, inv_inertia (n,) 1/(kg m^2), rows per contact 3 or 6. Frictionless rows:
+-n at marble a, +n at b; frictional rows: solver/friction.py. A partition is the tuple
+(ranges, phases). Kernels unpack the tuples by name on their first line; plain tuples, not
+NamedTuples, because Numba types a plain tuple of arrays at the call as fast as the arrays
+alone, and a NamedTuple in Python, about a microsecond more per call (docs/architecture.md).
 """
 from __future__ import annotations
 
@@ -21,8 +33,10 @@ ROW_KERNEL = dict(cache=True, nogil=True, _nrt=False)
 
 
 @njit(**ROW_KERNEL)
-def scatter(body_a, body_b, normal, inv_mass, lam, dv, first, last):
-    """dv (n, 3) += M^-1 J^T λ over contacts [first, last): m/s for λ in N s."""
+def scatter(A, lam, dv, first, last):
+    """dv (n, 3) += M^-1 J^T λ over contacts [first, last): m/s for λ in N s. A: the
+    frictionless operator's factors (body_a, body_b, normal, inv_mass), module docstring."""
+    body_a, body_b, normal, inv_mass = A
     for c in range(first, last):
         a = body_a[c]
         b = body_b[c]
@@ -39,8 +53,9 @@ def scatter(body_a, body_b, normal, inv_mass, lam, dv, first, last):
 
 
 @njit(**ROW_KERNEL)
-def gather(body_a, body_b, normal, v, out, first, last):
+def gather(A, v, out, first, last):
     """out[c] <- (J v)_c, the relative normal velocity (m/s), for contacts [first, last)."""
+    body_a, body_b, normal, _ = A
     for c in range(first, last):
         a = body_a[c]
         b = body_b[c]
@@ -53,10 +68,11 @@ def gather(body_a, body_b, normal, v, out, first, last):
 # long: the linear and angular impulse of every row written out (helpers taking the arrays
 # would cost reference counting per contact).
 @njit(**ROW_KERNEL)
-def frictional_scatter(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia, lam,
-                       rows, dV, first, last):
+def frictional_scatter(A, lam, dV, first, last):
     """dV (n, 6) += M^-1 J^T λ over contacts [first, last): the linear (m/s) and angular
-    (rad/s) velocity changes of impulses λ (m * rows, N s and N m s)."""
+    (rad/s) velocity changes of impulses λ (m * rows, N s and N m s). A: the frictional
+    operator's factors, module docstring."""
+    body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia, rows = A
     for c in range(first, last):
         a = body_a[c]
         b = body_b[c]
@@ -103,9 +119,10 @@ def frictional_scatter(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, i
 
 
 @njit(**ROW_KERNEL)
-def frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out, first, last):
+def frictional_gather(A, V, out, first, last):
     """out[c * rows + j] <- (J V) of every row j of contacts [first, last): m/s (rad/s for the
     rolling rows)."""
+    body_a, body_b, normal, t1, t2, arm_a, arm_b, _, _, rows = A
     for c in range(first, last):
         a = body_a[c]
         b = body_b[c]
@@ -144,23 +161,24 @@ def frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out
 
 
 @njit(cache=True, nogil=True)
-def impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv):
+def impulse_velocity(A, lam, dv):
     """dv (n, 3) <- M^-1 J^T λ over every contact in order: the velocity change, m/s, that
     impulses λ (N s) cause."""
     for i in range(dv.shape[0]):
         dv[i, 0] = 0.0
         dv[i, 1] = 0.0
         dv[i, 2] = 0.0
-    scatter(body_a, body_b, normal, inv_mass, lam, dv, 0, lam.shape[0])
+    scatter(A, lam, dv, 0, lam.shape[0])
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def velocity_change(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases):
-    """dv (n, 3) <- M^-1 J^T λ over a partition: the groups of a phase at once, the phases in
-    order, so every marble sums the same terms in the same order for any number of threads;
-    inline for one block."""
+def velocity_change(A, lam, dv, partition):
+    """dv (n, 3) <- M^-1 J^T λ over a partition (ranges, phases): the groups of a phase at
+    once, the phases in order, so every marble sums the same terms in the same order for any
+    number of threads; inline for one block."""
+    ranges, phases = partition
     if shares(ranges) == 1:
-        impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv)
+        impulse_velocity(A, lam, dv)
         return
     for i in prange(dv.shape[0]):
         dv[i, 0] = 0.0
@@ -168,55 +186,50 @@ def velocity_change(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases):
         dv[i, 2] = 0.0
     for p in range(phases.shape[0] - 1):
         for g in prange(phases[p], phases[p + 1]):
-            scatter(body_a, body_b, normal, inv_mass, lam, dv, ranges[g], ranges[g + 1])
+            scatter(A, lam, dv, ranges[g], ranges[g + 1])
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def contact_velocity(body_a, body_b, normal, v, out, ranges):
+def contact_velocity(A, v, out, ranges):
     """out (m,) <- J v, the relative normal velocity of every contact (m/s), over a
     partition's contacts in equal shares at once; inline for one block."""
     parts = shares(ranges)
     if parts == 1:
-        gather(body_a, body_b, normal, v, out, 0, out.shape[0])
+        gather(A, v, out, 0, out.shape[0])
         return
     for t in prange(parts):
         first, last = share(ranges, t)
-        gather(body_a, body_b, normal, v, out, first, last)
+        gather(A, v, out, first, last)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def frictional_velocity_change(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
-                               inv_inertia, lam, rows, dV, ranges, phases):
+def frictional_velocity_change(A, lam, dV, partition):
     """dV (n, 6) <- M^-1 J^T λ over a partition: the groups of a phase at once, the phases in
     order (every marble sums its terms in the serial order); inline for one block."""
+    ranges, phases = partition
     if shares(ranges) == 1:
         _zero_rows(dV)
-        frictional_scatter(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia,
-                           lam, rows, dV, 0, body_a.shape[0])
+        frictional_scatter(A, lam, dV, 0, A[0].shape[0])
         return
     for i in prange(dV.shape[0]):
         for j in range(6):
             dV[i, j] = 0.0
     for p in range(phases.shape[0] - 1):
         for g in prange(phases[p], phases[p + 1]):
-            frictional_scatter(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
-                               inv_inertia, lam, rows, dV, ranges[g], ranges[g + 1])
+            frictional_scatter(A, lam, dV, ranges[g], ranges[g + 1])
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def frictional_contact_velocities(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out,
-                                  ranges):
+def frictional_contact_velocities(A, V, out, ranges):
     """out (m * rows) <- J V over a partition's contacts in equal shares at once; inline for
     one block."""
     parts = shares(ranges)
     if parts == 1:
-        frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out, 0,
-                          body_a.shape[0])
+        frictional_gather(A, V, out, 0, A[0].shape[0])
         return
     for t in prange(parts):
         first, last = share(ranges, t)
-        frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, V, rows, out, first,
-                          last)
+        frictional_gather(A, V, out, first, last)
 
 
 @njit(cache=True, nogil=True)
@@ -238,9 +251,10 @@ def largest(partial):
 
 
 @njit(cache=True, nogil=True)
-def natural_range(body_a, body_b, normal, rhs, lam, dv, first, last):
+def natural_range(A, rhs, lam, dv, first, last):
     """max over contacts [first, last) of |min(λ_c, e_c)| with e = J dv + b (dv = M^-1 J^T λ,
     (n, 3)), m/s; inf as soon as one is not finite."""
+    body_a, body_b, normal, _ = A
     worst = 0.0
     for c in range(first, last):
         a = body_a[c]
@@ -294,29 +308,30 @@ def same_bits(x, y):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv, ranges, phases):
+def natural_residual(A, rhs, lam, dv, partition):
     """‖min(λ, A λ + b)‖∞ (m/s), computed exactly from λ (one product with A) over a
     partition; dv (n, 3) is scratch. inf if any entry is not finite, so callers see divergence.
     The maximum of per-share maxima is the maximum of one pass: the same value for any number
     of threads."""
+    ranges = partition[0]
     parts = shares(ranges)
     m = lam.shape[0]
     if parts == 1:
         if is_zero(lam):
             # λ = 0 (every cold start): A λ = 0 exactly, so e = b and the product is skipped.
             return cold_range(rhs, 0, m)
-        impulse_velocity(body_a, body_b, normal, inv_mass, lam, dv)
-        return natural_range(body_a, body_b, normal, rhs, lam, dv, 0, m)
+        impulse_velocity(A, lam, dv)
+        return natural_range(A, rhs, lam, dv, 0, m)
     partial = np.zeros(parts)
     if is_zero(lam):
         for t in prange(parts):
             first, last = share(ranges, t)
             partial[t] = cold_range(rhs, first, last)
         return largest(partial)
-    velocity_change(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases)
+    velocity_change(A, lam, dv, partition)
     for t in prange(parts):
         first, last = share(ranges, t)
-        partial[t] = natural_range(body_a, body_b, normal, rhs, lam, dv, first, last)
+        partial[t] = natural_range(A, rhs, lam, dv, first, last)
     return largest(partial)
 
 
@@ -375,21 +390,20 @@ def all_finite(lam, rows, ranges):
 
 
 @njit(cache=True, nogil=True)
-def scanned_residual(body_a, body_b, normal, inv_mass, rhs, diag, lam, dv, ranges, phases):
+def scanned_residual(A, rhs, diag, lam, dv, partition):
     """(r, finite, scale) in one call, for the start of a solve: finite says whether every entry
     of rhs and diag is finite; scale = max |rhs| (m/s, 0 when m = 0); r = natural_residual(λ)
     (m/s), or inf when not finite (then it is not computed)."""
-    ok, scale = scan(rhs, diag, 1, ranges)
+    ok, scale = scan(rhs, diag, 1, partition[0])
     if not ok:
         return np.inf, False, np.inf
-    return natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv, ranges, phases), \
-        True, scale
+    return natural_residual(A, rhs, lam, dv, partition), True, scale
 
 
 @njit(cache=True, nogil=True)
-def checked_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv, ranges, phases):
+def checked_residual(A, rhs, lam, dv, partition):
     """(r, finite) in one call, for the end of a solve: finite says whether every λ is finite;
     r = natural_residual(λ) (m/s) if so, else inf (not computed: λ is not usable anyway)."""
-    if not all_finite(lam, 1, ranges):
+    if not all_finite(lam, 1, partition[0]):
         return np.inf, False
-    return natural_residual(body_a, body_b, normal, inv_mass, rhs, lam, dv, ranges, phases), True
+    return natural_residual(A, rhs, lam, dv, partition), True

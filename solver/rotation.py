@@ -35,12 +35,15 @@ def predict_spin_range(v_pred, omega, decay, planar, fixed, V, first, last):
 
 
 @njit(cache=True, nogil=True)
-def integrate_spin_range(V_pred, dV, h, planar, x, v, omega, first, last, order):
-    """integrate_spin for marbles [first, last) of V_pred's numbering; x, v, ω in the world's,
-    where marble s is order[s] (an empty order: the same numbering). Writing the world's rows
-    here spares a step solved in another numbering three copies back (solver/locality.py)."""
+def integrate_spin_range(V_pred, dV, step, out, order, first, last):
+    """integrate_spin for marbles [first, last) of V_pred's numbering; out = (x, v, ω) in the
+    world's, where marble s is order[s] (an empty order: the same numbering). Writing the
+    world's rows here spares a step solved in another numbering three copies back
+    (solver/locality.py)."""
+    x, v, omega = out
+    planar = step[1]
     # The linear columns 0-2 of (n, 6) are what integrate_range reads of v* and dv.
-    integrate_range(V_pred, dV, h, planar, x, v, order, first, last)
+    integrate_range(V_pred, dV, step, (x, v), order, first, last)
     ordered = order.shape[0] > 0
     for s in range(first, last):
         i = order[s] if ordered else s
@@ -95,17 +98,17 @@ def predict_spin(v_pred, omega, decay, planar, fixed, V, parts):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def integrate_spin(V_pred, dV, h, planar, x, v, omega, order, parts):
-    """v, ω <- V* + ΔV (planar: v_y = ω_x = ω_z = 0), then x += h v; x, v, ω in the world's
-    numbering, marble s of V_pred's being order[s] (integrate_spin_range). Over `parts` equal
-    shares of the marbles at once, inline for one."""
+def integrate_spin(V_pred, dV, step, out, order, parts):
+    """v, ω <- V* + ΔV (planar: v_y = ω_x = ω_z = 0), then x += h v; step = (h, planar);
+    out = (x, v, ω) in the world's numbering, marble s of V_pred's being order[s]
+    (integrate_spin_range). Over `parts` equal shares of the marbles at once, inline for one."""
     n = V_pred.shape[0]
     if parts == 1:
-        integrate_spin_range(V_pred, dV, h, planar, x, v, omega, 0, n, order)
+        integrate_spin_range(V_pred, dV, step, out, order, 0, n)
         return
     for t in prange(parts):
         first, last = share_of(n, parts, t)
-        integrate_spin_range(V_pred, dV, h, planar, x, v, omega, first, last, order)
+        integrate_spin_range(V_pred, dV, step, out, order, first, last)
 
 
 @njit(parallel=True, cache=True, nogil=True)

@@ -29,23 +29,29 @@ def carry_over_rows(prev_keys, prev_lam, prev_rows, keys, lam0, rows, parts=1):
     looked up in `parts` equal shares at once (inline for one): the same λ0 for any number,
     since a key is matched exactly wherever it is found (the contact order of a step in blocks
     moves too much between steps for the in-order run)."""
-    c = _carry_in_order(prev_keys, prev_lam, prev_rows, keys, lam0, rows)
+    prev = (prev_keys, prev_lam, prev_rows)
+    now = (keys, lam0, rows)
+    c = _carry_in_order(prev, now)
     m = keys.shape[0]
     if c >= m:
         return
-    slot, mask = _key_table(prev_keys)
+    table = _key_table(prev_keys)
     if parts == 1:
-        _carry_rest(prev_keys, prev_lam, prev_rows, keys, lam0, rows, slot, mask, c, m)
+        _carry_rest(prev, now, table, c, m)
         return
     for t in prange(parts):
-        _carry_rest(prev_keys, prev_lam, prev_rows, keys, lam0, rows, slot, mask,
-                    c + t * (m - c) // parts, c + (t + 1) * (m - c) // parts)
+        _carry_rest(prev, now, table, c + t * (m - c) // parts, c + (t + 1) * (m - c) // parts)
 
 
 @njit(**ROW_KERNEL)
-def _carry_in_order(prev_keys, prev_lam, prev_rows, keys, lam0, rows):
+def _carry_in_order(prev, now):
     """carry_over_rows while keys[c] == prev_keys[c]: the first c where not, or where one
-    list ends."""
+    list ends. prev = (prev_keys, prev_lam, prev_rows): last step's (k,) int64 keys and
+    (k * prev_rows,) impulses (N s; N m s for rolling rows), prev_rows per contact;
+    now = (keys, lam0, rows): this step's (m,) int64 keys and the (m * rows,) impulses to
+    fill, rows per contact."""
+    prev_keys, prev_lam, prev_rows = prev
+    keys, lam0, rows = now
     common = min(prev_rows, rows)
     for c in range(min(keys.shape[0], prev_keys.shape[0])):
         if prev_keys[c] != keys[c]:
@@ -55,9 +61,13 @@ def _carry_in_order(prev_keys, prev_lam, prev_rows, keys, lam0, rows):
 
 
 @njit(**ROW_KERNEL)
-def _carry_rest(prev_keys, prev_lam, prev_rows, keys, lam0, rows, slot, mask, first, last):
-    """carry_over_rows for contacts [first, last): each looked for where the last match's
-    shift in the previous order puts it, else in the hash table (slot, mask) of `_key_table`."""
+def _carry_rest(prev, now, table, first, last):
+    """carry_over_rows for contacts [first, last) (prev, now: `_carry_in_order`): each looked
+    for where the last match's shift in the previous order puts it, else in table = (slot,
+    mask), the hash table of `_key_table`."""
+    prev_keys, prev_lam, prev_rows = prev
+    keys, lam0, rows = now
+    slot, mask = table
     common = min(prev_rows, rows)
     k = prev_keys.shape[0]
     shift = 0

@@ -55,7 +55,7 @@ def add_parser(sub) -> None:
                         + "), or none (default: default)")
     p.add_argument("--part", default="all", choices=PARTS,
                    help="run only the frictionless part (the article's scenes, their snapshots "
-                        "and exit statuses) or only the frictional one (issue 14); default all")
+                        "and exit statuses) or only the frictional one; default all")
     p.add_argument("--friction-scenes", default=",".join(FRICTION_SCENES), metavar="a,b,...",
                    help="frictional scenes of the frictional part, or none (default "
                         + ", ".join(f"{k}: steps {', '.join(map(str, f.steps))}"

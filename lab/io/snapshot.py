@@ -363,10 +363,10 @@ def _frictional_problem(z: Archive, pairs, normal, gap, inv_mass, v_pred, dt) ->
                                 inv_mass, np.ascontiguousarray(np.hstack([v_pred, w_pred])), dt,
                                 coefficients["mu"], coefficients["mu_roll"],
                                 coefficients["mu_spin"], rows)
-    for name in ("t1", "t2"):
+    for name, chosen in (("t1", problem.t1), ("t2", problem.t2)):
         if name in z:
             stored = _real(z, name, ("m", 3))
-            if not np.allclose(stored, getattr(problem, name), rtol=0.0, atol=1e-12):
+            if not np.allclose(stored, chosen, rtol=0.0, atol=1e-12):
                 raise z.error(f"{name} differs from the tangents this program chooses for "
                               "those normals; W would not be the problem the solvers solve")
     return problem

@@ -139,29 +139,43 @@ class ExitStats:
         return None if value is None else float(value)
 
 
-def exit_statuses(scene: str, steps: int, iterations: int, variants: list[Variant],
-                  abs_tol: float = EXIT_ABS_TOL, rel_tol: float = EXIT_REL_TOL,
-                  progress: Callable[[int, int], None] | None = None,
-                  scene_params: dict | None = None, warm_start: float = 0.0) -> ExitStats:
-    """Step `scene` (with `scene_params` overrides, e.g. friction) `steps` times with PGS (20
-    iterations, as an interactive engine would, from `warm_start` of the last step's impulses)
-    and solve every step's problem from zero with each variant; count the exit statuses."""
+@dataclass(frozen=True)
+class ExitRun:
+    """What the experiment steps and how each solve stops: `scene` with `scene_params`
+    overrides (e.g. friction), stepped `steps` times by PGS (20 iterations, as an interactive
+    engine would, from `warm_start` of the last step's impulses); every step's problem solved
+    from zero for at most `iterations`, converged at a residual below abs_tol (m/s) or by the
+    relative test at rel_tol (`exit_tolerances`)."""
+
+    scene: str
+    steps: int
+    iterations: int
+    scene_params: dict | None = None
+    warm_start: float = 0.0
+    abs_tol: float = EXIT_ABS_TOL
+    rel_tol: float = EXIT_REL_TOL
+
+
+def exit_statuses(run: ExitRun, variants: list[Variant],
+                  progress: Callable[[int, int], None] | None = None) -> ExitStats:
+    """Step run.scene and solve every step's problem from zero with each variant; count the
+    exit statuses."""
     start = time.perf_counter()
     warmup(sorted({"pgs", *(v.solver for v in variants)}))
-    sim = Simulation(scenes.build(scene, scene_params), registry.settings("pgs", 20),
-                     warm_start=warm_start)
+    sim = Simulation(scenes.build(run.scene, run.scene_params), registry.settings("pgs", 20),
+                     warm_start=run.warm_start)
     settings, relative = {}, {}
     for v in variants:
-        tolerances, relative[v.label] = exit_tolerances(registry.METHODS[v.solver], abs_tol,
-                                                        rel_tol)
-        settings[v.label] = registry.settings(v.solver, iterations, True,
+        tolerances, relative[v.label] = exit_tolerances(registry.METHODS[v.solver], run.abs_tol,
+                                                        run.rel_tol)
+        settings[v.label] = registry.settings(v.solver, run.iterations, True,
                                               {**v.params, **tolerances})
     counts = {v.label: {s: 0 for s in metrics.STATUSES} for v in variants}
     finals = {v.label: [] for v in variants}
     solves: dict[str, list[Solve]] = {v.label: [] for v in variants}
     info: dict[str, dict[str, float]] = {v.label: {} for v in variants}
     lo, hi = None, 0
-    for k in range(steps):
+    for k in range(run.steps):
         sim.step(trace=False)
         problem = sim.problem
         lo = problem.m if lo is None else min(lo, problem.m)
@@ -179,14 +193,15 @@ def exit_statuses(scene: str, steps: int, iterations: int, variants: list[Varian
                     total, count = info[v.label].get(key, (0.0, 0))
                     info[v.label][key] = (total + float(value), count + 1)
         if progress is not None:
-            progress(k + 1, steps)
+            progress(k + 1, run.steps)
     residual = {label: float(np.median(r)) if r else float("nan") for label, r in finals.items()}
     # Means over the solves that reported the entry (a solve with nothing to do reports none).
     info = {label: {k: total / count for k, (total, count) in d.items()}
             for label, d in info.items()}
-    return ExitStats(scene, steps, iterations, abs_tol, rel_tol, variants, counts, residual,
-                     info, relative, (lo or 0, hi), time.perf_counter() - start, solves,
-                     dict(scene_params or {}), float(warm_start))
+    return ExitStats(run.scene, run.steps, run.iterations, run.abs_tol, run.rel_tol, variants,
+                     counts, residual, info, relative, (lo or 0, hi),
+                     time.perf_counter() - start, solves, dict(run.scene_params or {}),
+                     float(run.warm_start))
 
 
 def _solve_record(result, status: str) -> Solve:
@@ -251,8 +266,8 @@ def exit_experiment(o: dict, out: Path, frictional: bool, say: Callable[[str], N
     progress = None if quiet else Progress(f"report: exit statuses{with_friction}", steps)
     warm = (default_warm_start(resolve(scenes.get(scene).params, params, f"scene {scene}"))
             if frictional else 0.0)
-    exits = exit_statuses(scene, steps, o["exit_iterations"], variants, progress=progress,
-                          scene_params=params, warm_start=warm)
+    exits = exit_statuses(ExitRun(scene, steps, o["exit_iterations"], params, warm), variants,
+                          progress)
     groups = [(f"adaptive r {'on' if a else 'off'}", [v.label for v in exits.variants
                                                      if v.adaptive == a]) for a in (True, False)]
     exit_status_png(figure, exits.counts, [g for g in groups if g[1]],

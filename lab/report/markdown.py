@@ -3,6 +3,8 @@ a table per scene, the exit statuses and how the verdicts are computed, for the 
 part and the frictional one alike. Text in, text out: nothing here measures or writes."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from solver import metrics
 
 from .exits import EXIT_ABS_TOL, EXIT_FIGURES, ExitStats
@@ -219,7 +221,7 @@ def _method_lines() -> list[str]:
             "PGS run that ends first counts if it ran that much longer."]
 
 
-FRICTION_INTRO = ("Issue 14: the frictional solvers on frozen frictional problems. Each claim "
+FRICTION_INTRO = ("The frictional solvers on frozen frictional problems. Each claim "
                   "is judged on every problem measured: the [frictional snapshots]"
                   "(#frictional-snapshots) and each step of the [exit-status experiment with "
                   "friction](#exit-statuses-with-friction); reproduced where it holds in every "
@@ -227,29 +229,45 @@ FRICTION_INTRO = ("Issue 14: the frictional solvers on frozen frictional problem
                   "(#how-the-frictional-verdicts-are-computed)).")
 
 
-def markdown(tables: dict, metas: dict, exits: ExitStats | None, found: list[Verdict] | None,
-             header: dict, exit_note: str | None, series: dict | None = None,
+@dataclass(frozen=True)
+class FrictionlessPart:
+    """What the frictionless part measured: the verdicts on the sources' claims (found), the
+    comparison table and its meta of each scene (tables, metas: scene -> ...), the snapshots
+    (series: scene -> snapshots) and the exit statuses (exits, or None with exit_note saying
+    why)."""
+
+    found: list[Verdict]
+    tables: dict = field(default_factory=dict)
+    metas: dict = field(default_factory=dict)
+    series: dict = field(default_factory=dict)
+    exits: ExitStats | None = None
+    exit_note: str | None = None
+
+
+def markdown(header: dict, frictionless: FrictionlessPart | None,
              friction: FrictionPart | None = None, part: str = "all") -> str:
-    """RESULTS.md. found None: the frictionless part was not run; friction None: nor was the
+    """RESULTS.md. frictionless None: that part was not run; friction None: nor was the
     frictional one (`part` says which was asked for)."""
     lines = _header_lines(header)
-    lines += _claim_lines(found, note=f"Not run (`--part {part}`).")
+    lines += _claim_lines(None if frictionless is None else frictionless.found,
+                          note=f"Not run (`--part {part}`).")
     lines += _claim_lines(None if friction is None else friction.found,
                           "Claims of the sources, with friction", FRICTION_INTRO,
                           f"Not run (`--part {part}`).")
-    if found is not None:
-        lines += snapshot_lines(series or {})
+    if frictionless is not None:
+        lines += snapshot_lines(frictionless.series)
     if friction is not None:
         lines += friction_snapshot_lines(friction.series)
-    lines += _scene_lines(tables, metas)
+    if frictionless is not None:
+        lines += _scene_lines(frictionless.tables, frictionless.metas)
     if friction is not None:
         lines += friction_scene_lines(friction.series)
-    if found is not None:
-        lines += _exit_lines(exits, exit_note)
+    if frictionless is not None:
+        lines += _exit_lines(frictionless.exits, frictionless.exit_note)
     if friction is not None:
         lines += _exit_lines(friction.exits, friction.exit_note, "Exit statuses with friction",
                              EXIT_FIGURES[True])
-    if found is not None:
+    if frictionless is not None:
         lines += _method_lines()
     if friction is not None:
         lines += friction_method_lines()

@@ -31,7 +31,7 @@ from ..io.files import atomic_write, prepare_out_dir, write_json
 from .compare import ScenePlan, compare_scene, write_benchmark
 from .exits import EXIT_FIGURES, exit_experiment, exits_json, proximal_variants
 from .friction_report import FILES, FrictionPart, friction_json, run_friction_part
-from .markdown import markdown
+from .markdown import FrictionlessPart, markdown
 from .progress import Progress
 from .series import SERIES_STEPS, measure_series, series_json
 from .tables import scene_rows
@@ -102,8 +102,9 @@ def _prepare(o: dict, path: str):
     return out
 
 
-def _frictionless_part(o: dict, out, say, quiet: bool, wall: float, stages: int):
-    """(tables, metas, series, exits, exit_note, verdicts) of the article's scenes."""
+def _frictionless_part(o: dict, out, say, quiet: bool, wall: float,
+                       stages: int) -> FrictionlessPart:
+    """What the frictionless part measures on the article's scenes, and its verdicts."""
     tables, metas = _compare_scenes(o, out, say, quiet, wall, stages)
     series = {}
     if o["series"] and any(s in SERIES_STEPS for s in o["scenes"]):
@@ -118,7 +119,7 @@ def _frictionless_part(o: dict, out, say, quiet: bool, wall: float, stages: int)
         o, out, False, say,
         lambda text: say(f"[{stages}/{stages}] {text} ({time.perf_counter() - wall:.0f} s so far)"),
         quiet)
-    return tables, metas, series, exits, exit_note, verdicts(series, exits)
+    return FrictionlessPart(verdicts(series, exits), tables, metas, series, exits, exit_note)
 
 
 def _stage_counts(o: dict) -> tuple[int, int]:
@@ -151,10 +152,8 @@ def run(o: dict, path: str, command: str, quiet: bool) -> int:
         done[0] += 1
         say(f"[{done[0]}/{stages}] {text} ({time.perf_counter() - wall:.0f} s so far)")
 
-    tables, metas, series, exits, exit_note, found = {}, {}, {}, None, None, None
-    if o["part"] != "friction":
-        tables, metas, series, exits, exit_note, found = _frictionless_part(
-            o, out, say, quiet, wall, stages)
+    frictionless = (None if o["part"] == "friction"
+                    else _frictionless_part(o, out, say, quiet, wall, stages))
     friction = (None if o["part"] == "frictionless"
                 else run_friction_part(o, out, stage, quiet))
     seconds = time.perf_counter() - wall
@@ -164,29 +163,31 @@ def run(o: dict, path: str, command: str, quiet: bool) -> int:
                          f"{platform.python_version()}, numpy {np.__version__}",
               "seconds": seconds, "solvers": o["solvers"], "part": o["part"],
               "friction_seconds": None if friction is None else friction.seconds}
-    write_json(out / "results.json", _results_json(header, found or [], tables, metas, exits,
-                                                    exit_note, series, friction))
-    text = markdown(tables, metas, exits, found, header, exit_note, series, friction, o["part"])
+    # The frictional part alone: results.json has no frictionless verdicts, tables or snapshots.
+    measured = frictionless or FrictionlessPart([])
+    write_json(out / "results.json", _results_json(header, measured, friction))
+    text = markdown(header, frictionless, friction, o["part"])
     atomic_write(out / "RESULTS.md", lambda f: f.write(text.encode()))
     say(f"done in {seconds:.0f} s: {out / 'RESULTS.md'}")
-    every = (found or []) + (friction.found if friction is not None else [])
-    print(f"report: {len(tables)} scenes, {len(friction.series) if friction else 0} frictional "
-          f"scenes, {len(o['solvers'])} solvers, "
+    every = measured.found + (friction.found if friction is not None else [])
+    print(f"report: {len(measured.tables)} scenes, "
+          f"{len(friction.series) if friction else 0} frictional scenes, "
+          f"{len(o['solvers'])} solvers, "
           + ", ".join(f"{v.verdict}: {sum(w.verdict == v.verdict for w in every)}"
                       for v in {w.verdict: w for w in every}.values())
           + f"; {seconds:.0f} s; wrote {out / 'RESULTS.md'}")
     return 0
 
 
-def _results_json(header, found, tables, metas, exits, exit_note, series,
+def _results_json(header: dict, frictionless: FrictionlessPart,
                   friction: FrictionPart | None = None) -> dict:
     columns = ["solver", "status", "after20", "it_1e-6", "ms_1e-6", "it_1e-10", "ms_1e-10",
                "best"]
     return {
         "header": header,
-        "verdicts": verdicts_json(found),
-        "scenes": {s: {"meta": metas[s], "table": [dict(zip(columns, row))
-                                                   for row in scene_rows(t)]}
-                   for s, t in tables.items()},
-        "exit_statuses": exits_json(exits), "exit_note": exit_note,
-        "series": series_json(series), "friction": friction_json(friction)}
+        "verdicts": verdicts_json(frictionless.found),
+        "scenes": {s: {"meta": frictionless.metas[s],
+                       "table": [dict(zip(columns, row)) for row in scene_rows(t)]}
+                   for s, t in frictionless.tables.items()},
+        "exit_statuses": exits_json(frictionless.exits), "exit_note": frictionless.exit_note,
+        "series": series_json(frictionless.series), "friction": friction_json(friction)}

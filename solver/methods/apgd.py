@@ -27,7 +27,7 @@ from numba import njit
 from ..coulomb import project_cone
 from ..params import Param
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS
-from .driver import Method, SolveSettings, run
+from .driver import Hooks, Method, SolveSettings, run
 from .laws import project_composite
 from .operator import local_steps, operator, product
 
@@ -48,14 +48,17 @@ def project_contact(z, out, k, rows, mu, mu_roll, mu_spin):
         out[k], out[k + 1], out[k + 2] = project_cone(z[k], z[k + 1], z[k + 2], mu)
     else:
         (out[k], out[k + 1], out[k + 2], out[k + 3], out[k + 4],
-         out[k + 5]) = project_composite(z[k], z[k + 1], z[k + 2], z[k + 3], z[k + 4],
-                                         z[k + 5], mu, mu_roll, mu_spin)
+         out[k + 5]) = project_composite((z[k], z[k + 1], z[k + 2], z[k + 3], z[k + 4],
+                                          z[k + 5]), (mu, mu_roll, mu_spin))
 
 
 @njit(cache=True, nogil=True)
-def relaxation_residual(lam, Alam, rhs, rows, mu, mu_roll, mu_spin, live, z, p):
+def relaxation_residual(lam, Alam, rhs, cone, scratch):
     """max over contacts of ‖λ_c - P_K(λ_c - u_c)‖ with u = A λ + b (its natural map, m/s);
-    z, p are scratch (size,)."""
+    cone = (rows, mu, mu_roll, mu_spin, live) the admissible set K, live (m,) bool: not an
+    inert contact; scratch = (z, p), (size,) each."""
+    rows, mu, mu_roll, mu_spin, live = cone
+    z, p = scratch
     worst = 0.0
     for c in range(live.shape[0]):
         if not live[c]:
@@ -74,10 +77,15 @@ def relaxation_residual(lam, Alam, rhs, rows, mu, mu_roll, mu_spin, live, z, p):
 
 # long: the paper's algorithm as one loop (step with backtracking, momentum, restart, best).
 @njit(cache=True, nogil=True)
-def apgd_iterations(kind, geo, csr, rows, rhs, mu, mu_roll, mu_spin, live, gamma, y, Ag, Ay,
-                    cand, Acand, best, z, state, counts, count, restart, tol):
-    """`count` APGD iterations; γ (gamma), y and their products A γ, A y persist between
-    calls, best holds γ̂. Returns the number performed."""
+def apgd_iterations(op, rhs, cone, iterates, state, counts, count, options):
+    """`count` APGD iterations; op: operator.operator's tuple; cone = (rows, mu, mu_roll,
+    mu_spin, live) (relaxation_residual); iterates = (γ, y, A γ, A y, candidate, its product,
+    best, scratch z), (size,) each: γ, y and their products persist between calls, best holds
+    γ̂; state (4,) and counts (3,) by the module's slots; options = (restart, tol). Returns the
+    number performed."""
+    rows, mu, mu_roll, mu_spin, live = cone
+    gamma, y, Ag, Ay, cand, Acand, best, z = iterates
+    restart, tol = options
     size = gamma.shape[0]
     done = 0
     for _ in range(count):
@@ -96,7 +104,7 @@ def apgd_iterations(kind, geo, csr, rows, rhs, mu, mu_roll, mu_spin, live, gamma
                 else:  # an inert contact keeps its impulses
                     for j in range(rows):
                         cand[k + j] = gamma[k + j]
-            product(kind, geo, csr, rows, cand, Acand)
+            product(op, cand, Acand)
             counts[PRODUCTS] += 1
             curvature = 0.0
             length = 0.0
@@ -123,7 +131,7 @@ def apgd_iterations(kind, geo, csr, rows, rhs, mu, mu_roll, mu_spin, live, gamma
             Ay[j] = Acand[j] + beta * (Acand[j] - Ag[j])
             gamma[j] = cand[j]
             Ag[j] = Acand[j]
-        r = relaxation_residual(gamma, Ag, rhs, rows, mu, mu_roll, mu_spin, live, z, cand)
+        r = relaxation_residual(gamma, Ag, rhs, cone, (z, cand))
         if r < state[RMIN]:
             state[RMIN] = r
             best[:] = gamma
@@ -135,7 +143,7 @@ def apgd_iterations(kind, geo, csr, rows, rhs, mu, mu_roll, mu_spin, live, gamma
 
 
 def _frictional_coefficients(problem):
-    """rows, mu, mu_roll, mu_spin (m,) and live (m,) bool: not an inert contact."""
+    """The cone: (rows, mu, mu_roll, mu_spin (m,), live (m,) bool: not an inert contact)."""
     live = local_steps(problem, 1.0)[:, 0] > 0.0
     return problem.rows, problem.mu, problem.mu_roll, problem.mu_spin, live
 
@@ -155,19 +163,20 @@ def relaxation_error(problem, lam: np.ndarray) -> float:
     u = A λ + b; 0 at its solutions. What apgd's stopping test and best iterate use, for a
     caller that measures another solver of the relaxation (pgs with the ccp law) alike."""
     lam = np.ascontiguousarray(lam, dtype=np.float64)
-    rows, mu, mu_roll, mu_spin, live = _COEFFICIENTS[problem.kind](problem)
-    z, p = np.empty_like(lam), np.empty_like(lam)
-    return float(relaxation_residual(lam, problem.apply(lam), problem.rhs, rows, mu, mu_roll,
-                                     mu_spin, live, z, p))
+    cone = _COEFFICIENTS[problem.kind](problem)
+    scratch = (np.empty_like(lam), np.empty_like(lam))
+    return float(relaxation_residual(lam, problem.apply(lam), problem.rhs, cone, scratch))
 
 
 def solve(problem, lam0: np.ndarray, settings: SolveSettings):
     lam = np.array(lam0, dtype=np.float64)
-    rows, mu, mu_roll, mu_spin, live = _COEFFICIENTS[problem.kind](problem)
-    kind, geo, csr = operator(problem)
+    cone = _COEFFICIENTS[problem.kind](problem)
+    op = operator(problem)
     rhs = problem.rhs
     gamma, y, Ag, Ay = lam.copy(), lam.copy(), np.empty_like(lam), np.empty_like(lam)
     cand, Acand, best, z = (np.empty_like(lam) for _ in range(4))
+    iterates = (gamma, y, Ag, Ay, cand, Acand, best, z)
+    options = (settings["restart"], settings["abs_tol"])
     state = np.zeros(4)
     counts = np.zeros(3, dtype=np.int64)
     info: dict = {}
@@ -176,22 +185,19 @@ def solve(problem, lam0: np.ndarray, settings: SolveSettings):
         """From λ: A λ, the Lipschitz estimate ‖A(λ - 1)‖/‖λ - 1‖ (Chrono's), the best = λ."""
         gamma[:] = lam
         y[:] = lam
-        product(kind, geo, csr, rows, gamma, Ag)
+        product(op, gamma, Ag)
         Ay[:] = Ag
         ones = lam - 1.0
-        product(kind, geo, csr, rows, ones, Acand)
+        product(op, ones, Acand)
         counts[PRODUCTS] += 2
         norm = float(np.linalg.norm(ones))
         estimate = float(np.linalg.norm(Acand)) / norm if norm > 0.0 else 0.0
         state[:] = (estimate if estimate > 0.0 else 1.0, 1.0, np.inf, 0.0)
-        state[RMIN] = relaxation_residual(gamma, Ag, rhs, rows, mu, mu_roll, mu_spin, live, z,
-                                          cand)
+        state[RMIN] = relaxation_residual(gamma, Ag, rhs, cone, (z, cand))
         best[:] = lam
 
     def sweep(count: int) -> int:
-        done = apgd_iterations(kind, geo, csr, rows, rhs, mu, mu_roll, mu_spin, live, gamma, y,
-                               Ag, Ay, cand, Acand, best, z, state, counts, count,
-                               settings["restart"], settings["abs_tol"])
+        done = apgd_iterations(op, rhs, cone, iterates, state, counts, count, options)
         lam[:] = best
         return done
 
@@ -204,7 +210,7 @@ def solve(problem, lam0: np.ndarray, settings: SolveSettings):
         return int(counts[PRODUCTS])
 
     start()
-    return run(problem, lam, settings, sweep, start, info=info, stop=stop, products=products)
+    return run(problem, lam, settings, sweep, start, Hooks(stop, products, info))
 
 
 # One solve for every kind: the kind's coefficients and products with A are data to it.

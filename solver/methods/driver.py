@@ -7,9 +7,10 @@ timed region), cumulative solve time, the stopping tests and exit status, and th
 divergence to the starting impulses, so a step never applies a blown-up iterate. With
 ``trace=False`` it calls ``sweep(iterations)`` once: the fast path, timed, final residual only.
 
-Optional hooks: ``sweep`` may return how many iterations it performed (a method that stopped on
-its own merit); ``stop()`` returns an exit status when the method's own test holds; ``products()``
-returns the products with A spent so far, where that is not iterations × a constant.
+Optional: ``sweep`` may return how many iterations it performed (a method that stopped on its own
+merit); ``sync()`` rebuilds what the method caches of λ after a fall-back; `Hooks`: ``stop()``
+returns an exit status when the method's own test holds, ``products()`` the products with A spent
+so far where that is not one per iteration, ``info`` the method's own counts.
 """
 from __future__ import annotations
 
@@ -129,6 +130,15 @@ class Method:
         return self.params + COMMON_PARAMS
 
 
+@dataclass(frozen=True)
+class Hooks:
+    """A method's additions to the driver's loop (module docstring)."""
+
+    stop: Callable[[], str | None] | None = None
+    products: Callable[[], int] | None = None
+    info: dict = field(default_factory=dict)
+
+
 @dataclass
 class _Run:
     """One solve's state for the driver: λ (updated in place), where it started, the hooks."""
@@ -138,15 +148,12 @@ class _Run:
     settings: SolveSettings
     sweep: Callable[[int], int | None]
     sync: Callable[[], None] | None
-    products_per_iteration: int
-    info: dict
-    stop: Callable[[], str | None] | None
-    products: Callable[[], int] | None
+    hooks: Hooks
 
     def spent(self, done: int) -> int:
-        if self.products is not None:
-            return int(self.products())
-        return done * self.products_per_iteration
+        if self.hooks.products is not None:
+            return int(self.hooks.products())
+        return done
 
     def fall_back(self, to: np.ndarray) -> None:
         self.lam[:] = to
@@ -154,19 +161,16 @@ class _Run:
             self.sync()
 
     def own_stop(self) -> str | None:
-        return self.stop() if self.stop is not None else None
+        return self.hooks.stop() if self.hooks.stop is not None else None
 
 
 def run(problem: ContactProblem, lam: np.ndarray, settings: SolveSettings,
         sweep: Callable[[int], int | None], sync: Callable[[], None] | None = None,
-        products_per_iteration: int = 1, info: dict | None = None,
-        stop: Callable[[], str | None] | None = None,
-        products: Callable[[], int] | None = None) -> SolveResult:
+        hooks: Hooks | None = None) -> SolveResult:
     """Drive `sweep` on λ (updated in place) and return the result. `sync()` rebuilds a
     method's cached state (velocities, residual vectors) after λ was restored by a fall-back;
-    `stop` and `products` are the optional hooks of the module docstring."""
-    job = _Run(problem, lam, settings, sweep, sync, products_per_iteration,
-               info if info is not None else {}, stop, products)
+    `hooks` the optional ones of the module docstring."""
+    job = _Run(problem, lam, settings, sweep, sync, hooks if hooks is not None else Hooks())
     trace = settings.trace
     # One kernel call for the residual of λ0, the finiteness of the problem and the scale of b.
     r0, finite, scale = problem.scanned_residual(lam)
@@ -177,10 +181,10 @@ def run(problem: ContactProblem, lam: np.ndarray, settings: SolveSettings,
             lam[:] = 0.0
         return SolveResult(lam, metrics.DIVERGENCE, 0, np.inf, np.inf,
                            np.array([np.inf]) if trace else None,
-                           np.zeros(1) if trace else None, 0, job.info)
+                           np.zeros(1) if trace else None, 0, job.hooks.info)
     if problem.m == 0 or (trace and r0 <= settings["abs_tol"]):
         return SolveResult(lam, metrics.ABSOLUTE, 0, r0, r0, np.array([r0]) if trace else None,
-                           np.zeros(1) if trace else None, job.spent(0), job.info)
+                           np.zeros(1) if trace else None, job.spent(0), job.hooks.info)
     # The bound needs a scale even when λ0 is already a solution (r0 = 0).
     bound = settings["divergence"] * max(r0, scale, 1e-300)
     return (_traced if trace else _fast)(job, r0, bound)
@@ -204,7 +208,7 @@ def _fast(job: _Run, r0: float, bound: float) -> SolveResult:
         status = metrics.ABSOLUTE
     elif own is not None:
         status = own
-    return SolveResult(lam, status, done, r, r0, None, None, job.spent(done), job.info)
+    return SolveResult(lam, status, done, r, r0, None, None, job.spent(done), job.hooks.info)
 
 
 def _traced(job: _Run, r0: float, bound: float) -> SolveResult:
@@ -246,7 +250,7 @@ def _traced(job: _Run, r0: float, bound: float) -> SolveResult:
             break
     final = problem.residual(lam)
     return SolveResult(lam, status, done, final, r0, np.array(trace), np.array(seconds),
-                       job.spent(done), job.info)
+                       job.spent(done), job.hooks.info)
 
 
 def _stalled(lam: np.ndarray, previous: np.ndarray, rel_tol: float) -> bool:

@@ -19,10 +19,13 @@ from .sweeps import frictional_range
 
 
 @njit(**ROW_KERNEL)
-def relaxed_range(body_a, body_b, normal, bias, inv_mass, step, v, lam, first, last):
+def relaxed_range(A, rows_in, v, lam, first, last):
     """One projected SOR pass over contacts [first, last): λ_c <- max(0, λ_c - step_c e_c), v
-    kept equal to v* + M^-1 J^T λ; step (m,) = ω / A_cc precomputed (a multiply in the loop
-    instead of a divide: the sweep is latency-bound); bias: (m,) gap / h, m/s."""
+    kept equal to v* + M^-1 J^T λ; A the operator's factors (solver/products.py); rows_in =
+    (bias (m,) gap / h, m/s; step (m,) ω / A_cc, precomputed: a multiply in the loop instead
+    of a divide, the sweep is latency-bound)."""
+    body_a, body_b, normal, inv_mass = A
+    bias, step = rows_in
     for c in range(first, last):
         a, b, n0, n1, n2 = contact_row(body_a, body_b, normal, c)
         e = row_error(v, a, b, n0, n1, n2, bias[c])
@@ -35,35 +38,33 @@ def relaxed_range(body_a, body_b, normal, bias, inv_mass, step, v, lam, first, l
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def relaxed_sweeps(body_a, body_b, normal, bias, inv_mass, step, v, lam, count, ranges, phases):
+def relaxed_sweeps(A, rows_in, v, lam, count, partition):
     """`count` sweeps of relaxed_range over a partition, in place, phase by phase, the groups of
     a phase in parallel (a phase of one group without starting the threads)."""
+    ranges, phases = partition
     for _ in range(count):
         for p in range(phases.shape[0] - 1):
             lo = phases[p]
             hi = phases[p + 1]
             if hi - lo == 1:
-                relaxed_range(body_a, body_b, normal, bias, inv_mass, step, v, lam, ranges[lo],
-                              ranges[lo + 1])
+                relaxed_range(A, rows_in, v, lam, ranges[lo], ranges[lo + 1])
             elif hi > lo:
                 for g in prange(lo, hi):
-                    relaxed_range(body_a, body_b, normal, bias, inv_mass, step, v, lam,
-                                  ranges[g], ranges[g + 1])
+                    relaxed_range(A, rows_in, v, lam, ranges[g], ranges[g + 1])
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def frictional_sweeps(body_a, body_b, P, rows, law, naive, V, lam, count, ranges, phases):
+def frictional_sweeps(ends, P, rule, V, lam, count, partition):
     """`count` Gauss-Seidel sweeps of `sweep_contact` over a partition, in place, as
-    relaxed_sweeps; V (n, 6) is kept equal to V* + M^-1 J^T λ; P: the packed contacts
-    (sweeps.pack)."""
+    relaxed_sweeps; ends = (body_a, body_b); P: the packed contacts (sweeps.pack); rule =
+    (law, naive, rows) (sweeps.py); V (n, 6) is kept equal to V* + M^-1 J^T λ."""
+    ranges, phases = partition
     for _ in range(count):
         for p in range(phases.shape[0] - 1):
             lo = phases[p]
             hi = phases[p + 1]
             if hi - lo == 1:
-                frictional_range(body_a, body_b, P, rows, law, naive, V, lam, ranges[lo],
-                                 ranges[lo + 1])
+                frictional_range(ends, P, rule, V, lam, ranges[lo], ranges[lo + 1])
             elif hi > lo:
                 for g in prange(lo, hi):
-                    frictional_range(body_a, body_b, P, rows, law, naive, V, lam, ranges[g],
-                                     ranges[g + 1])
+                    frictional_range(ends, P, rule, V, lam, ranges[g], ranges[g + 1])

@@ -11,10 +11,9 @@ import numpy as np
 from numba import njit, prange
 
 from ..coulomb import project_disk
-from ..friction import relaxed_steps
 from ..params import Param
 from ..partition import share, shares
-from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem
+from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem, inverse_diag
 from ..products import frictional_gather, frictional_velocity_change, gather, velocity_change
 from .driver import Method, SolveSettings, run
 from .operator import local_steps, operator, product
@@ -35,30 +34,33 @@ def jacobi_range(rhs, diag, lam, beta, e, first, last):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def jacobi_sweeps(body_a, body_b, normal, inv_mass, rhs, diag, lam, beta, dv, e, count, ranges,
-                  phases):
+def jacobi_sweeps(A, rhs, diag, lam, beta, scratch, count, partition):
     """`count` Jacobi iterations over a partition: e = A λ from one iterate, then every
     contact's update (jacobi_range), the contacts in equal shares at once; inline for one
-    block. The same iterates for any number of blocks of the same contacts."""
+    block. The same iterates for any number of blocks of the same contacts. scratch = (dv
+    (n, 3), e (m,))."""
+    dv, e = scratch
+    ranges = partition[0]
     parts = shares(ranges)
     m = lam.shape[0]
     for _ in range(count):
-        velocity_change(body_a, body_b, normal, inv_mass, lam, dv, ranges, phases)
+        velocity_change(A, lam, dv, partition)
         if parts == 1:
-            gather(body_a, body_b, normal, dv, e, 0, m)
+            gather(A, dv, e, 0, m)
             jacobi_range(rhs, diag, lam, beta, e, 0, m)
             continue
         for t in prange(parts):
             first, last = share(ranges, t)
-            gather(body_a, body_b, normal, dv, e, first, last)
+            gather(A, dv, e, first, last)
             jacobi_range(rhs, diag, lam, beta, e, first, last)
 
 
 @njit(cache=True, nogil=True)
-def frictional_jacobi_range(rhs, step, mu, mu_roll, mu_spin, rows, lam, e, first, last):
+def frictional_jacobi_range(rhs, step, laws, rows, lam, e, first, last):
     """The frictional update of contacts [first, last) from e = A λ: the normal λ_n <- max(0,
     λ_n - β e_n / A_nn), the tangents (and rolling rows) stepped alike and projected onto the
-    disk of the new μ λ_n. step (m * rows): β / A_jj."""
+    disk of the new μ λ_n. step (m * rows): β / A_jj; laws = (mu, mu_roll, mu_spin)."""
+    mu, mu_roll, mu_spin = laws
     for c in range(first, last):
         k = c * rows
         if step[k] == 0.0:  # an inert row (both ends fixed)
@@ -78,27 +80,26 @@ def frictional_jacobi_range(rhs, step, mu, mu_roll, mu_spin, rows, lam, e, first
             lam[k + 5] = min(max(ls, -bound), bound)
 
 
-# long: the frictional Jacobi iteration's arrays, each passed on to its range kernels.
 @njit(parallel=True, cache=True, nogil=True)
-def frictional_jacobi_sweeps(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
-                             inv_inertia, rhs, step, mu, mu_roll, mu_spin, rows, lam, dV, e,
-                             count, ranges, phases):
+def frictional_jacobi_sweeps(A, rhs, step, laws, lam, scratch, count, partition):
     """`count` Jacobi iterations on the frictional problem: e = A λ + b from one iterate, then
-    every contact's update (frictional_jacobi_range), over a partition as jacobi_sweeps."""
+    every contact's update (frictional_jacobi_range), over a partition as jacobi_sweeps;
+    scratch = (dV (n, 6), e (m * rows))."""
+    dV, e = scratch
+    rows = A[9]
+    ranges = partition[0]
     parts = shares(ranges)
-    m = body_a.shape[0]
+    m = A[0].shape[0]
     for _ in range(count):
-        frictional_velocity_change(body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
-                                   inv_inertia, lam, rows, dV, ranges, phases)
+        frictional_velocity_change(A, lam, dV, partition)
         if parts == 1:
-            frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows, e, 0, m)
-            frictional_jacobi_range(rhs, step, mu, mu_roll, mu_spin, rows, lam, e, 0, m)
+            frictional_gather(A, dV, e, 0, m)
+            frictional_jacobi_range(rhs, step, laws, rows, lam, e, 0, m)
             continue
         for t in prange(parts):
             first, last = share(ranges, t)
-            frictional_gather(body_a, body_b, normal, t1, t2, arm_a, arm_b, dV, rows, e, first,
-                              last)
-            frictional_jacobi_range(rhs, step, mu, mu_roll, mu_spin, rows, lam, e, first, last)
+            frictional_gather(A, dV, e, first, last)
+            frictional_jacobi_range(rhs, step, laws, rows, lam, e, first, last)
 
 
 def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
@@ -108,19 +109,19 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     e = np.empty(problem.m)
 
     def sweep(count: int) -> None:
-        jacobi_sweeps(problem.body_a, problem.body_b, problem.normal, problem.inv_mass,
-                      problem.rhs, problem.diag, lam, beta, dv, e, count, *problem.partition)
+        jacobi_sweeps(problem.A, problem.rhs, problem.diag, lam, beta, (dv, e), count,
+                      problem.partition)
 
     return run(problem, lam, settings, sweep)
 
 
 @njit(cache=True, nogil=True)
-def operator_jacobi_sweeps(kind, geo, csr, rhs, steps, mu, lam, e, count):
+def operator_jacobi_sweeps(op, rhs, steps, mu, lam, e, count):
     """`count` Jacobi iterations over any problem `operator` describes with 3 rows per contact
     (an explicit W): e = A λ + b from one iterate, then every contact's normal stepped by
     steps[c, 0] and projected, its tangents by steps[c, 1] onto the disk of the new μ λ_n."""
     for _ in range(count):
-        product(kind, geo, csr, 3, lam, e)
+        product(op, lam, e)
         for c in range(mu.shape[0]):
             k = 3 * c
             if steps[c, 0] == 0.0:  # an inert contact
@@ -135,27 +136,23 @@ def operator_jacobi_sweeps(kind, geo, csr, rhs, steps, mu, lam, e, count):
 def _solve_explicit(problem, lam0: np.ndarray, settings: SolveSettings):
     lam = np.array(lam0, dtype=np.float64)
     steps = local_steps(problem, settings["beta"])
-    kind, geo, csr = operator(problem)
+    op = operator(problem)
     e = np.empty(problem.size)
 
     def sweep(count: int) -> None:
-        operator_jacobi_sweeps(kind, geo, csr, problem.rhs, steps, problem.mu, lam, e, count)
+        operator_jacobi_sweeps(op, problem.rhs, steps, problem.mu, lam, e, count)
 
     return run(problem, lam, settings, sweep)
 
 
 def _solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings):
     lam = np.array(lam0, dtype=np.float64)
-    step = relaxed_steps(problem, settings["beta"])
-    dV = np.empty_like(problem.V_pred)
-    e = np.empty(problem.size)
+    step = inverse_diag(problem.diag, settings["beta"])
+    scratch = (np.empty_like(problem.V_pred), np.empty(problem.size))
     p = problem
 
     def sweep(count: int) -> None:
-        args = (p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b, p.inv_mass,
-                p.inv_inertia, p.rhs, step, p.mu, p.mu_roll, p.mu_spin, p.rows, lam, dV, e,
-                count, *p.partition)
-        frictional_jacobi_sweeps(*args)
+        frictional_jacobi_sweeps(p.A, p.rhs, step, p.laws, lam, scratch, count, p.partition)
 
     return run(problem, lam, settings, sweep)
 

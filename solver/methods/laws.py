@@ -37,15 +37,20 @@ BISECTIONS = 80
 # long: the three laws side by side, every variable a scalar (an array argument to an inline
 # helper costs reference counting in the sweep kernels).
 @njit(inline="always", cache=True, nogil=True)
-def contact_step(law, naive, coupled, ln, l1, l2, un, u1, u2, s_n, s_t, c1, c2, mu):
-    """One contact's new (λ_n, λ_1, λ_2) from its current impulses and velocities u (m/s).
+def contact_step(rule, old, u, steps, coupling, mu):
+    """One contact's new (λ_n, λ_1, λ_2) from its current impulses old = (λ_n, λ_1, λ_2) and
+    velocities u = (u_n, u_1, u_2) (m/s); rule = (law, naive, coupled); steps = (s_n, s_t).
     cone/box (Box2D, Bullet): the normal by a projected step s_n (naive: only adds impulse),
     then the tangents by one step s_t (the same for both, so that a slide opposes u_t) from the
     velocities after the normal's change, onto the disk μ λ_n (box: each into ±μ λ_n).
-    `coupled`: the block has normal-tangent terms c1 = W_1n, c2 = W_2n (an explicit W; spheres
-    have none, and a literal False removes the terms from the geometry sweep). ccp: the three
-    rows at once onto the cone in the metric of D = diag(1/s_n, 1/s_t, 1/s_t), the block's exact
-    minimiser when the block is D."""
+    `coupled`: the block has normal-tangent terms coupling = (W_1n, W_2n) (an explicit W;
+    spheres have none, and a constant False removes the terms from the geometry sweep). ccp:
+    the three rows at once onto the cone in the metric of D = diag(1/s_n, 1/s_t, 1/s_t), the
+    block's exact minimiser when the block is D."""
+    law, naive, coupled = rule
+    ln, l1, l2 = old
+    un, u1, u2 = u
+    s_n, s_t = steps
     if law == CCP:
         q = np.sqrt(s_t / s_n)
         new, n1, n2 = project_cone((ln - s_n * un) * q, l1 - s_t * u1, l2 - s_t * u2, mu / q)
@@ -55,8 +60,8 @@ def contact_step(law, naive, coupled, ln, l1, l2, un, u1, u2, s_n, s_t, c1, c2, 
     else:
         new = max(ln - s_n * un, 0.0)
     if coupled:
-        u1 += c1 * (new - ln)
-        u2 += c2 * (new - ln)
+        u1 += coupling[0] * (new - ln)
+        u2 += coupling[1] * (new - ln)
     n1 = l1 - s_t * u1
     n2 = l2 - s_t * u2
     bound = mu * new
@@ -119,8 +124,11 @@ def _stick(W, c, qn, q1, q2):
 
 
 @njit(cache=True, nogil=True)
-def _bisect(lo, hi, g_lo, W, c, qn, q1, q2, mu):
-    """θ in [lo, hi] where g changes sign (g_lo: g at lo), by bisection to rounding."""
+def _bisect(bracket, W, c, q, mu):
+    """θ in [lo, hi] where g changes sign, bracket = (lo, hi, g at lo), by bisection to
+    rounding; q = (q_n, q_1, q_2)."""
+    lo, hi, g_lo = bracket
+    qn, q1, q2 = q
     for _ in range(BISECTIONS):
         mid = 0.5 * (lo + hi)
         if mid <= lo or mid >= hi:
@@ -162,7 +170,7 @@ def coulomb_block(W, c, qn, q1, q2, mu):
         b = start + j * step
         g_b, h_b, ln_b, ok_b = _slide_at(b, W, c, qn, q1, q2, mu)
         if ok_a and ok_b and (g_a < 0.0) != (g_b < 0.0):
-            theta = _bisect(b - step, b, g_a, W, c, qn, q1, q2, mu)
+            theta = _bisect((b - step, b, g_a), W, c, (qn, q1, q2), mu)
             g, h, ln, ok = _slide_at(theta, W, c, qn, q1, q2, mu)
             if ok and h >= -1e-12 * scale:
                 return ln, -mu * ln * math.cos(theta), -mu * ln * math.sin(theta), True
@@ -217,10 +225,13 @@ def composite_normal(zn, n_t, n_r, n_s, mu, mu_roll, mu_spin):
 
 
 @njit(inline="always", cache=True, nogil=True)
-def project_composite(zn, z1, z2, r1, r2, s, mu, mu_roll, mu_spin):
-    """The Euclidean projection of one contact's six rows (normal, tangents, rolling pair,
-    spin) onto its admissible set (`composite_normal`); with μ_r = μ_s = 0 and no rolling parts
-    it is `project_cone`."""
+def project_composite(z, coefficients):
+    """The Euclidean projection of one contact's six rows z = (z_n, z_1, z_2, r_1, r_2, s)
+    (normal, tangents, rolling pair, spin) onto its admissible set (`composite_normal`) with
+    coefficients = (μ, μ_roll, μ_spin); with μ_r = μ_s = 0 and no rolling parts it is
+    `project_cone`."""
+    zn, z1, z2, r1, r2, s = z
+    mu, mu_roll, mu_spin = coefficients
     a = composite_normal(zn, math.sqrt(z1 * z1 + z2 * z2), math.sqrt(r1 * r1 + r2 * r2),
                          abs(s), mu, mu_roll, mu_spin)
     t1, t2 = project_disk(z1, z2, mu * a)

@@ -14,14 +14,17 @@ import numpy as np
 from numba import njit
 
 from ..problem import ROW_KERNEL
-from .driver import SolveSettings, run
+from .driver import Hooks, SolveSettings, run
 from .laws import CONE, NSGS, PROX, contact_step, coulomb_block, coulomb_diagonal
 from .operator import local_steps
 
 
 @njit(inline="always", cache=True, nogil=True)
-def _local_solution(W, c, ln, l1, l2, un, u1, u2, mu, failures):
-    """nsgs: the exact solution of contact c's problem with the others fixed."""
+def _local_solution(W, c, old, u, mu, failures):
+    """nsgs: the exact solution of contact c's problem with the others fixed; W (m, 3, 3) the
+    diagonal blocks, old = (λ_n, λ_1, λ_2), u = (u_n, u_1, u_2)."""
+    ln, l1, l2 = old
+    un, u1, u2 = u
     qn = un - (W[c, 0, 0] * ln + W[c, 0, 1] * l1 + W[c, 0, 2] * l2)
     q1 = u1 - (W[c, 1, 0] * ln + W[c, 1, 1] * l1 + W[c, 1, 2] * l2)
     q2 = u2 - (W[c, 2, 0] * ln + W[c, 2, 1] * l1 + W[c, 2, 2] * l2)
@@ -36,12 +39,15 @@ def _local_solution(W, c, ln, l1, l2, un, u1, u2, mu, failures):
 
 
 @njit(**ROW_KERNEL)
-def matrix_sweeps(t_indptr, t_indices, t_data, blocks, steps, mu, law, naive, scale, u, lam,
-                  count, failures):
-    """`count` Gauss-Seidel sweeps over the contacts in place. steps (m, 3): s_n, s_t (0: an
-    inert contact, skipped), times `scale`; u (size,) = W λ + q, kept consistent with λ;
-    failures[0] counts local problems nsgs could not solve (none for a positive definite
-    block)."""
+def matrix_sweeps(W, local, rule, u, lam, count, failures):
+    """`count` Gauss-Seidel sweeps over the contacts in place. W = (t_indptr, t_indices,
+    t_data, blocks): W's columns (the CSR of Wᵀ) and its (m, 3, 3) diagonal blocks; local =
+    (steps, scale, mu): steps (m, 3) s_n, s_t (0: an inert contact, skipped), times `scale`,
+    and μ (m,); rule = (law, naive); u (size,) = W λ + q, kept consistent with λ; failures[0]
+    counts local problems nsgs could not solve (none for a positive definite block)."""
+    t_indptr, t_indices, t_data, blocks = W
+    steps, scale, mu = local
+    law, naive = rule
     for _ in range(count):
         for c in range(mu.shape[0]):
             s_n = steps[c, 0] * scale
@@ -51,12 +57,13 @@ def matrix_sweeps(t_indptr, t_indices, t_data, blocks, steps, mu, law, naive, sc
             ln, l1, l2 = lam[k], lam[k + 1], lam[k + 2]
             un, u1, u2 = u[k], u[k + 1], u[k + 2]
             if law == NSGS:
-                n0, n1, n2 = _local_solution(blocks, c, ln, l1, l2, un, u1, u2, mu[c], failures)
+                n0, n1, n2 = _local_solution(blocks, c, (ln, l1, l2), (un, u1, u2), mu[c],
+                                             failures)
             else:
                 step_law = CONE if law == PROX else law
-                n0, n1, n2 = contact_step(step_law, naive, law != PROX, ln, l1, l2, un, u1, u2,
-                                          s_n, steps[c, 1] * scale, blocks[c, 1, 0],
-                                          blocks[c, 2, 0], mu[c])
+                n0, n1, n2 = contact_step((step_law, naive, law != PROX), (ln, l1, l2),
+                                          (un, u1, u2), (s_n, steps[c, 1] * scale),
+                                          (blocks[c, 1, 0], blocks[c, 2, 0]), mu[c])
             lam[k] = n0
             lam[k + 1] = n1
             lam[k + 2] = n2
@@ -78,12 +85,11 @@ def solve_matrix(problem, lam0: np.ndarray, settings: SolveSettings, law: int,
     p = problem
 
     def sweep(count: int) -> None:
-        matrix_sweeps(p.t_indptr, p.t_indices, p.t_data, p.blocks, steps, p.mu, law, naive,
-                      1.0, u, lam, count, failures)
+        matrix_sweeps(p.columns, (steps, 1.0, p.mu), (law, naive), u, lam, count, failures)
         if law == NSGS:
             info["local_failures"] = int(failures[0])
 
     def sync() -> None:
         u[:] = problem.error(lam)
 
-    return run(problem, lam, settings, sweep, sync, info=info)
+    return run(problem, lam, settings, sweep, sync, Hooks(info=info))

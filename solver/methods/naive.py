@@ -14,8 +14,10 @@ from .pgs import solve_frictional, solve_frictional_matrix
 
 
 @njit(**ROW_KERNEL)
-def naive_sweeps(body_a, body_b, normal, bias, inv_mass, diag, v, lam, count):
-    """`count` sweeps in place; v (n, 3) = v* + M^-1 J^T λ is kept consistent with λ."""
+def naive_sweeps(A, bias, diag, v, lam, count):
+    """`count` sweeps in place; v (n, 3) = v* + M^-1 J^T λ is kept consistent with λ; A the
+    operator's factors (solver/products.py); bias (m,) gap / h, m/s; diag (m,) A_cc."""
+    body_a, body_b, normal, inv_mass = A
     for _ in range(count):
         for c in range(lam.shape[0]):
             a, b, n0, n1, n2 = contact_row(body_a, body_b, normal, c)
@@ -33,8 +35,7 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     bias = problem.bias
 
     def sweep(count: int) -> None:
-        naive_sweeps(problem.body_a, problem.body_b, problem.normal, bias, problem.inv_mass,
-                     problem.diag, v, lam, count)
+        naive_sweeps(problem.A, bias, problem.diag, v, lam, count)
 
     def sync() -> None:
         v[:] = problem.velocity(lam)

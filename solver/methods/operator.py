@@ -1,8 +1,8 @@
 """Products with A for the all-at-once methods (jacobi on an explicit W, prox-jacobi and apgd with
 friction), whatever the problem is: the frictionless ContactProblem, the frictional problem
-over geometry, or an explicit matrix (solver/explicit.py). `operator(problem)` returns
-(kind, geo, csr), plain tuples of arrays of fixed types, so each kernel compiles once and
-`product` picks the path inside it; and the per-contact steps of the local laws.
+over geometry, or an explicit matrix (solver/explicit.py). `operator(problem)` returns one
+tuple of arrays of fixed types, so each kernel compiles once and `product` picks the path
+inside it; and the per-contact steps of the local laws.
 """
 from __future__ import annotations
 
@@ -10,64 +10,71 @@ import numpy as np
 from numba import njit
 
 from ..coulomb import frictional_contact_velocity, frictional_impulse_velocity
-from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, apply_matrix
+from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, apply_matrix, inverse_diag
 from ..explicit import csr_apply
 
 # Which product a kernel computes (`product`'s switch), one per problem kind.
 GEOMETRY, MATRIX, FRICTIONLESS_OPERATOR = 0, 1, 2
 
 
-def _none_f(shape) -> np.ndarray:
-    return np.zeros(shape)
+def _empty_int() -> np.ndarray:
+    return np.zeros(0, dtype=np.int64)
 
 
-def _matrix(problem) -> tuple[int, tuple, tuple]:
-    empty_i = np.zeros(0, dtype=np.int64)
-    geo = (empty_i, empty_i, _none_f((0, 3)), _none_f((0, 3)), _none_f((0, 3)), _none_f(0),
-           _none_f(0), _none_f(0), _none_f(0), _none_f((0, 6)))
-    return MATRIX, geo, (problem.indptr, problem.indices, problem.data)
+def _no_frictional() -> tuple:
+    return (_empty_int(), _empty_int(), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)),
+            np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0), 3)
 
 
-def _geometry(p) -> tuple[int, tuple, tuple]:
-    c = np.ascontiguousarray
-    empty_i = np.zeros(0, dtype=np.int64)
-    geo = (c(p.body_a, np.int64), c(p.body_b, np.int64), c(p.normal, np.float64), c(p.t1),
-           c(p.t2), c(p.arm_a), c(p.arm_b), c(p.inv_mass, np.float64), c(p.inv_inertia),
-           np.empty((p.n, 6)))
-    return GEOMETRY, geo, (empty_i, empty_i, _none_f(0))
+def _no_frictionless() -> tuple:
+    return (_empty_int(), _empty_int(), np.zeros((0, 3)), np.zeros(0))
 
 
-def _frictionless(p) -> tuple[int, tuple, tuple]:
-    c = np.ascontiguousarray
-    empty_i = np.zeros(0, dtype=np.int64)
-    geo = (c(p.body_a, np.int64), c(p.body_b, np.int64), c(p.normal, np.float64),
-           _none_f((0, 3)), _none_f((0, 3)), _none_f(0), _none_f(0),
-           c(p.inv_mass, np.float64), _none_f(0), np.empty((p.n, 3)))
-    return FRICTIONLESS_OPERATOR, geo, (empty_i, empty_i, _none_f(0))
+def _no_matrix() -> tuple:
+    return (_empty_int(), _empty_int(), np.zeros(0))
+
+
+def _contiguous(A: tuple) -> tuple:
+    """A's arrays contiguous, of the kernels' types (int64 indices, float64 values)."""
+    return tuple(np.ascontiguousarray(a, np.int64 if a.dtype.kind in "iu" else np.float64)
+                 if isinstance(a, np.ndarray) else a for a in A)
+
+
+def _matrix(p) -> tuple:
+    return (MATRIX, _no_frictional(), _no_frictionless(), p.A, np.zeros((0, 6)))
+
+
+def _geometry(p) -> tuple:
+    return (GEOMETRY, _contiguous(p.A), _no_frictionless(), _no_matrix(), np.empty((p.n, 6)))
+
+
+def _frictionless(p) -> tuple:
+    return (FRICTIONLESS_OPERATOR, _no_frictional(), _contiguous(p.A), _no_matrix(),
+            np.empty((p.n, 3)))
 
 
 _OPERATORS = {FRICTIONLESS: _frictionless, FRICTIONAL: _geometry, EXPLICIT: _matrix}
 
 
-def operator(problem) -> tuple[int, tuple, tuple]:
-    """(kind, geo, csr): geo = (body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass,
-    inv_inertia, scratch (n, 6) or (n, 3)), csr = (indptr, indices, data) of W; the arrays a
-    kind does not use are empty, of the same types."""
+def operator(problem) -> tuple:
+    """(kind, frictional A, frictionless A, W, scratch): the problem's operator A (its factors,
+    solver/products.py, or W in CSR (indptr, indices, data)) in the slot of its kind, the other
+    slots empty arrays of the same types; scratch (n, 6) or (n, 3) for the products over
+    geometry."""
     return _OPERATORS[problem.kind](problem)
 
 
 @njit(inline="always", cache=True, nogil=True)
-def product(kind, geo, csr, rows, lam, out):
+def product(op, lam, out):
     """out <- A λ (one product) for the problem `operator` described."""
+    kind, frictional, frictionless, W, scratch = op
     if kind == MATRIX:
-        csr_apply(csr[0], csr[1], csr[2], lam, out)
+        csr_apply(W[0], W[1], W[2], lam, out)
     elif kind == GEOMETRY:
-        frictional_impulse_velocity(geo[0], geo[1], geo[2], geo[3], geo[4], geo[5], geo[6],
-                                    geo[7], geo[8], lam, rows, geo[9])
-        frictional_contact_velocity(geo[0], geo[1], geo[2], geo[3], geo[4], geo[5], geo[6],
-                                    geo[9], rows, out)
+        frictional_impulse_velocity(frictional, lam, scratch)
+        frictional_contact_velocity(frictional, scratch, out)
     else:
-        apply_matrix(geo[0], geo[1], geo[2], geo[7], lam, geo[9], out)
+        apply_matrix(frictionless, lam, scratch, out)
 
 
 def tangent_bound(problem) -> np.ndarray:
@@ -83,20 +90,14 @@ def block_bound(problem) -> np.ndarray:
     return problem.block_bound()
 
 
-def _over(factor: float, values: np.ndarray) -> np.ndarray:
-    out = np.zeros_like(values)
-    np.divide(factor, values, out=out, where=values > 0.0)
-    return out
-
-
 def local_steps(problem, factor: float) -> np.ndarray:
     """(m, 3): each contact's steps factor / A_nn (0 for an inert contact, A_nn = 0), factor /
     tangent_bound for both tangents, and factor / A_rr for its rolling rows (0 without)."""
     rows = problem.rows
     steps = np.zeros((problem.m, 3))
-    steps[:, 0] = _over(factor, problem.diag[0::rows])
-    steps[:, 1] = _over(factor, tangent_bound(problem))
+    steps[:, 0] = inverse_diag(problem.diag[0::rows], factor)
+    steps[:, 1] = inverse_diag(tangent_bound(problem), factor)
     if rows > 3:
-        steps[:, 2] = _over(factor, problem.diag[3::rows])
+        steps[:, 2] = inverse_diag(problem.diag[3::rows], factor)
     steps[steps[:, 0] == 0.0] = 0.0
     return steps

@@ -16,7 +16,7 @@ from .gauss_seidel import frictional_sweeps, relaxed_sweeps
 from .sweeps import FRICTION_LAWS, pack
 from ..params import Param
 from ..partition import share, share_of, shares
-from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem
+from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem, row_step
 from ..products import impulse_velocity, velocity_change
 from .driver import Method, SolveSettings, run
 from .matrix_sweeps import solve_matrix
@@ -32,41 +32,40 @@ FRICTION = Param("friction", "cone", str, "friction law: the Coulomb disk ‖λ_
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def prepare(body_a, body_b, normal, gap, dt, inv_mass, diag, v_pred, omega, lam, v, bias, step,
-            ranges, phases):
-    """What the sweeps need, in one call: v (n, 3) <- v* + M^-1 J^T λ (m/s), bias (m,) <- gap / h
-    (m/s), step (m,) <- ω / A_cc (kg). The same operations as ContactProblem.velocity,
-    ContactProblem.bias and ``omega / diag``, so the results are bit for bit theirs; over the
-    partition, inline for one block."""
+def prepare(A, lam, v_pred, rows_in, scale, out, partition):
+    """What the sweeps need, in one call, out = (v, bias, step): v (n, 3) <- v* + M^-1 J^T λ
+    (m/s), bias (m,) <- gap / h (m/s), step (m,) <- ω / A_cc (kg), from rows_in = (gap (m,) m,
+    diag (m,) 1/kg) and scale = (h s, ω). The same operations as ContactProblem.velocity,
+    ContactProblem.bias and ``inverse_diag(diag, ω)``, so the results are bit for bit theirs;
+    over the partition, inline for one block."""
+    v = out[0]
+    ranges = partition[0]
     if shares(ranges) == 1:
-        impulse_velocity(body_a, body_b, normal, inv_mass, lam, v)
-        _prepare_range(gap, dt, diag, v_pred, omega, v, bias, step, 0, v.shape[0], 0,
-                       gap.shape[0])
+        impulse_velocity(A, lam, v)
+        _prepare_range(v_pred, rows_in, scale, out, (0, v.shape[0]), (0, lam.shape[0]))
         return
-    velocity_change(body_a, body_b, normal, inv_mass, lam, v, ranges, phases)
+    velocity_change(A, lam, v, partition)
     parts = shares(ranges)
     n = v.shape[0]
     for t in prange(parts):
-        first, last = share_of(n, parts, t)
-        c_first, c_last = share(ranges, t)
-        _prepare_range(gap, dt, diag, v_pred, omega, v, bias, step, first, last, c_first,
-                       c_last)
+        _prepare_range(v_pred, rows_in, scale, out, share_of(n, parts, t), share(ranges, t))
 
 
 @njit(cache=True, nogil=True)
-def _prepare_range(gap, dt, diag, v_pred, omega, v, bias, step, first, last, c_first, c_last):
-    """prepare's v += v* for marbles [first, last), bias and step for contacts
-    [c_first, c_last)."""
-    for i in range(first, last):
+def _prepare_range(v_pred, rows_in, scale, out, marbles, contacts):
+    """prepare's v += v* for marbles [first, last) = `marbles`, bias and step for contacts
+    [first, last) = `contacts`."""
+    v, bias, step = out
+    gap, diag = rows_in
+    dt, omega = scale
+    for i in range(marbles[0], marbles[1]):
         v[i, 0] = v_pred[i, 0] + v[i, 0]
         v[i, 1] = v_pred[i, 1] + v[i, 1]
         v[i, 2] = v_pred[i, 2] + v[i, 2]
-    for c in range(c_first, c_last):
+    for c in range(contacts[0], contacts[1]):
         bias[c] = gap[c] / dt
-        d = diag[c]
-        # A_cc = 0 (both ends fixed): an inert row, which no impulse can change; it keeps its
-        # start impulse (a Numba division by zero would raise).
-        step[c] = omega / d if d != 0.0 else 0.0
+        # An inert row (A_cc = 0, both ends fixed) keeps its start impulse.
+        step[c] = row_step(omega, diag[c])
 
 
 def solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings, omega: float,
@@ -74,15 +73,14 @@ def solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings, omega: 
     """Sweeps of solver.friction.sweep_contact over a FrictionalProblem: each contact's normal
     (PGS, or naive's increment clamping), then its tangents onto the disk (or box), then its
     rolling rows; every row's step ω / A_jj."""
-    law = FRICTION_LAWS[settings.params.get("friction", "cone")]
+    rule = (FRICTION_LAWS[settings.params.get("friction", "cone")], naive, problem.rows)
     lam = np.array(lam0, dtype=np.float64)
     V = problem.velocity(lam)
     packed = pack(problem, omega)
-    p = problem
+    ends = (problem.body_a, problem.body_b)
 
     def sweep(count: int) -> None:
-        frictional_sweeps(p.body_a, p.body_b, packed, p.rows, law, naive, V, lam, count,
-                          *p.partition)
+        frictional_sweeps(ends, packed, rule, V, lam, count, problem.partition)
 
     def sync() -> None:
         V[:] = problem.velocity(lam)
@@ -113,13 +111,11 @@ def solve_relaxed(problem: ContactProblem, lam0: np.ndarray, settings: SolveSett
     v = np.empty_like(problem.v_pred)
     bias = np.empty(problem.m)
     step = np.empty(problem.m)
-    prepare(problem.body_a, problem.body_b, problem.normal, problem.gap, float(problem.dt),
-            problem.inv_mass, problem.diag, problem.v_pred, float(omega), lam, v, bias, step,
-            *problem.partition)
+    prepare(problem.A, lam, problem.v_pred, (problem.gap, problem.diag),
+            (float(problem.dt), float(omega)), (v, bias, step), problem.partition)
 
     def sweep(count: int) -> None:
-        relaxed_sweeps(problem.body_a, problem.body_b, problem.normal, bias, problem.inv_mass,
-                       step, v, lam, count, *problem.partition)
+        relaxed_sweeps(problem.A, (bias, step), v, lam, count, problem.partition)
 
     def sync() -> None:
         v[:] = problem.velocity(lam)

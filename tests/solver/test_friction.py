@@ -168,8 +168,8 @@ def one_sweep(p, law):
     from solver.methods.sweeps import FRICTION_LAWS, pack
     lam = np.zeros(p.size)
     V = p.velocity(lam)
-    frictional_sweeps(p.body_a, p.body_b, pack(p, 1.0), p.rows, FRICTION_LAWS[law], False, V,
-                      lam, 1, *p.partition)
+    frictional_sweeps((p.body_a, p.body_b), pack(p, 1.0), (FRICTION_LAWS[law], False, p.rows), V,
+                      lam, 1, p.partition)
     np.testing.assert_allclose(V, p.velocity(lam), atol=1e-12)
     return lam
 
@@ -197,16 +197,15 @@ def test_one_sweep_solves_an_isolated_contact_exactly(seed, wall):
 @pytest.mark.parametrize("rows", [3, 6])
 def test_a_partitioned_problem_has_the_serial_residual_and_products(rows):
     from solver.coulomb import frictional_residual
+    from solver.partition import one_block
     from tests.solver.blocks import packed_box, problem_of
 
     p = problem_of(packed_box(5000, mu=0.5), 2, rows)
     assert p.block_count == 2
     rng = np.random.default_rng(3)
     for lam in (np.zeros(p.size), rng.uniform(-1e-4, 1e-3, p.size)):
-        want = frictional_residual(p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b,
-                                   p.inv_mass, p.inv_inertia, p.rhs, p.mu, p.mu_roll,
-                                   p.mu_spin, p.rows, lam, np.empty_like(p.V_pred),
-                                   np.empty(p.size))
+        scratch = (np.empty_like(p.V_pred), np.empty(p.size))
+        want, _ = frictional_residual(p.A, p.rhs, p.laws, lam, scratch, one_block(p.m), False)
         assert want > 0.0 and p.residual(lam) == want
         assert p.scanned_residual(lam) == (want, True, np.abs(p.rhs).max())
         assert p.checked_residual(lam) == (want, True)

@@ -38,8 +38,7 @@ def test_integrate_is_the_problems_velocity_then_a_position_step():
     p = problem_of(world, 1)
     lam = np.random.default_rng(4).uniform(0.0, 1e-3, p.m)
     x, v = world.x.copy(), np.empty_like(world.x)
-    integrate(p.body_a, p.body_b, p.normal, p.inv_mass, lam, p.v_pred, p.dt, False, x, v, v,
-              WORLD_ORDER, *p.partition)
+    integrate(p.A, lam, p.v_pred, (p.dt, False), (x, v, v), WORLD_ORDER, p.partition)
     want_v = p.velocity(lam)
     assert np.array_equal(v, want_v)
     assert np.array_equal(x, world.x + p.dt * want_v)
@@ -52,10 +51,8 @@ def test_integrate_in_blocks_is_the_inline_one_on_the_same_contacts():
     lam = np.random.default_rng(1).uniform(0.0, 1e-3, p.m)
     x1, x2 = world.x.copy(), world.x.copy()
     v1, v2 = np.empty_like(x1), np.full_like(x2, np.nan)
-    integrate(p.body_a, p.body_b, p.normal, p.inv_mass, lam, p.v_pred, p.dt, False, x1, v1,
-              v1, WORLD_ORDER, *serial)
-    integrate(p.body_a, p.body_b, p.normal, p.inv_mass, lam, p.v_pred, p.dt, False, x2, v2, v2,
-              WORLD_ORDER, *p.partition)
+    integrate(p.A, lam, p.v_pred, (p.dt, False), (x1, v1, v1), WORLD_ORDER, serial)
+    integrate(p.A, lam, p.v_pred, (p.dt, False), (x2, v2, v2), WORLD_ORDER, p.partition)
     assert np.array_equal(v1, v2) and np.array_equal(x1, x2) and not np.array_equal(x1, world.x)
     # Solved in another numbering, where marble s is order[s]: the world's rows written
     # directly are the inline step's in that numbering, copied back.
@@ -64,9 +61,9 @@ def test_integrate_in_blocks_is_the_inline_one_on_the_same_contacts():
     a = np.where(p.body_a >= 0, rank[np.maximum(p.body_a, 0)], -1)
     b = rank[p.body_b]
     x3, v3 = world.x[order], np.empty_like(x1)
-    integrate(a, b, p.normal, p.inv_mass[order], lam, p.v_pred[order], p.dt, False, x3, v3, v3,
-              WORLD_ORDER, *serial)
+    renumbered = (a, b, p.normal, p.inv_mass[order])
+    integrate(renumbered, lam, p.v_pred[order], (p.dt, False), (x3, v3, v3), WORLD_ORDER, serial)
     x4, v4 = world.x.copy(), np.full_like(x1, np.nan)
-    integrate(a, b, p.normal, p.inv_mass[order], lam, p.v_pred[order], p.dt, False, x4, v4,
-              np.empty_like(x1), order, *p.partition)
+    integrate(renumbered, lam, p.v_pred[order], (p.dt, False), (x4, v4, np.empty_like(x1)), order,
+              p.partition)
     assert np.array_equal(x4[order], x3) and np.array_equal(v4[order], v3)

@@ -70,7 +70,8 @@ def test_kept_contacts_keep_their_groups(box):
 @pytest.mark.parametrize("size", [0, 1, 3, 4, 5, 17, 100])
 def test_dealt_position_is_where_the_serial_deal_puts_a_contact(size):
     ids = np.arange(size, dtype=np.int64)
-    dealt = _deal(ids, ids, np.zeros((size, 3)), np.zeros(size), ids, size, INTERLEAVE)[0]
+    dealt = _deal((ids, ids, np.zeros((size, 3)), np.zeros(size), ids, ids), size,
+                  INTERLEAVE)[0]
     where = np.array([dealt_position(u, size, INTERLEAVE) for u in range(size)], dtype=np.int64)
     assert np.array_equal(dealt[where], ids)
 

@@ -66,16 +66,22 @@ def test_the_row_helpers_cost_nothing_in_the_sweeps():
     p = random_problem(np.random.default_rng(4), 3, 6)
     lam, v = np.zeros(p.m), p.velocity(np.zeros(p.m))
     args = {
-        gauss_seidel.relaxed_range: (p.body_a, p.body_b, p.normal, p.bias, p.inv_mass,
-                                     1 / p.diag, v, lam, 0, p.m),
-        naive.naive_sweeps: (p.body_a, p.body_b, p.normal, p.bias, p.inv_mass, p.diag, v, lam, 2),
+        gauss_seidel.relaxed_range: (p.A, (p.bias, 1 / p.diag), v, lam, 0, p.m),
+        naive.naive_sweeps: (p.A, p.bias, p.diag, v, lam, 2),
+        prox_gs.prox_gs_range: (p.A, (p.bias, p.diag, p.diag), 1.0, True, v, lam, 0, p.m),
     }
+
+    def copied(a):
+        if isinstance(a, tuple):
+            return tuple(copied(b) for b in a)
+        return a.copy() if isinstance(a, np.ndarray) else a
+
     for kernel, call in args.items():
         fresh = njit(**{**ROW_KERNEL, "cache": False})(kernel.py_func)
-        fresh(*(a.copy() if isinstance(a, np.ndarray) else a for a in call))
+        fresh(*copied(call))
         code = "".join(fresh.inspect_llvm().values())
         assert "NRT_incref" not in code and "NRT_decref" not in code, kernel.__name__
-    for kernel in (prox_gs.prox_gs_iterations, pgs_sm.truncated_cg_phase,
+    for kernel in (prox_gs.prox_gs_range, pgs_sm.truncated_cg_phase,
                    pgs_sm.objective_change):
         assert kernel.targetoptions.get("_nrt") is False, kernel.__name__
 

@@ -28,14 +28,14 @@ def test_scatter_and_gather_are_the_serial_ones(problem):
     serial = one_block(p.m)
     lam = np.random.default_rng(0).uniform(0.0, 1e-3, p.m)
     plain, inline, blocked = (np.full_like(p.v_pred, np.nan) for _ in range(3))
-    impulse_velocity(p.body_a, p.body_b, p.normal, p.inv_mass, lam, plain)
-    velocity_change(p.body_a, p.body_b, p.normal, p.inv_mass, lam, inline, *serial)
-    velocity_change(p.body_a, p.body_b, p.normal, p.inv_mass, lam, blocked, *p.partition)
+    impulse_velocity(p.A, lam, plain)
+    velocity_change(p.A, lam, inline, serial)
+    velocity_change(p.A, lam, blocked, p.partition)
     assert np.any(plain != 0.0)
     assert np.array_equal(plain, inline) and np.array_equal(plain, blocked)
     one, two = np.empty(p.m), np.full(p.m, np.nan)
-    contact_velocity(p.body_a, p.body_b, p.normal, plain, one, serial[0])
-    contact_velocity(p.body_a, p.body_b, p.normal, plain, two, p.partition[0])
+    contact_velocity(p.A, plain, one, serial[0])
+    contact_velocity(p.A, plain, two, p.partition[0])
     assert np.array_equal(one, two)
     np.testing.assert_allclose(one, p.jacobian() @ plain.ravel(), rtol=1e-12, atol=1e-18)
 
@@ -45,16 +45,13 @@ def test_natural_residual_is_the_serial_one(problem, start):
     p = problem
     lam = np.zeros(p.m) if start == "cold" else np.random.default_rng(1).uniform(0, 1e-3, p.m)
     dv = np.empty_like(p.v_pred)
-    want = natural_residual(p.body_a, p.body_b, p.normal, p.inv_mass, p.rhs, lam, dv,
-                            *one_block(p.m))
-    got = natural_residual(p.body_a, p.body_b, p.normal, p.inv_mass, p.rhs, lam, dv,
-                           *p.partition)
+    want = natural_residual(p.A, p.rhs, lam, dv, one_block(p.m))
+    got = natural_residual(p.A, p.rhs, lam, dv, p.partition)
     assert want > 0.0 and got == want
     assert want == np.abs(np.minimum(lam, p.error(lam))).max()
     lam[p.m // 2] = np.nan
     for partition in (p.partition, one_block(p.m)):
-        assert natural_residual(p.body_a, p.body_b, p.normal, p.inv_mass, p.rhs, lam, dv,
-                                *partition) == np.inf
+        assert natural_residual(p.A, p.rhs, lam, dv, partition) == np.inf
 
 
 @pytest.mark.parametrize("blocks", ["one", "partition"])
@@ -78,17 +75,14 @@ def test_frictional_products_are_the_serial_ones(frictional):
     p = frictional
     lam = np.random.default_rng(2).uniform(-1e-4, 1e-3, p.size)
     plain, inline, blocked = (np.full_like(p.V_pred, np.nan) for _ in range(3))
-    args = (p.body_a, p.body_b, p.normal, p.t1, p.t2, p.arm_a, p.arm_b)
-    frictional_impulse_velocity(*args, p.inv_mass, p.inv_inertia, lam, p.rows, plain)
-    frictional_velocity_change(*args, p.inv_mass, p.inv_inertia, lam, p.rows, inline,
-                               *one_block(p.m))
-    frictional_velocity_change(*args, p.inv_mass, p.inv_inertia, lam, p.rows, blocked,
-                               *p.partition)
+    frictional_impulse_velocity(p.A, lam, plain)
+    frictional_velocity_change(p.A, lam, inline, one_block(p.m))
+    frictional_velocity_change(p.A, lam, blocked, p.partition)
     assert np.array_equal(plain, inline) and np.array_equal(plain, blocked)
     one, two, three = np.empty(p.size), np.full(p.size, np.nan), np.full(p.size, np.nan)
-    frictional_contact_velocity(*args, plain, p.rows, one)
-    frictional_contact_velocities(*args, plain, p.rows, two, one_block(p.m)[0])
-    frictional_contact_velocities(*args, plain, p.rows, three, p.partition[0])
+    frictional_contact_velocity(p.A, plain, one)
+    frictional_contact_velocities(p.A, plain, two, one_block(p.m)[0])
+    frictional_contact_velocities(p.A, plain, three, p.partition[0])
     assert np.array_equal(one, two) and np.array_equal(one, three)
 
 

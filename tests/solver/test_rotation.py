@@ -97,11 +97,11 @@ def test_integrate_spin_is_symplectic_euler():
     x = np.array([[10.0, 20.0, 30.0]])
     v = np.empty((1, 3))
     omega = np.empty((1, 3))
-    integrate_spin(V_pred, dV, 0.1, False, x, v, omega, WORLD_ORDER, 1)
+    integrate_spin(V_pred, dV, (0.1, False), (x, v, omega), WORLD_ORDER, 1)
     np.testing.assert_allclose(v, [[1.5, -1.0, 0.0]])
     np.testing.assert_allclose(omega, [[1.1, 2.2, 3.3]])
     np.testing.assert_allclose(x, [[10.15, 19.9, 30.0]])
-    integrate_spin(V_pred, dV, 0.1, True, x, v, omega, WORLD_ORDER, 1)
+    integrate_spin(V_pred, dV, (0.1, True), (x, v, omega), WORLD_ORDER, 1)
     assert v[0, 1] == 0.0 and omega[0, 0] == 0.0 and omega[0, 2] == 0.0
 
 
@@ -125,16 +125,16 @@ def test_the_passes_in_shares_are_bit_for_bit_the_serial_ones(parts):
         out1 = [np.empty((n, 3)) for _ in range(2)]
         out2 = [np.full((n, 3), np.nan) for _ in range(2)]
         x0 = x1.copy()
-        integrate_spin(one, dV, 0.01, planar, x1, *out1, WORLD_ORDER, 1)
-        integrate_spin(one, dV, 0.01, planar, x2, *out2, WORLD_ORDER, parts)
+        integrate_spin(one, dV, (0.01, planar), (x1, *out1), WORLD_ORDER, 1)
+        integrate_spin(one, dV, (0.01, planar), (x2, *out2), WORLD_ORDER, parts)
         assert np.array_equal(x1, x2) and all(np.array_equal(a, b) for a, b in zip(out1, out2))
         # Solved in another numbering (marble s is order[s]): the world's rows written
         # directly are the ones integrated there and copied back.
         order = rng.permutation(n)
         x3, local = x0[order], [np.empty((n, 3)) for _ in range(2)]
-        integrate_spin(one, dV, 0.01, planar, x3, *local, WORLD_ORDER, 1)
+        integrate_spin(one, dV, (0.01, planar), (x3, *local), WORLD_ORDER, 1)
         x4, out4 = x0.copy(), [np.full((n, 3), np.nan) for _ in range(2)]
-        integrate_spin(one, dV, 0.01, planar, x4, *out4, order, parts)
+        integrate_spin(one, dV, (0.01, planar), (x4, *out4), order, parts)
         assert np.array_equal(x4[order], x3)
         assert all(np.array_equal(a[order], b) for a, b in zip(out4, local))
     q = rng.normal(size=(n, 4))

@@ -73,7 +73,7 @@ def test_the_registered_proximal_solvers_give_every_variant_and_the_merit_test()
 
 def test_exit_statuses_count_every_solve_of_every_variant(fake_prox):
     variants = [v for v in exits.proximal_variants() if v.r in ("local", "global")]
-    stats = exits.exit_statuses("column", 3, 15, variants)
+    stats = exits.exit_statuses(exits.ExitRun("column", 3, 15), variants)
     assert (stats.scene, stats.steps, stats.iterations) == ("column", 3, 15)
     assert (stats.abs_tol, stats.rel_tol) == (exits.EXIT_ABS_TOL, exits.EXIT_REL_TOL)
     assert set(stats.counts) == {v.label for v in variants} and len(variants) == 8
@@ -107,7 +107,7 @@ def test_rejections_say_whether_the_adaptation_fired():
     Gauss-Seidel form never rejects an iterate (every sweep with local r lowers f), so its
     adaptive run is the fixed-r run; the Jacobi form rejects its first, too long steps."""
     variants = [v for v in exits.proximal_variants() if v.r == "local"]
-    stats = exits.exit_statuses("bowl", 5, 40, variants)
+    stats = exits.exit_statuses(exits.ExitRun("bowl", 5, 40), variants)
     assert stats.rejections("prox-gs r=local") == 0.0
     assert stats.rejections("prox-gs r=local fixed") == 0.0
     assert stats.rejections("prox-jacobi r=local") > 0.0
@@ -117,7 +117,7 @@ def test_rejections_say_whether_the_adaptation_fired():
 
 def test_rejections_are_unknown_for_a_solver_that_does_not_report_them(fake_prox):
     variants = [v for v in exits.proximal_variants() if v.r == "local"]
-    stats = exits.exit_statuses("column", 2, 10, variants)
+    stats = exits.exit_statuses(exits.ExitRun("column", 2, 10), variants)
     assert stats.rejections("prox-gs r=local") is None
 
 

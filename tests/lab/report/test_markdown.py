@@ -25,7 +25,7 @@ def test_failed_claims_reach_the_markdown():
     series = {"column": [snapshot("column", 1, {"pgs": curve(50, rate=0.9),
                                                 "pcg": curve(50, rate=0.9, solved_at=12)})]}
     found = verdicts.verdicts(series, None)
-    text = md.markdown({}, {}, None, found, HEADER, "no prox", series)
+    text = md.markdown(HEADER, md.FrictionlessPart(found, series=series, exit_note="no prox"))
     line = next(ln for ln in text.splitlines() if ln.startswith("| PCG solves the 7-marble"))
     assert "**not reproduced**" in line and "after 12 iterations" in line
     assert "no prox" in text
@@ -40,7 +40,7 @@ def test_the_snapshot_tables_show_every_snapshot_behind_a_partial_verdict():
                                                            (250, ahead))],
               "disk": [snapshot("disk", 100, behind)]}
     found = verdicts.verdicts(series, None)
-    text = md.markdown({}, {}, None, found, HEADER, None, series)
+    text = md.markdown(HEADER, md.FrictionlessPart(found, series=series))
     pgs_first = next(v for v in found if v.claim.startswith("After 20"))
     assert pgs_first.verdict == verdicts.PARTLY
     assert f"| After 20 iterations PGS is ahead of CG (the article's bowl and disk) | " \
@@ -52,7 +52,7 @@ def test_the_snapshot_tables_show_every_snapshot_behind_a_partial_verdict():
 
 
 def test_without_a_series_the_snapshot_section_says_so():
-    text = md.markdown({}, {}, None, verdicts.verdicts({}, None), HEADER, None, {})
+    text = md.markdown(HEADER, md.FrictionlessPart(verdicts.verdicts({}, None)))
     assert "### Snapshots" in text and "Not measured" in text
 
 
@@ -69,8 +69,8 @@ def test_the_relative_test_is_named_as_each_solver_has_it():
 
 
 def test_the_frictionless_part_alone_says_the_frictional_one_was_not_run():
-    text = md.markdown({}, {}, None, verdicts.verdicts({}, None), HEADER, None, {},
-                           None, "frictionless")
+    text = md.markdown(HEADER, md.FrictionlessPart(verdicts.verdicts({}, None)), None,
+                       "frictionless")
     assert "### Claims of the sources, with friction\n\nNot run (`--part frictionless`)." \
         in text
     assert "Frictional snapshots" not in text and "### Snapshots" in text

@@ -25,10 +25,8 @@ def test_a_blocked_sweep_is_the_serial_sweep_in_the_partition_order(box, blocks)
     bias = p.gap / p.dt
     lam = [np.zeros(p.m), np.zeros(p.m)]
     v = [p.v_pred.copy(), p.v_pred.copy()]
-    relaxed_sweeps(p.body_a, p.body_b, p.normal, bias, p.inv_mass, step, v[0], lam[0], 5,
-                   *one_block(p.m))
-    relaxed_sweeps(p.body_a, p.body_b, p.normal, bias, p.inv_mass, step, v[1], lam[1], 5,
-                   *p.partition)
+    relaxed_sweeps(p.A, (bias, step), v[0], lam[0], 5, one_block(p.m))
+    relaxed_sweeps(p.A, (bias, step), v[1], lam[1], 5, p.partition)
     assert np.any(lam[0] > 0.0)
     assert np.array_equal(lam[0], lam[1]) and np.array_equal(v[0], v[1])
 
@@ -39,10 +37,9 @@ def test_a_blocked_frictional_sweep_is_the_serial_sweep_in_the_partition_order(r
     packed = pack(p, 1.0)
     lam = [np.zeros(p.size), np.zeros(p.size)]
     V = [p.V_pred.copy(), p.V_pred.copy()]
-    frictional_sweeps(p.body_a, p.body_b, packed, p.rows, CONE, False, V[0], lam[0], 4,
-                      *one_block(p.m))
-    frictional_sweeps(p.body_a, p.body_b, packed, p.rows, CONE, False, V[1], lam[1], 4,
-                      *p.partition)
+    ends, rule = (p.body_a, p.body_b), (CONE, False, p.rows)
+    frictional_sweeps(ends, packed, rule, V[0], lam[0], 4, one_block(p.m))
+    frictional_sweeps(ends, packed, rule, V[1], lam[1], 4, p.partition)
     assert np.any(lam[0][1::rows] != 0.0)  # tangent impulses: friction acts
     assert np.array_equal(lam[0], lam[1]) and np.array_equal(V[0], V[1])
 

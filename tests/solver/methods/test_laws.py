@@ -84,24 +84,27 @@ def test_a_spheres_cone_step_is_the_exact_local_solution(seed, case, mu):
     q = case_q(rng, case, W, mu)
     lam0 = rng.uniform(-1, 1, 3)
     u = W @ lam0 + q
-    step = contact_step(CONE, False, False, *lam0, *u, 1.0 / a, 1.0 / b, 0.0, 0.0, mu)
+    step = contact_step((CONE, False, False), tuple(lam0), tuple(u), (1.0 / a, 1.0 / b),
+                        (0.0, 0.0), mu)
     np.testing.assert_allclose(step, coulomb_diagonal(*q, a, b, mu), rtol=1e-12, atol=1e-12)
 
 
 def test_the_box_law_clamps_each_tangent_and_ccp_lifts_a_slide():
     W = np.diag([1.0, 3.5, 3.5])
     q = np.array([-1.0, 10.0, 10.0])
-    _, l1, l2 = contact_step(BOX, False, False, 0, 0, 0, *q, 1.0, 1 / 3.5, 0.0, 0.0, 0.5)
+    _, l1, l2 = contact_step((BOX, False, False), (0.0, 0.0, 0.0), tuple(q), (1.0, 1 / 3.5),
+                             (0.0, 0.0), 0.5)
     assert (l1, l2) == (-0.5, -0.5)  # √2 μ λ_n diagonally
-    ln, l1, l2 = contact_step(CCP, False, False, 0, 0, 0, *q, 1.0, 1 / 3.5, 0.0, 0.0, 0.5)
+    ln, l1, l2 = contact_step((CCP, False, False), (0.0, 0.0, 0.0), tuple(q), (1.0, 1 / 3.5),
+                              (0.0, 0.0), 0.5)
     u = W @ np.array([ln, l1, l2]) + q
     assert u[0] == pytest.approx(0.5 * np.hypot(u[1], u[2]))  # Anitescu: u_n = μ ‖u_t‖
 
 
 def test_a_coupled_cone_step_reads_the_tangent_velocity_after_the_normal():
     """The normal's change moves u_t by W_tn Δλ_n; the tangent step uses the moved value."""
-    ln, l1, l2 = contact_step(CONE, False, True, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 1.0, 0.5,
-                              0.4, 0.0, 10.0)
+    ln, l1, l2 = contact_step((CONE, False, True), (0.0, 0.0, 0.0), (-1.0, 0.0, 0.0),
+                              (1.0, 0.5), (0.4, 0.0), 10.0)
     assert ln == 1.0 and l1 == pytest.approx(-0.5 * 0.4) and l2 == 0.0
 
 
@@ -122,12 +125,13 @@ def test_the_composite_projection_is_the_nearest_point_of_its_set(seed):
     rng = np.random.default_rng(seed)
     mu, mu_roll, mu_spin = rng.uniform(0, 1.5), rng.uniform(0, 0.5), rng.choice([0, 0.2])
     z = rng.normal(size=6) * rng.choice([0.1, 1, 10])
-    p = np.array(project_composite(*z, mu, mu_roll, mu_spin))
+    p = np.array(project_composite(tuple(z), (mu, mu_roll, mu_spin)))
     assert p[0] >= 0 and np.hypot(*p[1:3]) <= mu * p[0] * (1 + 1e-12) + 1e-15
     assert np.hypot(*p[3:5]) <= mu_roll * p[0] * (1 + 1e-12) + 1e-15
     assert abs(p[5]) <= mu_spin * p[0] * (1 + 1e-12) + 1e-15
     x = feasible(rng, mu, mu_roll, mu_spin, 4000)
     assert np.max((x - p) @ (z - p)) <= 1e-10 * (1 + np.abs(z).max()) ** 2
     cone = project_cone(z[0], z[1], z[2], mu)
-    np.testing.assert_allclose(project_composite(z[0], z[1], z[2], 0, 0, 0, mu, 0.3, 0.1)[:3],
+    np.testing.assert_allclose(project_composite((z[0], z[1], z[2], 0.0, 0.0, 0.0),
+                                                 (mu, 0.3, 0.1))[:3],
                                cone, rtol=1e-12, atol=1e-15)

@@ -37,9 +37,8 @@ def sweep(problem, law, count, omega=1.0):
     lam = np.zeros(problem.size)
     u = problem.error(lam)
     failures = np.zeros(1, dtype=np.int64)
-    matrix_sweeps(problem.t_indptr, problem.t_indices, problem.t_data, problem.blocks,
-                  local_steps(problem, omega), problem.mu, law, False, 1.0, u, lam, count,
-                  failures)
+    matrix_sweeps(problem.columns, (local_steps(problem, omega), 1.0, problem.mu), (law, False),
+                  u, lam, count, failures)
     return lam, u, failures[0]
 
 

@@ -19,11 +19,9 @@ def test_product_is_the_problems_own(kind):
         p = random_frictional(rng, 6, 10, rows=6 if kind == "rolling" else 3)
         if kind == "matrix":
             p = MatrixProblem.from_problem(p)
-    size = getattr(p, "size", p.m)
-    lam = rng.normal(size=size)
-    out = np.empty(size)
-    kind_, geo, csr = operator(p)
-    product(kind_, geo, csr, getattr(p, "rows", 1), lam, out)
+    lam = rng.normal(size=p.size)
+    out = np.empty(p.size)
+    product(operator(p), lam, out)
     np.testing.assert_allclose(out, p.apply(lam), rtol=1e-13, atol=1e-14)
 
 

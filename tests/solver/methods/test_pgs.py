@@ -28,11 +28,9 @@ def test_a_sweep_is_projected_sor_on_the_dense_matrix():
     for omega in (1.0, 1.4):
         lam = np.zeros(problem.m)
         v, bias, step = np.empty_like(problem.v_pred), np.empty(problem.m), np.empty(problem.m)
-        prepare(problem.body_a, problem.body_b, problem.normal, problem.gap, problem.dt,
-                problem.inv_mass, problem.diag, problem.v_pred, omega, lam, v, bias, step,
-                *problem.partition)
-        relaxed_sweeps(problem.body_a, problem.body_b, problem.normal, bias, problem.inv_mass,
-                       step, v, lam, 6, *problem.partition)
+        prepare(problem.A, lam, problem.v_pred, (problem.gap, problem.diag),
+                (problem.dt, omega), (v, bias, step), problem.partition)
+        relaxed_sweeps(problem.A, (bias, step), v, lam, 6, problem.partition)
         np.testing.assert_allclose(lam, dense_projected_sor(A, b, np.zeros(problem.m), omega, 6),
                                    rtol=1e-10, atol=1e-13)
         # The velocities the sweep carries are those its impulses leave.

@@ -8,7 +8,8 @@ import pytest
 from solver.friction import FrictionalProblem
 from solver.methods import registry
 from solver.methods.gauss_seidel import frictional_sweeps
-from solver.methods.sweeps import BOX, CCP, CONE, pack
+from solver.methods.sweeps import (ARM_A, ARM_B, BIAS, BOX, CCP, CONE, I_A, I_B, MU, NORMAL, STEP_N,
+                                   STEP_T, T1, T2, W_A, W_B, pack)
 from tests.solver.blocks import packed_box, problem_of
 
 G, H, R = 9.81, 0.02, 0.1
@@ -27,8 +28,8 @@ def floor_contact(v, w=(0.0, 0.0, 0.0), mu=0.5, mu_roll=0.0, inv_mass=1.0):
 def sweep(problem, law=CONE, naive=False, count=1, omega=1.0):
     lam = np.zeros(problem.size)
     V = problem.velocity(lam)
-    frictional_sweeps(problem.body_a, problem.body_b, pack(problem, omega), problem.rows, law,
-                      naive, V, lam, count, *problem.partition)
+    frictional_sweeps((problem.body_a, problem.body_b), pack(problem, omega),
+                      (law, naive, problem.rows), V, lam, count, problem.partition)
     return lam, V
 
 
@@ -108,20 +109,20 @@ def reference_sweep(p, P, law, lam, V):
     contact updated in full: what frictional_sweeps must equal, early exits included."""
     for c in range(p.m):
         a, b = int(p.body_a[c]), int(p.body_b[c])
-        if P[c, 13] == 0.0:
+        if P[c, STEP_N] == 0.0:
             continue
-        n, t1, t2 = P[c, 0:3], P[c, 3:6], P[c, 6:9]
-        ra, rb = P[c, 9], P[c, 10]
+        n, t1, t2 = P[c, NORMAL:NORMAL + 3], P[c, T1:T1 + 3], P[c, T2:T2 + 3]
+        ra, rb = P[c, ARM_A], P[c, ARM_B]
         dv = V[b, :3] - (V[a, :3] if a >= 0 else 0.0)
         s = rb * V[b, 3:] + (ra * V[a, 3:] if a >= 0 else 0.0)
-        e = n @ dv + P[c, 12]
+        e = n @ dv + P[c, BIAS]
         u1 = t1 @ dv - t2 @ s
         u2 = t2 @ dv + t1 @ s
         k = 3 * c
         old = lam[k:k + 3].copy()
-        new_n = max(old[0] - P[c, 13] * e, 0.0)
-        l1, l2 = old[1] - P[c, 14] * u1, old[2] - P[c, 14] * u2
-        bound = P[c, 11] * new_n
+        new_n = max(old[0] - P[c, STEP_N] * e, 0.0)
+        l1, l2 = old[1] - P[c, STEP_T] * u1, old[2] - P[c, STEP_T] * u2
+        bound = P[c, MU] * new_n
         if law == BOX:
             l1, l2 = min(max(l1, -bound), bound), min(max(l2, -bound), bound)
         elif np.hypot(l1, l2) > bound:
@@ -131,11 +132,11 @@ def reference_sweep(p, P, law, lam, V):
         d = lam[k:k + 3] - old
         impulse = d[0] * n + d[1] * t1 + d[2] * t2
         lever = d[1] * t2 - d[2] * t1
-        V[b, :3] += P[c, 19] * impulse
-        V[b, 3:] += -rb * P[c, 21] * lever
+        V[b, :3] += P[c, W_B] * impulse
+        V[b, 3:] += -rb * P[c, I_B] * lever
         if a >= 0:
-            V[a, :3] -= P[c, 18] * impulse
-            V[a, 3:] += -ra * P[c, 20] * lever
+            V[a, :3] -= P[c, W_A] * impulse
+            V[a, 3:] += -ra * P[c, I_A] * lever
 
 
 @pytest.mark.parametrize("law", [CONE, BOX])
@@ -150,7 +151,7 @@ def test_the_sweep_over_a_pile_is_every_contact_updated_in_full(law):
     lam[0::3][::4] = 1e-3  # some contacts start with an impulse, most without
     V = p.velocity(lam)
     want_lam, want_V = lam.copy(), V.copy()
-    frictional_sweeps(p.body_a, p.body_b, P, p.rows, law, False, V, lam, 3, *p.partition)
+    frictional_sweeps((p.body_a, p.body_b), P, (law, False, p.rows), V, lam, 3, p.partition)
     for _ in range(3):
         reference_sweep(p, P, law, want_lam, want_V)
     separating = np.count_nonzero(lam[0::3] == 0.0)
