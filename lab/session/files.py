@@ -110,7 +110,7 @@ def export_problem(session, c: cmd.ExportProblem) -> None:
             snapshot.save_lcp(c.path, sim.problem, sim.lam, session.world)
     except ValueError as err:
         raise _refusal(err) from None
-    kind = "frictional, " if getattr(sim.problem, "frictional", False) else ""
+    kind = "frictional, " if sim.problem.frictional else ""
     option = "--fclib" if as_fclib else "--lcp"
     session.message = (f"contact problem of step {sim.steps} ({kind}{sim.problem.m} contacts) "
                        f"exported: {c.path}; try `marbles-bench solve {option} {Path(c.path)}`")

@@ -531,8 +531,7 @@ class Session:
         sim = self.sim
         if sim.problem is None:
             raise ParamError("no contact problem yet: run at least one step")
-        frictional = getattr(sim.problem, "frictional", False)
-        names = registry.friction_solvers() if frictional else list(registry.METHODS)
+        names = registry.friction_solvers() if sim.problem.frictional else list(registry.METHODS)
         self.ensure_compiled(*names)
         table = compare(sim.problem, iterations, names, progress=progress)
         s = self.spec

@@ -47,8 +47,9 @@ def gershgorin_bound(normal, inv_mass, start, items):
 
 
 @njit(cache=True, nogil=True)
-def _gradient(body_a, body_b, normal, inv_mass, rhs, lam, dv, g):
-    apply_matrix((body_a, body_b, normal, inv_mass), lam, dv, g)
+def _gradient(A, rhs, lam, dv, g):
+    """g <- A λ + b (one product); dv (n, 3) is scratch."""
+    apply_matrix(A, lam, dv, g)
     for c in range(lam.shape[0]):
         g[c] += rhs[c]
 
@@ -60,17 +61,28 @@ def _free_gradient(lam, g, p):
 
 
 @njit(cache=True, nogil=True)
-def mprgp_start(body_a, body_b, normal, inv_mass, rhs, lam, dv, g, p, counts):
-    _gradient(body_a, body_b, normal, inv_mass, rhs, lam, dv, g)
+def mprgp_start(A, system, iterates, dv, counts):
+    """The gradient of λ and the first direction, its free part (one product); the arguments as
+    mprgp_iterations'."""
+    rhs, _ = system
+    lam, g, p, _, _ = iterates
+    _gradient(A, rhs, lam, dv, g)
     _free_gradient(lam, g, p)
     counts[PRODUCTS] += 1
 
 
 # long: the three step kinds share g, p and the counters in one compiled loop.
 @njit(cache=True, nogil=True)
-def mprgp_iterations(body_a, body_b, normal, inv_mass, rhs, diag, lam, dv, g, p, q, d,
-                     alpha_bar, big_gamma, counts, count):
-    """`count` MPRGP steps in place; g = A λ + b and the direction p carry over between calls."""
+def mprgp_iterations(A, system, iterates, dv, counts, count, options):
+    """`count` MPRGP steps in place on λ. A: the operator's factors (solver/products.py);
+    system = (rhs, diag), (m,) each: b (m/s) and diag(A) (1/kg); iterates = (λ (N s),
+    g = A λ + b (m/s), the direction p, q = A p or A d, the proportioning direction d), (m,)
+    each, g and p carried over between calls; dv (n, 3) is the products' scratch; counts (4,) by
+    the module's slots; options = (ᾱ (kg), Γ): the expansion step and the proportioning
+    parameter."""
+    rhs, diag = system
+    lam, g, p, q, d = iterates
+    alpha_bar, big_gamma = options
     m = lam.shape[0]
     for _ in range(count):
         beta2 = 0.0
@@ -87,7 +99,7 @@ def mprgp_iterations(body_a, body_b, normal, inv_mass, rhs, diag, lam, dv, g, p,
         if beta2 == 0.0 and free2 == 0.0:
             continue  # projected gradient exactly zero: λ solves the LCP
         if beta2 <= big_gamma * big_gamma * prop:
-            apply_matrix((body_a, body_b, normal, inv_mass), p, dv, q)
+            apply_matrix(A, p, dv, q)
             counts[PRODUCTS] += 1
             pq = 0.0
             pdp = 0.0
@@ -132,14 +144,14 @@ def mprgp_iterations(body_a, body_b, normal, inv_mass, rhs, diag, lam, dv, g, p,
                     if lam[c] > 0.0:
                         new = lam[c] - alpha_bar * g[c]
                         lam[c] = new if new > 0.0 else 0.0
-                _gradient(body_a, body_b, normal, inv_mass, rhs, lam, dv, g)
+                _gradient(A, rhs, lam, dv, g)
                 counts[PRODUCTS] += 1
                 _free_gradient(lam, g, p)
         else:
             counts[PROPORTIONING] += 1
             for c in range(m):
                 d[c] = g[c] if (lam[c] <= 0.0 and g[c] < 0.0) else 0.0
-            apply_matrix((body_a, body_b, normal, inv_mass), d, dv, q)
+            apply_matrix(A, d, dv, q)
             counts[PRODUCTS] += 1
             dq = 0.0
             ddd = 0.0
@@ -175,15 +187,16 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
         if not np.isfinite(alpha_bar):
             alpha_bar = 0.0  # poisoned problem: the driver will report divergence
         info.update(norm_bound=float(bound), alpha_bar=alpha_bar)
-    big_gamma = settings["Gamma"]
-    args = (problem.body_a, problem.body_b, problem.normal, problem.inv_mass, problem.rhs)
+    A = problem.A
+    system = (problem.rhs, problem.diag)
+    iterates = (lam, g, p, q, d)
+    options = (alpha_bar, settings["Gamma"])
 
     def sync() -> None:
-        mprgp_start(*args, lam, dv, g, p, counts)
+        mprgp_start(A, system, iterates, dv, counts)
 
     def sweep(count: int) -> None:
-        mprgp_iterations(*args, problem.diag, lam, dv, g, p, q, d, alpha_bar, big_gamma,
-                         counts, count)
+        mprgp_iterations(A, system, iterates, dv, counts, count, options)
 
     def products() -> int:
         info.update(cg=int(counts[CG]), expansion=int(counts[EXPANSION]),

@@ -54,18 +54,21 @@ def _project(lam, g, pinv, z):
 
 
 @njit(cache=True, nogil=True)
-def _gradient(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z):
-    """g <- A λ + b (one product) and z <- P^-1 proj(-g); returns rᵀz."""
-    apply_matrix((body_a, body_b, normal, inv_mass), lam, dv, g)
+def _gradient(A, system, lam, dv, g, z):
+    """g <- A λ + b (one product) and z <- P^-1 proj(-g); returns rᵀz. dv (n, 3) is scratch."""
+    rhs, _, pinv = system
+    apply_matrix(A, lam, dv, g)
     for c in range(lam.shape[0]):
         g[c] += rhs[c]
     return _project(lam, g, pinv, z)
 
 
 @njit(cache=True, nogil=True)
-def pcg_start(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z, p, state, counts):
-    """First gradient, residual and direction from λ (one product). state[0] = rᵀz."""
-    state[0] = _gradient(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z)
+def pcg_start(A, system, iterates, dv, state, counts):
+    """First gradient, residual and direction from λ (one product), in iterates (pcg_iterations);
+    state[0] = rᵀz. dv (n, 3) is scratch."""
+    lam, g, z, p, _ = iterates
+    state[0] = _gradient(A, system, lam, dv, g, z)
     for c in range(lam.shape[0]):
         p[c] = z[c]
     counts[PRODUCTS] += 1
@@ -73,10 +76,10 @@ def pcg_start(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z, p, sta
 
 
 @njit(cache=True, nogil=True)
-def _curvature(body_a, body_b, normal, inv_mass, diag, p, g, dv, q):
+def _curvature(A, diag, p, g, dv, q):
     """q <- A p; returns (pᵀAp, pᵀ diag(A) p, gᵀp): the curvature along p, its scale, and the
     slope of f along p."""
-    apply_matrix((body_a, body_b, normal, inv_mass), p, dv, q)
+    apply_matrix(A, p, dv, q)
     pq = 0.0
     pdp = 0.0
     gp = 0.0
@@ -89,10 +92,11 @@ def _curvature(body_a, body_b, normal, inv_mass, diag, p, g, dv, q):
 
 
 @njit(cache=True, nogil=True)
-def _clipped_terms(body_a, body_b, normal, inv_mass, g, q, alpha, clipped, delta, count, u):
+def _clipped_terms(A, g, q, alpha, clipped, delta, count, u):
     """(δᵀ(g + α q), δᵀAδ) for δ nonzero only on the `count` contacts listed in clipped (values
     in delta), touching only them and their marbles: δᵀAδ = Σ_i w_i ‖(Jᵀδ)_i‖². u (n, 3) is zero
     on entry and on return."""
+    body_a, body_b, normal, inv_mass = A
     linear = 0.0
     for k in range(count):
         c = clipped[k]
@@ -145,14 +149,17 @@ def _clip_is_noise(lam, p, alpha, delta, count):
 
 
 @njit(cache=True, nogil=True)
-def _trial(body_a, body_b, normal, inv_mass, rhs, pinv, lam, lam_old, g, dv, g_new, z, t, p):
+def _trial(A, system, iterates, scratch, t):
     """λ <- max(0, λ_old + t p), g_new <- A λ + b and z (one product); returns
-    (f(λ) - f(λ_old), rᵀz), with f's change exact for the quadratic: ½ (λ - λ_old)ᵀ(g + g_new)."""
+    (f(λ) - f(λ_old), rᵀz), with f's change exact for the quadratic: ½ (λ - λ_old)ᵀ(g + g_new).
+    g is the gradient at λ_old; λ_old and g_new are scratch's (pcg_iterations)."""
+    lam, g, z, p, _ = iterates
+    dv, lam_old, g_new, _, _, _, _ = scratch
     m = lam.shape[0]
     for c in range(m):
         new = lam_old[c] + t * p[c]
         lam[c] = new if new > 0.0 else 0.0
-    rz = _gradient(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g_new, z)
+    rz = _gradient(A, system, lam, dv, g_new, z)
     df = 0.0
     for c in range(m):
         df += (lam[c] - lam_old[c]) * (g[c] + g_new[c])
@@ -160,14 +167,18 @@ def _trial(body_a, body_b, normal, inv_mass, rhs, pinv, lam, lam_old, g, dv, g_n
 
 
 @njit(cache=True, nogil=True)
-def _safeguard(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, lam_old, g, g_new, dv,
-               z, p, q, alpha, pq, pdp, gp, counts):
-    """From λ_old (gradient g, q = A p, gp = gᵀp), where the projected step raised f, a step
-    that lowers it: λ <- max(0, λ_old + t p) with t = α/2, α/4, ... (BACKTRACKS trials, one
-    product each for the gradient); if none lowers f, the exact minimiser of f along p or the
-    first bound before it (a feasible segment, so f drops). Where p does not descend (gp >= 0)
-    it is first replaced by the preconditioned projected residual z (one product for its q), and
-    the trials start at its full step. Leaves g = A λ + b and z; returns rᵀz."""
+def _safeguard(A, system, iterates, scratch, alpha, curvature, counts):
+    """From λ_old (scratch's; gradient g, q = A p, curvature = (pᵀAp, pᵀ diag(A) p, gᵀp) as
+    _curvature returns them), where the projected step of length α raised f, a step that lowers
+    it: λ <- max(0, λ_old + t p) with t = α/2, α/4, ... (BACKTRACKS trials, one product each for
+    the gradient); if none lowers f, the exact minimiser of f along p or the first bound before
+    it (a feasible segment, so f drops). Where p does not descend (gᵀp >= 0) it is first
+    replaced by the preconditioned projected residual z (one product for its q), and the trials
+    start at its full step. Leaves g = A λ + b and z; returns rᵀz."""
+    _, diag, pinv = system
+    lam, g, z, p, q = iterates
+    dv, lam_old, g_new, _, _, _, _ = scratch
+    pq, pdp, gp = curvature
     m = lam.shape[0]
     t = 0.5 * alpha
     if not gp < 0.0:
@@ -176,7 +187,7 @@ def _safeguard(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, lam_old, 
         for c in range(m):
             p[c] = z[c]
         gp = -rz  # z_c = 0 wherever r_c was zeroed, so gᵀz = -rᵀz
-        pq, pdp, _ = _curvature(body_a, body_b, normal, inv_mass, diag, p, g, dv, q)
+        pq, pdp, _ = _curvature(A, diag, p, g, dv, q)
         counts[PRODUCTS] += 1
         counts[SAFEGUARD_PRODUCTS] += 1
         t = rz / pq if pq > CURVATURE_GUARD * pdp else 0.0
@@ -187,8 +198,7 @@ def _safeguard(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, lam_old, 
     for _ in range(BACKTRACKS):
         if not t > 0.0:
             break
-        df, rz = _trial(body_a, body_b, normal, inv_mass, rhs, pinv, lam, lam_old, g, dv, g_new,
-                        z, t, p)
+        df, rz = _trial(A, system, iterates, scratch, t)
         counts[PRODUCTS] += 1
         counts[SAFEGUARD_PRODUCTS] += 1
         if df < 0.0:
@@ -211,34 +221,42 @@ def _safeguard(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, lam_old, 
         lam[c] = new if new > 0.0 else 0.0
     if block >= 0:
         lam[block] = 0.0  # exactly on the bound it reached
-    rz = _gradient(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z)
+    rz = _gradient(A, system, lam, dv, g, z)
     counts[PRODUCTS] += 1
     counts[SAFEGUARD_PRODUCTS] += 1
     return rz
 
 
-# long: one compiled iteration loop over ~20 arrays; split, each call would pass them all.
+# long: the method's iteration as one loop (the step, the change of f and its guards, the
+# restart rule), sharing its vectors and counters.
 @njit(cache=True, nogil=True)
-def pcg_iterations(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, dv, g, z, p, q,
-                   lam_old, g_new, clipped, clipped_old, delta, u, state, counts, count,
-                   clip_only, safeguard):
-    """`count` projected CG iterations in place on λ; g = A λ + b, z, p and state/counts carry
-    over between calls so that count=1 repeated equals one call with the total. lam_old, g_new,
-    clipped, clipped_old, delta and u are scratch, touched only by clipped contacts and by the
-    safeguard."""
+def pcg_iterations(A, system, iterates, scratch, state, counts, count, options):
+    """`count` projected CG iterations in place on λ. A: the operator's factors
+    (solver/products.py); system = (rhs, diag, pinv), (m,) each: b (m/s), diag(A) (1/kg) and the
+    preconditioner P^-1; iterates = (λ (N s), g = A λ + b (m/s), z = P^-1 proj(-g), the
+    direction p, q = A p), (m,) each; g, z, p and state (1,) = (rᵀz,) and counts (9,) by the
+    module's slots carry over between calls, so that count=1 repeated equals one call with the
+    total. scratch = (dv (n, 3), the products'; λ_old and g_new (m,), the safeguard's; clipped
+    (m,) int64, clipped_old, delta (m,) and u (n, 3), the clipped contacts'), touched only by
+    what owns them. options = (clip_only, safeguard): the restart rule and whether a step that
+    raises f is replaced (module docstring)."""
+    rhs, diag, _ = system
+    lam, g, z, p, q = iterates
+    dv, lam_old, _, clipped, clipped_old, delta, u = scratch
+    clip_only, safeguard = options
     m = lam.shape[0]
     for _ in range(count):
         rz = state[0]
         if rz == 0.0:
             continue  # projected residual exactly zero: λ solves the LCP, nothing to do
-        pq, pdp, gp = _curvature(body_a, body_b, normal, inv_mass, diag, p, g, dv, q)
+        pq, pdp, gp = _curvature(A, diag, p, g, dv, q)
         counts[PRODUCTS] += 1
         if not pq > CURVATURE_GUARD * pdp and counts[FRESH] == 0:
             # No curvature along a conjugate direction: restart from the residual.
             for c in range(m):
                 p[c] = z[c]
             counts[FRESH] = 1
-            pq, pdp, gp = _curvature(body_a, body_b, normal, inv_mass, diag, p, g, dv, q)
+            pq, pdp, gp = _curvature(A, diag, p, g, dv, q)
             counts[PRODUCTS] += 1
         if pq > CURVATURE_GUARD * pdp:
             alpha = rz / pq
@@ -280,8 +298,7 @@ def pcg_iterations(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, dv, g
         # f(λ + Δ) - f(λ) = α gᵀp + ½ α² pᵀAp + δᵀ(g + α A p) + ½ δᵀAδ.
         df = alpha * gp + 0.5 * alpha * alpha * pq
         if safeguard and n_clipped:
-            linear, quadratic = _clipped_terms(body_a, body_b, normal, inv_mass, g, q, alpha,
-                                               clipped, delta, n_clipped, u)
+            linear, quadratic = _clipped_terms(A, g, q, alpha, clipped, delta, n_clipped, u)
             df += linear + 0.5 * quadratic
             for k in range(n_clipped):  # a clipped contact moved by -λ_old, not by α p_c
                 c = clipped[k]
@@ -306,12 +323,11 @@ def pcg_iterations(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, dv, g
             # and a shorter step that lowers f, then restart the direction.
             counts[SAFEGUARDS] += 1
             _undo_step(lam, p, alpha, clipped, clipped_old, n_clipped, lam_old)
-            rz_new = _safeguard(body_a, body_b, normal, inv_mass, rhs, diag, pinv, lam, lam_old,
-                                g, g_new, dv, z, p, q, alpha, pq, pdp, gp, counts)
+            rz_new = _safeguard(A, system, iterates, scratch, alpha, (pq, pdp, gp), counts)
             changed = True
         else:
             # The new gradient (second product) and preconditioned projected residual.
-            rz_new = _gradient(body_a, body_b, normal, inv_mass, rhs, pinv, lam, dv, g, z)
+            rz_new = _gradient(A, system, lam, dv, g, z)
             counts[PRODUCTS] += 1
         if changed or not taken or not rz > 0.0:
             counts[RESTARTS] += 1 if taken else 0
@@ -341,14 +357,17 @@ def solve_preconditioned(problem: ContactProblem, lam0: np.ndarray, settings: So
     u = np.zeros_like(problem.v_pred)
     state = np.zeros(1)
     counts = np.zeros(9, dtype=np.int64)
-    args = (problem.body_a, problem.body_b, problem.normal, problem.inv_mass, problem.rhs)
+    A = problem.A
+    system = (problem.rhs, problem.diag, pinv)
+    iterates = (lam, g, z, p, q)
+    scratch = (dv, lam_old, g_new, clipped, clipped_old, delta, u)
+    options = (clip_only, safeguard)
 
     def sync() -> None:
-        pcg_start(*args, pinv, lam, dv, g, z, p, state, counts)
+        pcg_start(A, system, iterates, dv, state, counts)
 
     def sweep(count: int) -> None:
-        pcg_iterations(*args, problem.diag, pinv, lam, dv, g, z, p, q, lam_old, g_new, clipped,
-                       clipped_old, delta, u, state, counts, count, clip_only, safeguard)
+        pcg_iterations(A, system, iterates, scratch, state, counts, count, options)
 
     info: dict = {}
 

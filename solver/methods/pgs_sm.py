@@ -103,17 +103,24 @@ def cholesky_solve(L, rhs, x):
 
 # long: up to k_sm truncated CG solves in one compiled call, sharing their scratch arrays.
 @njit(**ROW_KERNEL)
-def truncated_cg_phase(body_a, body_b, normal, inv_mass, bias, precond, eps, v, lam, mask, x,
-                       r, z, p, q, dv, k_sm, max_steps, tol_abs, tol_rel):
+def truncated_cg_phase(A, system, iterate, reduced, mask, x, scratch, options):
     """The subspace phase on the matrix-free path. S = {c : λ_c > 0} (mask, (m,) bool, out: the
     final S); x (m,) <- the candidate impulses, N s, zero outside S. Jacobi-preconditioned CG on
     (A_SS + ε I) x_S = -b_S from x = λ, truncated at the first step that would make a component
     of x negative (ratio test): the step stops on the boundary, the components it zeroes leave S
     and CG restarts on the smaller S, at most k_sm solves in all. A solve ends early when
-    ‖r_S‖∞ <= max(tol_abs, tol_rel ‖r_S⁰‖∞) (m/s). v (n, 3) = v* + M^-1 J^T λ gives the first
-    residual without a product; precond (m,) = 1 / (A_cc + ε), kg. r, z, p, q (m,) and dv (n, 3)
-    are scratch.
+    ‖r_S‖∞ <= max(tol_abs, tol_rel ‖r_S⁰‖∞) (m/s). A: the operator's factors
+    (solver/products.py); system = (bias, rhs, diag) as objective_change's, bias read only;
+    iterate = (λ (m,) N s, v (n, 3) = v* + M^-1 J^T λ m/s), v giving the first residual without
+    a product; reduced = (precond (m,) = 1 / (A_cc + ε) kg, ε 1/kg); scratch = (r, z, p, q (m,),
+    dv (n, 3)); options = (k_sm, max_steps, tol_abs, tol_rel).
     Returns (products with A, solves, components dropped)."""
+    body_a, body_b, normal, _ = A
+    bias, _, _ = system
+    lam, v = iterate
+    precond, eps = reduced
+    r, z, p, q, dv = scratch
+    k_sm, max_steps, tol_abs, tol_rel = options
     m = lam.shape[0]
     worst0 = 0.0
     size = 0
@@ -150,7 +157,7 @@ def truncated_cg_phase(body_a, body_b, normal, inv_mass, bias, precond, eps, v, 
         for _ in range(max_steps):
             if not worst > stop:
                 break
-            apply_matrix((body_a, body_b, normal, inv_mass), p, dv, q)
+            apply_matrix(A, p, dv, q)
             products += 1
             # One pass for pᵀq and the ratio test: the longest step along p that keeps x_S >= 0.
             # Projecting a longer (inexact or null-space) step instead zeroes components the
@@ -204,14 +211,18 @@ def truncated_cg_phase(body_a, body_b, normal, inv_mass, bias, precond, eps, v, 
 
 
 @njit(**ROW_KERNEL)
-def objective_change(body_a, body_b, normal, inv_mass, bias, rhs, diag, v, lam, x, d, dv):
+def objective_change(A, system, iterate, x, d, dv):
     """(Δf, its rounding), N s·m/s (J): Δf = f(x) - f(λ) for f(λ) = ½ λᵀAλ + bᵀλ, the
     objective whose minimiser over λ >= 0 is the LCP solution. Computed from the difference
     d = x - λ (m,) so that it does not cancel: Δf = dᵀ(Aλ + b) + ½ dᵀAd, with Aλ + b read from
-    v (n, 3) = v* + M^-1 J^T λ and dᵀAd = Σ_i |J^T d|_i² w_i from dv (n, 3) <- M^-1 J^T d (one
-    product; v + dv are then the velocities of x). The rounding is GRADIENT_NOISE Σ_c |d_c|
-    (|e_c - b_c| + |b_c| + A_cc λ_c), rhs = b and diag = A_cc (m,). Returns (inf, 0) if not
-    finite."""
+    iterate = (λ, v (n, 3) = v* + M^-1 J^T λ) and dᵀAd = Σ_i |J^T d|_i² w_i from dv (n, 3) <-
+    M^-1 J^T d (one product; v + dv are then the velocities of x). The rounding is
+    GRADIENT_NOISE Σ_c |d_c| (|e_c - b_c| + |b_c| + A_cc λ_c). A: the operator's factors
+    (solver/products.py); system = (bias = gap / h (m/s), rhs = b (m/s), diag = A_cc (1/kg)),
+    (m,) each. Returns (inf, 0) if not finite."""
+    body_a, body_b, normal, inv_mass = A
+    bias, rhs, diag = system
+    lam, v = iterate
     m = lam.shape[0]
     linear = 0.0
     noise = 0.0
@@ -221,7 +232,7 @@ def objective_change(body_a, body_b, normal, inv_mass, bias, rhs, diag, v, lam, 
         e = row_error(v, a, b, n0, n1, n2, bias[c])
         linear += d[c] * e
         noise += abs(d[c]) * (abs(e - rhs[c]) + abs(rhs[c]) + diag[c] * lam[c])
-    impulse_velocity((body_a, body_b, normal, inv_mass), d, dv)
+    impulse_velocity(A, d, dv)
     quadratic = 0.0
     for i in range(dv.shape[0]):
         w = inv_mass[i]
@@ -247,15 +258,21 @@ PARAMS = (
 
 class _Iterations:
     """One solve's state: λ (updated in place), the velocities v = v* + M^-1 J^T λ, the
-    scratch of both subspace paths and the counts behind `info` and `products`."""
+    scratch of both subspace paths and the counts behind `info` and `products`; the kernels'
+    tuples, made once a solve."""
 
     def __init__(self, problem: ContactProblem, lam: np.ndarray, settings: SolveSettings):
         m = problem.m
         self.problem, self.lam, self.settings = problem, lam, settings
         self.eps = settings["eps"] * (float(np.mean(problem.diag)) if m else 1.0)
         self.v = problem.velocity(lam)
-        self.bias = problem.bias
-        self.step = inverse_diag(problem.diag)  # PGS's ω / A_cc with ω = 1
+        bias = problem.bias
+        self.A = problem.A
+        self.pgs_rows = (bias, inverse_diag(problem.diag))  # PGS's ω / A_cc with ω = 1
+        self.system = (bias, problem.rhs, problem.diag)
+        self.iterate = (lam, self.v)
+        self.cg_options = (settings["k_sm"], settings["cg_max"], settings["abs_tol"],
+                           settings["cg_tol"])
         self.counts = {"sweeps": 0, "reduced_solves": 0, "cholesky": 0, "cg_steps": 0,
                        "products": 0, "last_subspace": 0, "accepted": 0, "rejected": 0,
                        "dropped": 0}
@@ -264,12 +281,14 @@ class _Iterations:
         self.mask = np.zeros(m, dtype=np.bool_)
         self.x, self.d = np.empty(m), np.empty(m)
         self.dv = np.empty_like(problem.v_pred)
-        self.scratch: dict = {}
+        # The matrix-free path's (precond, ε) and CG vectors, made when it first runs.
+        self.reduced: tuple | None = None
+        self.cg_scratch: tuple = ()
 
     def sweep(self, count: int) -> None:
-        p, k_gs = self.problem, self.settings["k_gs"]
+        k_gs, partition = self.settings["k_gs"], self.problem.partition
         for _ in range(count):
-            relaxed_sweeps(p.A, (self.bias, self.step), self.v, self.lam, k_gs, p.partition)
+            relaxed_sweeps(self.A, self.pgs_rows, self.v, self.lam, k_gs, partition)
             self.counts["sweeps"] += k_gs
             self.counts["products"] += k_gs
             size = int(np.count_nonzero(self.lam > 0.0))
@@ -348,16 +367,16 @@ class _Iterations:
         return S[~zero]
 
     def matrix_free_phase(self) -> None:
-        p, s, counts = self.problem, self.scratch, self.counts
-        if not s:
-            s.update({k: np.empty(p.m) for k in ("r", "z", "p", "q")})
-            s["precond"] = 1.0 / (p.diag + self.eps)
-        # A reduced residual below the requested tolerance cannot help the stopping test.
+        counts = self.counts
+        if self.reduced is None:
+            m = self.problem.m
+            self.reduced = (1.0 / (self.problem.diag + self.eps), self.eps)
+            self.cg_scratch = (np.empty(m), np.empty(m), np.empty(m), np.empty(m), self.dv)
+        # A reduced residual below the requested tolerance (abs_tol in cg_options) cannot help
+        # the stopping test.
         products, solves, dropped = truncated_cg_phase(
-            p.body_a, p.body_b, p.normal, p.inv_mass, self.bias, s["precond"], self.eps,
-            self.v, self.lam, self.mask, self.x, s["r"], s["z"], s["p"], s["q"], self.dv,
-            self.settings["k_sm"], self.settings["cg_max"], self.settings["abs_tol"],
-            self.settings["cg_tol"])
+            self.A, self.system, self.iterate, self.reduced, self.mask, self.x, self.cg_scratch,
+            self.cg_options)
         counts["cg_steps"] += products
         counts["products"] += products
         counts["reduced_solves"] += solves
@@ -369,9 +388,7 @@ class _Iterations:
         PGS iterate is kept. Within rounding the reduced solution is kept: it solves the
         subspace problem directly, where the PGS iterate is still converging (on the mass-ratio
         pair, a test `change <= 0` threw away 299 of 300 exact phases and PGS stalled)."""
-        p = self.problem
-        change, noise = objective_change(p.body_a, p.body_b, p.normal, p.inv_mass, self.bias,
-                                         p.rhs, p.diag, self.v, self.lam, self.x, self.d,
+        change, noise = objective_change(self.A, self.system, self.iterate, self.x, self.d,
                                          self.dv)
         self.counts["products"] += 1
         if change <= noise and np.all(np.isfinite(self.x)):

@@ -34,7 +34,7 @@ from .driver import SolveSettings, run
 from .laws import CONE, PROX
 from .matrix_sweeps import matrix_sweeps
 from .operator import block_bound, local_steps, operator, product
-from .proximal import ACCEPTED, E_VALID, PRODUCTS, SCALE, STOP, hooks, judge
+from .proximal import ACCEPTED, E_VALID, PRODUCTS, SCALE, STOP, adaptation, hooks, judge
 from .sweeps import BIAS, STEP_N, frictional_range, pack
 
 MERIT = 3  # slot of the float64 state: FCLIB's squared error of the current λ (inf: unknown)
@@ -142,11 +142,17 @@ def _step(lam, old):
 
 # long: Erleben's loop (copy, sweep, merit, judge, roll back) written out over the geometry.
 @njit(**ROW_KERNEL)
-def prox_gs_geometry(A, P, base, laws, V, lam, lam_old, V_old, e, state, counts, count, adapt,
-                     objective, nu, grow, rho_abs, rho_rel):
+def prox_gs_geometry(A, P, base, laws, rules, iterate, progress, count):
     """`count` Gauss-Seidel proximal iterations over geometry in place (the packed sweep,
     law cone, steps s R0 written into P's step columns whenever s changed); returns the
-    number performed."""
+    number performed. A: the operator's factors (solver/products.py); P: the packed contacts
+    (sweeps.pack); base (m, 3): R0, kg; laws = (mu, mu_roll, mu_spin); rules:
+    proximal.adaptation's; iterate = (V (n, 6) m/s and rad/s, kept equal to V* + M^-1 J^T λ; λ
+    (size,) N s; V_old, lam_old: their copies for a rollback; e (size,) scratch for the
+    error); progress = (state, counts) by the slots of proximal and this module."""
+    adapt, objective = rules[0], rules[1]
+    V, lam, V_old, lam_old, e = iterate
+    state, counts = progress
     rows = A[9]
     ends = (A[0], A[1])
     track = adapt and objective
@@ -173,7 +179,7 @@ def prox_gs_geometry(A, P, base, laws, V, lam, lam_old, V_old, e, state, counts,
         if track:
             merit = _geometry_error(A, P, V, laws, lam, e)
             df = verdict(state, merit, rho)
-        if judge(rho, df, state, counts, adapt, objective, nu, grow, rho_abs, rho_rel):
+        if judge(rho, df, state, counts, rules):
             if track:
                 record(state, counts, merit)
         else:
@@ -192,12 +198,17 @@ def _matrix_error(mu, lam, u):
 
 
 @njit(**ROW_KERNEL)
-def prox_gs_matrix(t_indptr, t_indices, t_data, blocks, base, mu, u, lam, lam_old, u_old,
-                   failures, state, counts, count, adapt, objective, nu, grow, rho_abs,
-                   rho_rel):
+def prox_gs_matrix(columns, base, mu, rules, iterate, failures, progress, count):
     """`count` Gauss-Seidel proximal iterations over an explicit W in place (Erleben's map:
     every row of a contact from the velocities before its update); returns the number
-    performed."""
+    performed. columns: W by its columns and blocks (MatrixProblem.columns); base (m, 3): R0;
+    mu (m,); rules: proximal.adaptation's; iterate = (u (size,) = W λ + q, kept consistent with
+    λ; λ (size,); u_old, lam_old: their copies for a rollback); failures (1,) int64:
+    matrix_sweeps' count; progress = (state, counts) by the slots of proximal and this
+    module."""
+    adapt, objective = rules[0], rules[1]
+    u, lam, u_old, lam_old = iterate
+    state, counts = progress
     track = adapt and objective
     done = 0
     for _ in range(count):
@@ -209,13 +220,11 @@ def prox_gs_matrix(t_indptr, t_indices, t_data, blocks, base, mu, u, lam, lam_ol
         _copy(lam, lam_old)
         if adapt:
             _copy(u, u_old)
-        matrix_sweeps((t_indptr, t_indices, t_data, blocks), (base, state[SCALE], mu),
-                      (PROX, False), u, lam, 1, failures)
+        matrix_sweeps(columns, (base, state[SCALE], mu), (PROX, False), u, lam, 1, failures)
         counts[PRODUCTS] += 1
         rho = _step(lam, lam_old)
         merit = _matrix_error(mu, lam, u) if track else 0.0
-        if judge(rho, verdict(state, merit, rho) if track else 0.0, state, counts, adapt,
-                 objective, nu, grow, rho_abs, rho_rel):
+        if judge(rho, verdict(state, merit, rho) if track else 0.0, state, counts, rules):
             if track:
                 record(state, counts, merit)
         else:
@@ -225,8 +234,12 @@ def prox_gs_matrix(t_indptr, t_indices, t_data, blocks, base, mu, u, lam, lam_ol
 
 
 @njit(inline="always", cache=True, nogil=True)
-def prox_contact(lam, e, out, k, r_n, r_t, r_r, mu, mu_roll, mu_spin, rows):
-    """out[k:k+rows] <- prox_C(λ - R e) for one contact (e = A λ + b)."""
+def prox_contact(lam, e, out, k, steps, law, rows):
+    """out[k:k+rows] <- prox_C(λ - R e) for the contact at row k (e = A λ + b, m/s); steps =
+    (r_n, r_t, r_r) its R on the normal, tangent and rolling rows, kg; law = (mu, mu_roll,
+    mu_spin) its coefficients."""
+    r_n, r_t, r_r = steps
+    mu, mu_roll, mu_spin = law
     ln = max(lam[k] - r_n * e[k], 0.0)
     out[k] = ln
     out[k + 1], out[k + 2] = project_disk(lam[k + 1] - r_t * e[k + 1],
@@ -249,11 +262,18 @@ def _error_sum(lam, e, mu, mu_roll, mu_spin, rows):
 
 # long: the frictionless prox_jacobi_iterations' loop with the cone's map and FCLIB's error.
 @njit(cache=True, nogil=True)
-def prox_jacobi_any(op, rows, rhs, base, mu, mu_roll, mu_spin, lam, cand, e, e_new, state,
-                    counts, count, adapt, objective, nu, grow, rho_abs, rho_rel):
-    """`count` Jacobi proximal iterations in place over any problem `operator` describes;
-    e caches A λ + b while counts[E_VALID] is 1. With the objective (error) test every
-    attempted iterate costs one product, A λ' + b, which becomes e when λ' is accepted."""
+def prox_jacobi_any(op, rhs, base, cone, rules, iterate, progress, count):
+    """`count` Jacobi proximal iterations in place over any problem `operator` describes; op:
+    operator.operator's tuple; rhs (size,) b, m/s; base (m, 3): R0, kg; cone = (rows, mu,
+    mu_roll, mu_spin (m,)); rules: proximal.adaptation's; iterate = (λ (size,) N s; cand
+    (size,) the next iterate; e, e_new (size,) m/s); progress = (state, counts) by the slots
+    of proximal and this module. e caches A λ + b while counts[E_VALID] is 1. With the
+    objective (error) test every attempted iterate costs one product, A λ' + b, which becomes e
+    when λ' is accepted."""
+    rows, mu, mu_roll, mu_spin = cone
+    objective = rules[1]
+    lam, cand, e, e_new = iterate
+    state, counts = progress
     done = 0
     for _ in range(count):
         if state[STOP] != 0.0:
@@ -273,8 +293,8 @@ def prox_jacobi_any(op, rows, rhs, base, mu, mu_roll, mu_spin, lam, cand, e, e_n
                 for j in range(rows):
                     cand[k + j] = lam[k + j]
                 continue
-            prox_contact(lam, e, cand, k, s * base[c, 0], s * base[c, 1], s * base[c, 2],
-                         mu[c], mu_roll[c], mu_spin[c], rows)
+            prox_contact(lam, e, cand, k, (s * base[c, 0], s * base[c, 1], s * base[c, 2]),
+                         (mu[c], mu_roll[c], mu_spin[c]), rows)
         rho = 0.0
         for j in range(lam.shape[0]):
             d = abs(cand[j] - lam[j])
@@ -288,8 +308,7 @@ def prox_jacobi_any(op, rows, rhs, base, mu, mu_roll, mu_spin, lam, cand, e, e_n
             for j in range(e.shape[0]):
                 e_new[j] += rhs[j]
             merit = _error_sum(cand, e_new, mu, mu_roll, mu_spin, rows)
-        if judge(rho, verdict(state, merit, rho), state, counts, adapt, objective, nu, grow,
-                 rho_abs, rho_rel):
+        if judge(rho, verdict(state, merit, rho), state, counts, rules):
             lam[:] = cand
             if moved:
                 e[:] = e_new
@@ -299,81 +318,69 @@ def prox_jacobi_any(op, rows, rhs, base, mu, mu_roll, mu_spin, lam, cand, e, e_n
     return done
 
 
-def _settings(settings):
-    return (settings["adapt"], settings["merit"] == "objective", settings["rho_abs_tol"],
-            settings["rho_rel_tol"])
-
-
 def _gs_start(problem, lam0: np.ndarray, settings: SolveSettings):
-    """What both forms of prox-gs start from: λ, its copy's buffer, the strategy's numbers,
-    the adaptation's settings, the state and counts and the info dict."""
+    """What both forms of prox-gs start from: λ, its copy's buffer, R0 (m, 3), the judge's
+    rules, (state, counts) and the info dict."""
     lam = np.array(lam0, dtype=np.float64)
-    strategy = friction_strategy(problem, settings)
-    state, counts = fresh_friction_state()
-    return lam, np.empty_like(lam), strategy, _settings(settings), state, counts, {}
+    base, nu, grow = friction_strategy(problem, settings)
+    return (lam, np.empty_like(lam), base, adaptation(settings, nu, grow),
+            fresh_friction_state(), {})
 
 
 def solve_gs(problem, lam0: np.ndarray, settings: SolveSettings):
     """prox-gs on a frictional problem over geometry."""
-    lam, lam_old, (base, nu, grow), adaptation, state, counts, info = _gs_start(problem, lam0,
-                                                                              settings)
-    p = problem
+    lam, lam_old, base, rules, progress, info = _gs_start(problem, lam0, settings)
+    state = progress[0]
     V = problem.velocity(lam)
-    V_old = np.empty_like(V)
+    iterate = (V, lam, np.empty_like(V), lam_old, np.empty(problem.size))
     packed = pack(problem, 1.0)
-    e = np.empty(problem.size)
+    A, laws = problem.A, problem.laws
 
     def sweep(count: int) -> int:
-        return prox_gs_geometry(p.A, packed, base, p.laws, V, lam, lam_old, V_old, e, state,
-                                counts, count, *adaptation[:2], nu, grow, *adaptation[2:])
+        return prox_gs_geometry(A, packed, base, laws, rules, iterate, progress, count)
 
     def sync() -> None:
         V[:] = problem.velocity(lam)
         state[MERIT] = np.inf
 
-    return run(problem, lam, settings, sweep, sync, hooks(state, counts, info))
+    return run(problem, lam, settings, sweep, sync, hooks(*progress, info))
 
 
 def solve_gs_matrix(problem, lam0: np.ndarray, settings: SolveSettings):
     """prox-gs on an explicit problem's matrix W."""
-    lam, lam_old, (base, nu, grow), adaptation, state, counts, info = _gs_start(problem, lam0,
-                                                                              settings)
-    p = problem
+    lam, lam_old, base, rules, progress, info = _gs_start(problem, lam0, settings)
+    state = progress[0]
     u = problem.error(lam)
-    u_old = np.empty_like(u)
+    iterate = (u, lam, np.empty_like(u), lam_old)
     failures = np.zeros(1, dtype=np.int64)
+    columns, mu = problem.columns, problem.mu
 
     def sweep(count: int) -> int:
-        return prox_gs_matrix(p.t_indptr, p.t_indices, p.t_data, p.blocks, base, p.mu, u, lam,
-                              lam_old, u_old, failures, state, counts, count, *adaptation[:2],
-                              nu, grow, *adaptation[2:])
+        return prox_gs_matrix(columns, base, mu, rules, iterate, failures, progress, count)
 
     def sync() -> None:
         u[:] = problem.error(lam)
         state[MERIT] = np.inf
 
-    return run(problem, lam, settings, sweep, sync, hooks(state, counts, info))
+    return run(problem, lam, settings, sweep, sync, hooks(*progress, info))
 
 
 def solve_jacobi(problem, lam0: np.ndarray, settings: SolveSettings):
     """prox-jacobi on a frictional problem, over geometry or an explicit W."""
     lam = np.array(lam0, dtype=np.float64)
     base, nu, grow = friction_strategy(problem, settings)
-    adapt, objective, rho_abs, rho_rel = _settings(settings)
-    state, counts = fresh_friction_state()
+    rules = adaptation(settings, nu, grow)
+    progress = fresh_friction_state()
+    counts = progress[1]
     info: dict = {}
     op = operator(problem)
-    cand = np.empty_like(lam)
-    e = np.empty_like(lam)
-    e_new = np.empty_like(lam)
-    p = problem
+    iterate = (lam, np.empty_like(lam), np.empty_like(lam), np.empty_like(lam))
+    rhs, cone = problem.rhs, (problem.rows, *problem.laws)
 
     def sweep(count: int) -> int:
-        return prox_jacobi_any(op, p.rows, p.rhs, base, p.mu, p.mu_roll, p.mu_spin,
-                               lam, cand, e, e_new, state, counts, count, adapt, objective, nu,
-                               grow, rho_abs, rho_rel)
+        return prox_jacobi_any(op, rhs, base, cone, rules, iterate, progress, count)
 
     def sync() -> None:
         counts[E_VALID] = 0
 
-    return run(problem, lam, settings, sweep, sync, hooks(state, counts, info))
+    return run(problem, lam, settings, sweep, sync, hooks(*progress, info))

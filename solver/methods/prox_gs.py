@@ -12,14 +12,14 @@ from ..problem import (EXPLICIT, FRICTIONAL, FRICTIONLESS, ROW_KERNEL, ContactPr
                        contact_row, row_error)
 from .driver import Method, SolveSettings, run
 from .prox_friction import solve_gs, solve_gs_matrix
-from .proximal import (PARAMS, PRODUCTS, SCALE, STOP, adaptation,
-                       fresh_state, hooks, judge, strategy)
+from .proximal import (PARAMS, PRODUCTS, SCALE, STOP, adaptation, fresh_state, hooks, judge,
+                       strategy)
 
 
 @njit(inline="always", cache=True, nogil=True)
 def _copy(lam, v, lam_to, v_to):
-    """lam_to <- lam, v_to <- v, element by element (a slice assignment needs reference
-    counting, which ROW_KERNEL leaves out)."""
+    """lam_to <- lam, v_to <- v, element by element: in a parallel kernel a slice assignment is
+    a parallel loop of its own, which would start the threads for one block."""
     for c in range(lam.shape[0]):
         lam_to[c] = lam[c]
     for i in range(v.shape[0]):
@@ -28,14 +28,20 @@ def _copy(lam, v, lam_to, v_to):
 
 
 @njit(**ROW_KERNEL)
-def prox_gs_range(body_a, body_b, normal, bias, inv_mass, diag, denom, step, track, v, lam,
-                  first, last):
+def prox_gs_range(A, rows_in, step, track, v, lam, first, last):
     """One proximal Gauss-Seidel pass over contacts [first, last) with step = s * factor;
-    returns (ρ, df): the largest |Δλ_c| (NaN carried through) and, when `track`, the exact
-    change of f made by these contacts' updates."""
+    A the operator's factors (solver/products.py); rows_in = (bias (m,) gap / h, m/s; diag
+    (m,) A_cc, 1/kg; denom (m,): R_c = step / denom_c, 0 for an inert row); v (n, 3) m/s, λ
+    (m,) N s. Returns (ρ, df): the largest |Δλ_c| (NaN carried through) and, when `track`, the
+    exact change of f made by these contacts' updates (J)."""
+    body_a, body_b, normal, inv_mass = A
+    bias, diag, denom = rows_in
     rho = 0.0
     df = 0.0
-    for c in range(first, last):
+    # An unsigned c: a signed one from a range whose start the compiler cannot prove >= 0 costs
+    # a negative-index wraparound on every load and store of the contact (a tenth of a sweep's
+    # time on the bowl).
+    for c in range(np.uint64(first), np.uint64(last)):
         if denom[c] == 0.0:  # an inert row (A_cc = 0, both ends fixed): it keeps λ_c
             continue
         a, b, n0, n1, n2 = contact_row(body_a, body_b, normal, c)
@@ -53,17 +59,30 @@ def prox_gs_range(body_a, body_b, normal, bias, inv_mass, diag, denom, step, tra
     return rho, df
 
 
-@njit(**ROW_KERNEL)
-def prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, factor, v, lam,
-                       lam_old, v_old, state, counts, count, adapt, objective, nu, grow, rho_abs,
-                       rho_rel):
-    """`count` Gauss-Seidel proximal iterations in place; returns the number performed (fewer
-    when the merit test stops). v (n, 3) = v* + M^-1 J^T λ is kept consistent with λ; R_c =
-    state[SCALE] * factor / denom[c] (local: factor γ, denom A_cc; global: factor r, denom 1),
-    written so that with s = 1 the update is bit-for-bit PSOR's λ_c - ω e_c / A_cc.
+# long: Erleben's loop (copy, sweep in phases, per-group merits reduced, judge, roll back).
+@njit(parallel=True, cache=True, nogil=True)
+def prox_gs_iterations(A, rows_in, factor, rules, iterate, progress, count, partition):
+    """`count` Gauss-Seidel proximal iterations in place over a partition, in gauss_seidel.py's
+    order and threads (one block: the serial sweep, on the calling thread); returns the number
+    performed (fewer when the merit test stops). A, rows_in: prox_gs_range's; rules:
+    proximal.adaptation's; iterate = (v (n, 3) m/s, kept equal to v* + M^-1 J^T λ; λ (m,) N s;
+    v_old, lam_old: their copies for a rollback); progress = (state, counts) by proximal's
+    slots. R_c = state[SCALE] * factor / denom[c] (local: factor γ, denom A_cc; global: factor
+    r, denom 1), written so that with s = 1 the update is bit-for-bit PSOR's λ_c - ω e_c / A_cc.
     The sweep's change of f is exact and free: a contact's update Δ_c, made with its fresh e_c,
-    changes f by Δ_c (e_c + ½ A_cc Δ_c); with local r and s γ < 2 every term is <= 0."""
+    changes f by Δ_c (e_c + ½ A_cc Δ_c); with local r and s γ < 2 every term is <= 0. ρ is the
+    largest of the groups' that hold contacts and df their sum, in group order, so a run
+    repeats bit for bit for a given partition."""
+    adapt, objective = rules[0], rules[1]
+    v, lam, v_old, lam_old = iterate
+    state, counts = progress
+    ranges, phases = partition
     track = adapt and objective
+    groups = ranges.shape[0] - 1
+    # Every group's slot is written in every sweep before it is read (the phases cover the
+    # groups); np.zeros would be a parallel loop of its own.
+    rhos = np.empty(groups)
+    dfs = np.empty(groups)
     done = 0
     for _ in range(count):
         if state[STOP] != 0.0:
@@ -71,83 +90,56 @@ def prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, fact
         done += 1
         if adapt:
             _copy(lam, v, lam_old, v_old)
-        rho, df = prox_gs_range(body_a, body_b, normal, bias, inv_mass, diag, denom,
-                                state[SCALE] * factor, track, v, lam, 0, lam.shape[0])
-        counts[PRODUCTS] += 1
-        if not judge(rho, df, state, counts, adapt, objective, nu, grow, rho_abs, rho_rel):
-            _copy(lam_old, v_old, lam, v)
-    return done
-
-
-# long: the serial iteration's bookkeeping around a sweep in phases, with per-group merits.
-@njit(parallel=True, cache=True, nogil=True)
-def blocked_prox_gs_iterations(body_a, body_b, normal, bias, inv_mass, diag, denom, factor, v,
-                               lam, lam_old, v_old, state, counts, count, adapt, objective, nu,
-                               grow, rho_abs, rho_rel, ranges, phases):
-    """prox_gs_iterations over a partition (gauss_seidel.py's order and threads): each
-    group's ρ and df, then ρ the largest and df their sum in group order, so a run repeats bit
-    for bit for a given partition."""
-    track = adapt and objective
-    groups = ranges.shape[0] - 1
-    rhos = np.zeros(groups)
-    dfs = np.zeros(groups)
-    done = 0
-    for _ in range(count):
-        if state[STOP] != 0.0:
-            break
-        done += 1
-        if adapt:
-            lam_old[:] = lam
-            v_old[:] = v
         step = state[SCALE] * factor
         for p in range(phases.shape[0] - 1):
-            for g in prange(phases[p], phases[p + 1]):
-                rhos[g], dfs[g] = prox_gs_range(body_a, body_b, normal, bias, inv_mass, diag,
-                                                denom, step, track, v, lam, ranges[g],
-                                                ranges[g + 1])
+            lo = phases[p]
+            hi = phases[p + 1]
+            if hi - lo == 1:
+                rhos[lo], dfs[lo] = prox_gs_range(A, rows_in, step, track, v, lam, ranges[lo],
+                                                  ranges[lo + 1])
+            elif hi > lo:
+                for g in prange(lo, hi):
+                    rhos[g], dfs[g] = prox_gs_range(A, rows_in, step, track, v, lam, ranges[g],
+                                                    ranges[g + 1])
         rho = 0.0
         df = 0.0
         for g in range(groups):
+            if ranges[g] == ranges[g + 1]:
+                # A group without contacts has no step: its 0 would replace a NaN before it
+                # (one block's empty interface after its interior), hiding a failed sweep.
+                continue
             if not rhos[g] <= rho:
                 rho = rhos[g]
             df += dfs[g]
         counts[PRODUCTS] += 1
-        if not judge(rho, df, state, counts, adapt, objective, nu, grow, rho_abs, rho_rel):
-            lam[:] = lam_old
-            v[:] = v_old
+        if not judge(rho, df, state, counts, rules):
+            _copy(lam_old, v_old, lam, v)
     return done
 
 
 def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     lam = np.array(lam0, dtype=np.float64)
     denom, factor, nu, grow = strategy(problem, settings)
-    adapt, objective, rho_abs, rho_rel = adaptation(settings)
+    adapt, objective, nu, grow, rho_abs, rho_rel = adaptation(settings, nu, grow)
     if objective and settings["r"] != "global":
         # The objective test cannot fail here: with r_c = s γ / A_cc, s <= 1 and γ < 2, every
         # contact's update lowers f. So the sweep needs no copies for a rollback and no sum (a
         # NaN is then the driver's divergence, as for psor).
         adapt = False
+    rules = (adapt, objective, nu, grow, rho_abs, rho_rel)
     v = problem.velocity(lam)
-    bias = problem.bias
-    lam_old = np.empty_like(lam)
-    v_old = np.empty_like(v)
-    state, counts = fresh_state()
+    iterate = (v, lam, np.empty_like(v), np.empty_like(lam))
+    progress = fresh_state()
     info: dict = {}
-
-    parts = problem.partition
+    A, rows_in, parts = problem.A, (problem.bias, problem.diag, denom), problem.partition
 
     def sweep(count: int) -> int:
-        args = (problem.body_a, problem.body_b, problem.normal, bias, problem.inv_mass,
-                problem.diag, denom, factor, v, lam, lam_old, v_old, state, counts, count, adapt,
-                objective, nu, grow, rho_abs, rho_rel)
-        if problem.block_count == 1:
-            return prox_gs_iterations(*args)
-        return blocked_prox_gs_iterations(*args, *parts)
+        return prox_gs_iterations(A, rows_in, factor, rules, iterate, progress, count, parts)
 
     def sync() -> None:
         v[:] = problem.velocity(lam)
 
-    return run(problem, lam, settings, sweep, sync, hooks(state, counts, info))
+    return run(problem, lam, settings, sweep, sync, hooks(*progress, info))
 
 
 METHOD = Method("prox-gs", "Proximal Gauss-Seidel",

@@ -15,13 +15,19 @@ from .proximal import (E_VALID, PARAMS, PRODUCTS, SCALE, STOP, adaptation, fresh
 
 
 @njit(cache=True, nogil=True)
-def prox_jacobi_iterations(body_a, body_b, normal, inv_mass, rhs, denom, factor, lam, cand,
-                           e, e_new, dv, state, counts, count, adapt, objective, nu, grow,
-                           rho_abs, rho_rel):
-    """`count` Jacobi proximal iterations in place; returns the number performed. e (m,) caches
-    A λ + b while counts[E_VALID] is 1. With the objective test every attempted iterate costs
-    one product, e_new = A λ' + b, which gives f(λ') - f(λ) = ½ (λ' - λ)ᵀ(e + e_new) exactly and
-    becomes the cached e when λ' is accepted; with the step test a rejection costs nothing."""
+def prox_jacobi_iterations(A, rows_in, factor, rules, iterate, progress, count):
+    """`count` Jacobi proximal iterations in place; returns the number performed. A: the
+    operator's factors (solver/products.py); rows_in = (rhs (m,) b, m/s; denom (m,): R_c =
+    state[SCALE] * factor / denom_c, 0 for an inert row); rules: proximal.adaptation's; iterate
+    = (λ (m,) N s; cand (m,) the next iterate; e, e_new (m,) m/s; dv (n, 3) scratch); progress
+    = (state, counts) by proximal's slots. e caches A λ + b while counts[E_VALID] is 1. With the
+    objective test every attempted iterate costs one product, e_new = A λ' + b, which gives
+    f(λ') - f(λ) = ½ (λ' - λ)ᵀ(e + e_new) exactly and becomes the cached e when λ' is accepted;
+    with the step test a rejection costs nothing."""
+    rhs, denom = rows_in
+    objective = rules[1]
+    lam, cand, e, e_new, dv = iterate
+    state, counts = progress
     m = lam.shape[0]
     done = 0
     for _ in range(count):
@@ -29,7 +35,7 @@ def prox_jacobi_iterations(body_a, body_b, normal, inv_mass, rhs, denom, factor,
             break
         done += 1
         if counts[E_VALID] == 0:
-            apply_matrix((body_a, body_b, normal, inv_mass), lam, dv, e)
+            apply_matrix(A, lam, dv, e)
             for c in range(m):
                 e[c] += rhs[c]
             counts[PRODUCTS] += 1
@@ -50,13 +56,13 @@ def prox_jacobi_iterations(body_a, body_b, normal, inv_mass, rhs, denom, factor,
         df = 0.0
         moved = objective and rho != 0.0
         if moved:
-            apply_matrix((body_a, body_b, normal, inv_mass), cand, dv, e_new)
+            apply_matrix(A, cand, dv, e_new)
             counts[PRODUCTS] += 1
             for c in range(m):
                 e_new[c] += rhs[c]
                 df += (cand[c] - lam[c]) * (e[c] + e_new[c])
             df *= 0.5
-        if judge(rho, df, state, counts, adapt, objective, nu, grow, rho_abs, rho_rel):
+        if judge(rho, df, state, counts, rules):
             lam[:] = cand
             if moved:
                 e[:] = e_new
@@ -68,25 +74,21 @@ def prox_jacobi_iterations(body_a, body_b, normal, inv_mass, rhs, denom, factor,
 def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
     lam = np.array(lam0, dtype=np.float64)
     denom, factor, nu, grow = strategy(problem, settings)
-    adapt, objective, rho_abs, rho_rel = adaptation(settings)
+    rules = adaptation(settings, nu, grow)
     m = problem.m
-    cand = np.empty(m)
-    e = np.empty(m)
-    e_new = np.empty(m)
-    dv = np.empty_like(problem.v_pred)
-    state, counts = fresh_state()
+    iterate = (lam, np.empty(m), np.empty(m), np.empty(m), np.empty_like(problem.v_pred))
+    progress = fresh_state()
+    counts = progress[1]
     info: dict = {}
+    A, rows_in = problem.A, (problem.rhs, denom)
 
     def sweep(count: int) -> int:
-        return prox_jacobi_iterations(problem.body_a, problem.body_b, problem.normal,
-                                      problem.inv_mass, problem.rhs, denom, factor, lam, cand, e,
-                                      e_new, dv, state, counts, count, adapt, objective, nu, grow,
-                                      rho_abs, rho_rel)
+        return prox_jacobi_iterations(A, rows_in, factor, rules, iterate, progress, count)
 
     def sync() -> None:
         counts[E_VALID] = 0
 
-    return run(problem, lam, settings, sweep, sync, hooks(state, counts, info))
+    return run(problem, lam, settings, sweep, sync, hooks(*progress, info))
 
 
 # solve_jacobi takes an explicit W through its products with A (methods/operator.py).

@@ -29,9 +29,12 @@ STOP_ABSOLUTE, STOP_RELATIVE = 1.0, 2.0
 
 
 @njit(cache=True, nogil=True)
-def judge(rho, df, state, counts, adapt, objective, nu, grow, rho_abs, rho_rel):
-    """Accept or reject an iterate of step ρ = ‖Δλ‖∞ and objective change df; returns True when
-    accepted. The stopping tests always use ρ (Erleben's merit)."""
+def judge(rho, df, state, counts, rules):
+    """Accept or reject an iterate of step ρ = ‖Δλ‖∞ (N s) and objective change df (J, or with
+    friction prox_friction.verdict's sign); returns True when accepted. state, counts: the
+    solve's arrays by the module's slots; rules: `adaptation`'s tuple. The stopping tests always
+    use ρ (Erleben's merit)."""
+    adapt, objective, nu, grow, rho_abs, rho_rel = rules
     previous = state[RHO]
     if objective:
         # f = ½λᵀAλ + bᵀλ must drop (an unmoved λ is a fixed point and is kept). Strict: a
@@ -92,10 +95,12 @@ def strategy(problem: ContactProblem, settings: SolveSettings):
     return problem.diag, settings["gamma"], (nu or 0.9), (grow or 1.0)
 
 
-def adaptation(settings: SolveSettings):
-    """(adapt, objective test, rho_abs_tol, rho_rel_tol)."""
-    return (settings["adapt"], settings["merit"] == "objective", settings["rho_abs_tol"],
-            settings["rho_rel_tol"])
+def adaptation(settings: SolveSettings, nu: float, grow: float) -> tuple:
+    """The judge's rules, one tuple per solve: (adapt, objective test, ν, grow, rho_abs_tol
+    (N s), rho_rel_tol); ν and grow are the strategy's (`strategy`,
+    prox_friction.friction_strategy)."""
+    return (settings["adapt"], settings["merit"] == "objective", nu, grow,
+            settings["rho_abs_tol"], settings["rho_rel_tol"])
 
 
 def hooks(state, counts, info) -> Hooks:

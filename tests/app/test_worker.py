@@ -235,7 +235,7 @@ def test_real_time_frames_carry_the_steps_the_clock_owes(qtbot, run, monkeypatch
     steps is dropped, and nothing steps while the clock stands still."""
     sim, got = run(scene="column", speed=1.0)
     clock = StoppedClock()
-    monkeypatch.setattr("lab.session.time", clock)
+    monkeypatch.setattr("lab.session.session.time", clock)
     sim.send(cmd.Pause(True))
     wait_for(qtbot, got, lambda f: f.state.paused)
     sim.send(cmd.Pause(False))  # the pacing starts again, on the stopped clock: one step owed

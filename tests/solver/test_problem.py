@@ -68,6 +68,7 @@ def test_the_row_helpers_cost_nothing_in_the_sweeps():
     args = {
         gauss_seidel.relaxed_range: (p.A, (p.bias, 1 / p.diag), v, lam, 0, p.m),
         naive.naive_sweeps: (p.A, p.bias, p.diag, v, lam, 2),
+        prox_gs.prox_gs_range: (p.A, (p.bias, p.diag, p.diag), 1.0, True, v, lam, 0, p.m),
     }
 
     def copied(a):
@@ -80,7 +81,7 @@ def test_the_row_helpers_cost_nothing_in_the_sweeps():
         fresh(*copied(call))
         code = "".join(fresh.inspect_llvm().values())
         assert "NRT_incref" not in code and "NRT_decref" not in code, kernel.__name__
-    for kernel in (prox_gs.prox_gs_iterations, pgs_sm.truncated_cg_phase,
+    for kernel in (prox_gs.prox_gs_range, pgs_sm.truncated_cg_phase,
                    pgs_sm.objective_change):
         assert kernel.targetoptions.get("_nrt") is False, kernel.__name__
 

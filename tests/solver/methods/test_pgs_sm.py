@@ -71,8 +71,8 @@ def test_pgs_sm_ratio_test_stops_on_the_boundary_and_drops_the_contact():
     dv = np.empty_like(problem.v_pred)
     precond = 1.0 / problem.diag
     products, solves, dropped = truncated_cg_phase(
-        problem.body_a, problem.body_b, problem.normal, problem.inv_mass, problem.bias, precond,
-        0.0, v, lam, mask, x, r, z, p, q, dv, 3, 50, 0.0, 1e-14)
+        problem.A, (problem.bias, problem.rhs, problem.diag), (lam, v), (precond, 0.0), mask, x,
+        (r, z, p, q, dv), (3, 50, 0.0, 1e-14))
     assert dropped == 1 and not mask[1] and x[1] == 0.0 and solves == 2
     np.testing.assert_allclose(x, reference, atol=1e-12)
     assert problem.residual(x) < 1e-12
