@@ -30,9 +30,15 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 python=${PYTHON:-python3}
+# The cuda backend's extra where a CUDA GPU answers (--device cuda|auto use it).
+gpu=""
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  gpu=",cuda"
+  echo "install.sh: a CUDA GPU is present: installing the cuda extra" >&2
+fi
 if [ "$mode" = run ]; then
-  "$python" -m pip install -q -e .
+  if [ -n "$gpu" ]; then "$python" -m pip install -q -e ".[cuda]"; else "$python" -m pip install -q -e .; fi
   exec marbles "$@"
 fi
-"$python" -m pip install -q -e ".[test]"
+"$python" -m pip install -q -e ".[test$gpu]"
 exec "$python" -m pytest "$@"

@@ -6,6 +6,7 @@ without a window; `Hud` is the translucent label that shows it.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections import deque
 
@@ -87,8 +88,12 @@ def _number(value: float, fmt: str) -> str:
 
 
 def threads_text(state) -> str:
-    """How many threads the step runs on, and why only one when more were asked for: a pile
-    below parallel.MIN_MARBLES steps serially (two threads would cost more than they save)."""
+    """Where the step runs: the GPU, or how many threads of the CPU and why only one when more
+    were asked for: a pile below parallel.MIN_MARBLES steps serially (two threads would cost
+    more than they save)."""
+    if state.device == "cuda":
+        simulated = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+        return "GPU (cuda simulator)" if simulated else "GPU (cuda)"
     if state.blocks > 1:
         return f"{state.blocks} threads"
     if state.threads > 1:

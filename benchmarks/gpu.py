@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import statistics
 import sys
 import time
@@ -239,22 +240,34 @@ def markdown(rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.gpu",
                                      description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10000,100000,1000000")
-    parser.add_argument("--friction", default="both", choices=("both", "off", "on"))
-    parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--settle", type=int, default=100)
-    parser.add_argument("--cpu-steps", type=int, default=3)
-    parser.add_argument("--cpu-threads", default="16")
+    parser.add_argument("--sizes", default="10000,100000,1000000",
+                        help="marbles of the timed boxes, comma-separated (default %(default)s)")
+    parser.add_argument("--friction", default="both", choices=("both", "off", "on"),
+                        help=f"time each box without friction, with μ = {MU}, or both")
+    parser.add_argument("--steps", type=int, default=10,
+                        help="timed GPU steps per box and solver (median; default %(default)s)")
+    parser.add_argument("--settle", type=int, default=100,
+                        help="GPU steps that settle each box before timing (default %(default)s)")
+    parser.add_argument("--cpu-steps", type=int, default=3,
+                        help="timed CPU steps of pgs from the same state (default %(default)s)")
+    parser.add_argument("--cpu-threads", default="16",
+                        help="the CPU core's thread counts, comma-separated (default %(default)s)")
     parser.add_argument("--cpu-max", type=int, default=100000,
                         help="above this many marbles only 16 threads or more run on the CPU")
-    parser.add_argument("--check-sizes", default="64,200")
-    parser.add_argument("--convergence-n", type=int, default=10000)
-    parser.add_argument("--convergence-settle", type=int, default=100)
-    parser.add_argument("--convergence-iterations", type=int, default=200)
+    parser.add_argument("--check-sizes", default="64,200",
+                        help="marbles of the GPU-against-CPU checks (default %(default)s)")
+    parser.add_argument("--convergence-n", type=int, default=10000,
+                        help="marbles of the box whose frozen problem the convergence section "
+                             "solves (default %(default)s)")
+    parser.add_argument("--convergence-settle", type=int, default=100,
+                        help="steps before that problem is frozen (default %(default)s)")
+    parser.add_argument("--convergence-iterations", type=int, default=200,
+                        help="iterations of each solver on it (default %(default)s)")
     parser.add_argument("--budget", type=float, default=math.inf, help="seconds for the run")
     parser.add_argument("--skip", default="",
                         help="sections to skip: launch,checks,timings,convergence")
-    parser.add_argument("--out", default=None)
+    parser.add_argument("--out", default=None,
+                        help="JSON file of every result, rewritten after each section")
     args = parser.parse_args(argv)
     args.sizes = [int(s) for s in args.sizes.split(",") if s]
     args.frictions = {"both": (False, True), "off": (False,), "on": (True,)}[args.friction]
@@ -265,9 +278,10 @@ def main(argv: list[str] | None = None) -> int:
     result: dict = {}
 
     def save() -> None:
-        if args.out:
-            with open(args.out, "w") as f:
+        if args.out:  # whole or absent: written beside, then renamed
+            with open(args.out + ".part", "w") as f:
                 json.dump(result, f, indent=1)
+            os.replace(args.out + ".part", args.out)
 
     if "launch" not in skip:
         result["launch_us"] = launch_costs()

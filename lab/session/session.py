@@ -220,6 +220,7 @@ class Session:
         w.v[i] += alpha * (want - w.v[i]) - w.dt * w.gravity
         if w.planar:
             w.v[i, 1] = 0.0
+        self.sim.world_edited()  # a backend that keeps the state on a device takes it from here
 
     # ---------------------------------------------------------------------------- views
     def state(self) -> SessionState:
@@ -231,7 +232,8 @@ class Session:
             generation=self.generation, message=self.message,
             friction=world_friction(self.world), alarm=self.alarm, message_seq=self.message_seq,
             scene_params=dict(s.scene_params), origin=self.origin, network=self.network,
-            picked=self.picked, stabilise=s.stabilise, threads=s.threads, blocks=self.sim.blocks)
+            picked=self.picked, stabilise=s.stabilise, threads=s.threads, blocks=self.sim.blocks,
+            device=self.sim.device)
 
     def colours(self) -> np.ndarray:
         """(n, 3) float32 RGB of every marble in the colour mode (lab.session.colours)."""

@@ -85,6 +85,7 @@ class SessionState:
     stabilise: float = 1.0  # the fraction of a penetration the next step removes
     threads: int = 1  # the core's threads asked for (--threads)
     blocks: int = 1  # the threads the step uses: 1 below parallel.MIN_MARBLES marbles
+    device: str = "cpu"  # where the steps run: cpu or cuda (auto resolved for this pile)
 
 
 def friction_text(friction) -> str:

@@ -10,15 +10,22 @@ the step gives the marbles' velocities with their whole masses, v = v* + M^-1 J^
 bounds the marbles' coupling, so the iteration converges to the LCP's solution with no damping
 to tune (the paper proves it), where plain Jacobi needs β ~ 1 / (contacts per marble). It
 parallelises as Jacobi does, and the cuda backend runs the same kernels (solver/cuda/jacobi.py).
+
+An explicit W (a file of another tool's) has no marbles to split. There each contact's count k_c
+is the number of contacts W couples it to (the non-zero 3x3 blocks of its block row, its own
+included), and its steps are plain Jacobi's divided by k_c. For a positive semidefinite W,
+|x_cᵀ W_cj x_j| <= sqrt(x_cᵀ W_cc x_c · x_jᵀ W_jj x_j) gives W <= diag(k_c W_cc), the bound that
+makes the split step converge, as the marbles' split does for J M^-1 Jᵀ.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from ..problem import FRICTIONAL, FRICTIONLESS, ContactProblem, inverse_diag
+from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem, inverse_diag
 from .driver import Method, SolveSettings, run
-from .jacobi import frictional_jacobi_sweeps, jacobi_sweeps
+from .jacobi import frictional_jacobi_sweeps, jacobi_sweeps, operator_jacobi_sweeps
+from .operator import local_steps, operator
 
 
 def contact_counts(problem) -> np.ndarray:
@@ -102,8 +109,27 @@ def _solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings):
     return run(problem, lam, settings, sweep)
 
 
-# Splitting needs the marbles: an explicit W (a file of another tool's) has none.
+def coupled_counts(problem) -> np.ndarray:
+    """(m,) float64: for an explicit W, how many contacts each contact's block row couples it to
+    (its own block included)."""
+    rows = np.repeat(np.arange(problem.size), np.diff(problem.indptr)) // 3
+    pairs = np.unique(rows * problem.m + problem.indices // 3)
+    return np.maximum(np.bincount(pairs // problem.m, minlength=problem.m), 1).astype(np.float64)
+
+
+def _solve_explicit(problem, lam0: np.ndarray, settings: SolveSettings):
+    lam = np.array(lam0, dtype=np.float64)
+    steps = local_steps(problem, 1.0) / coupled_counts(problem)[:, None]
+    op = operator(problem)
+    e = np.empty(problem.size)
+
+    def sweep(count: int) -> None:
+        operator_jacobi_sweeps(op, problem.rhs, steps, problem.mu, lam, e, count)
+
+    return run(problem, lam, settings, sweep)
+
+
 METHOD = Method("mass-split", "Mass-splitting Jacobi",
-                {FRICTIONLESS: solve, FRICTIONAL: _solve_frictional},
+                {FRICTIONLESS: solve, FRICTIONAL: _solve_frictional, EXPLICIT: _solve_explicit},
                 "Jacobi with each marble's mass split among its contacts (PhysX's GPU solver): "
                 "convergent with no damping to tune")

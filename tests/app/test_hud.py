@@ -133,3 +133,11 @@ def test_the_step_line_says_how_many_threads_step(threads, blocks, shown):
     step_line = [line for line in hud_text(frame(threads=threads, blocks=blocks), 10.0, 50.0)
                  .splitlines() if line.startswith("step ")][0]
     assert step_line.endswith("   " + shown)
+
+
+@pytest.mark.parametrize("simulated, shown", [("0", "GPU (cuda)"), ("1", "GPU (cuda simulator)")])
+def test_the_step_line_says_when_the_gpu_steps(monkeypatch, simulated, shown):
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", simulated)
+    step_line = [line for line in hud_text(frame(device="cuda", threads=2, blocks=1), 10.0, 50.0)
+                 .splitlines() if line.startswith("step ")][0]
+    assert step_line.endswith("   " + shown)

@@ -41,3 +41,24 @@ def test_a_run_on_the_gpu_records_its_device(tmp_path):
                 "--steps", "3", "--quiet", "--json", str(out)])
     record = json.loads(out.read_text())
     assert record["settings"]["device"] == "cuda" and record["steps_done"] == 3
+
+
+def test_a_dragged_marble_follows_the_mouse_on_the_gpu():
+    """The Session edits the world on the host while dragging; the GPU's next step starts from
+    the edit, so the top marble of the column is lifted towards the target as on the CPU."""
+    import numpy as np
+
+    from lab.session import commands as cmd
+    from lab.session.session import Session
+    from lab.session.spec import RunSpec
+
+    s = Session(RunSpec.create("column", "mass-split", 20, speed=1.0, device="cuda"))
+    s.start()
+    top = 6
+    start = s.world.x[top].copy()
+    target = start + np.array([0.0, 0.0, 0.5])
+    s.apply(cmd.DragStart(top))
+    s.apply(cmd.DragMove(top, target))
+    for _ in range(40):
+        s.step()
+    assert s.world.x[top, 2] > start[2] + 0.3

@@ -20,7 +20,7 @@ from tests.solver.methods.test_apgd import relaxation_violation
 
 SOLVERS = registry.friction_solvers()
 COULOMB = [name for name in SOLVERS if name != "apgd"]
-ITERATIONS = {"jacobi": 20000, "prox-jacobi": 20000}  # others: 5000
+ITERATIONS = {"jacobi": 20000, "prox-jacobi": 20000, "mass-split": 20000}  # others: 5000
 PROPERTY = settings(max_examples=25, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
 R = 0.1
