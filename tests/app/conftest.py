@@ -54,6 +54,21 @@ def _garbage_collected_in_gui_thread(qapp):
     gc.collect()
 
 
+@pytest.fixture(scope="package", autouse=True)
+def _kernels_compiled():
+    """The window's first frames wait on the kernels of its default solver: compile (or load) them
+    once here, so a cold Numba cache on a slow machine is not paid inside a test's wait."""
+    from solver.parallel import THREADS
+    from solver.warmup import warmup
+
+    warmup(["pgs"], threads=THREADS.default)
+
+
+# A bound for waits that only guard against a hang (a window's first frame, a solver switch that
+# compiles): generous, because a busy machine must not fail a test.
+HANG_MS = 300_000
+
+
 @pytest.fixture(autouse=True)
 def _collect_after_each_test():
     """Free each test's closed windows here, in the GUI thread, before the next test starts

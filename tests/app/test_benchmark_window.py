@@ -15,7 +15,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from app.window import MainWindow
-from tests.app.conftest import window_options
+from tests.app.conftest import HANG_MS, window_options
 from solver.methods import registry
 from lab.io.files import TEMP_PATTERN
 from lab.report.compare import NO_STOP
@@ -48,7 +48,7 @@ def make_window(qtbot, tmp_path):
         window.show()
         made.append(window)
         qtbot.waitUntil(lambda: window.latest is not None and window.latest.contacts > 0,
-                        timeout=60000)
+                        timeout=HANG_MS)
         return window
 
     yield make
@@ -67,7 +67,7 @@ def test_b_key_writes_a_valid_benchmark_and_shows_the_curves(qtbot, make_window,
     qtbot.waitUntil(lambda: window.latest.state.paused, timeout=10000)
     qtbot.wait(100)
     problem = window.sim.worker.session.sim.problem
-    with qtbot.waitSignal(window.benchmarkShown, timeout=180000) as shown:
+    with qtbot.waitSignal(window.benchmarkShown, timeout=HANG_MS) as shown:
         qtbot.keyClick(window, Qt.Key.Key_B)
     table, meta = load_benchmark(tmp_path, 30)
     assert meta["scene"] == "bowl" and meta["contacts"] == problem.m
@@ -96,7 +96,7 @@ def test_close_writes_the_benchmark_then_joins_the_worker(qtbot, make_window, tm
     window = make_window(scene="column", benchmark_on_close=True)
     window.close()
     assert window.isVisible()  # still open while the comparison runs
-    qtbot.waitUntil(lambda: window._shut_down, timeout=180000)
+    qtbot.waitUntil(lambda: window._shut_down, timeout=HANG_MS)
     assert not window.isVisible() and window.sim.thread.isFinished()
     table, meta = load_benchmark(tmp_path, 30)
     assert meta["scene"] == "column" and "on close" in meta["source"]
@@ -105,7 +105,7 @@ def test_close_writes_the_benchmark_then_joins_the_worker(qtbot, make_window, tm
 
 def test_on_close_the_window_waits_for_the_plot_window(qtbot, make_window, tmp_path):
     window = make_window(scene="column", benchmark_on_close=True, block_on_close=True)
-    with qtbot.waitSignal(window.benchmarkShown, timeout=180000) as shown:
+    with qtbot.waitSignal(window.benchmarkShown, timeout=HANG_MS) as shown:
         window.close()
     plot = shown.args[0]
     qtbot.wait(200)

@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.app.test_window import make_window, wait_state  # noqa: F401 (fixture)
+from tests.app.conftest import HANG_MS
 
 
 def test_a_three_second_recording_from_the_key(qtbot, make_window, tmp_path):
@@ -24,9 +25,9 @@ def test_a_three_second_recording_from_the_key(qtbot, make_window, tmp_path):
     assert window.recording.recorder is not None and window.recording.badge.isVisible()
     first = wait_state(qtbot, window, lambda f: f.record, since=start)
     t0 = first.time
-    wait_state(qtbot, window, lambda f: f.record and f.time >= t0 + 3.0 - 1e-9, timeout=120000,
+    wait_state(qtbot, window, lambda f: f.record and f.time >= t0 + 3.0 - 1e-9, timeout=HANG_MS,
                since=start)
-    qtbot.waitUntil(lambda: window.recording.recorder.seconds >= 3.0, timeout=60000)
+    qtbot.waitUntil(lambda: window.recording.recorder.seconds >= 3.0, timeout=HANG_MS)
     qtbot.keyClick(window.focusWidget(), Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)
     assert window.recording.recorder is None and not window.recording.badge.isVisible()
     assert window.status_label.text().startswith("video saved: ")

@@ -21,7 +21,7 @@ from app import hotkeys
 from app.main import main
 from app.plots import FLOOR
 from app.window import MainWindow
-from tests.app.conftest import window_options
+from tests.app.conftest import HANG_MS, window_options
 from lab.session import commands as cmd
 from solver.methods import registry
 
@@ -68,7 +68,7 @@ def make_window(qtbot, tmp_path):
         qtbot.waitExposed(window)
         made.append(window)
         qtbot.waitUntil(lambda: window.latest is not None and window.latest.steps > 2,
-                        timeout=60000)
+                        timeout=HANG_MS)
         return window
 
     yield make
@@ -157,13 +157,13 @@ def test_every_hotkey_changes_the_workers_state(qtbot, make_window, tmp_path):
     press("pause", lambda f: not f.state.paused and f.steps > before + 2)
 
     nxt = solvers[(solvers.index("pgs") + 1) % len(solvers)]
-    press("next_solver", lambda f: f.state.solver == nxt, timeout=120000)
+    press("next_solver", lambda f: f.state.solver == nxt, timeout=HANG_MS)
     press("prev_solver", lambda f: f.state.solver == "pgs")
     press("more_iterations", lambda f: f.state.iterations == 50)
     press("fewer_iterations", lambda f: f.state.iterations == 20)
     press("omega_up", lambda f: "no relaxation" in f.state.message)  # pgs has no ω
     window.sim.send(cmd.SetSolver("psor"))
-    wait_state(qtbot, window, lambda f: f.state.solver == "psor", timeout=120000)
+    wait_state(qtbot, window, lambda f: f.state.solver == "psor", timeout=HANG_MS)
     press("omega_up", lambda f: f.state.solver_params["omega"] == pytest.approx(1.6))
     press("omega_down", lambda f: f.state.solver_params["omega"] == pytest.approx(1.5))
     press("warm_start", lambda f: f.state.warm_start == 0.5)
@@ -394,7 +394,7 @@ def test_closing_on_a_frictional_scene_compares_the_friction_solvers(qtbot, make
     qtbot.waitUntil(lambda: window.latest is not None and window.latest.steps > 0,
                     timeout=20000)
     window.close()
-    qtbot.waitUntil(lambda: window._shut_down, timeout=60000)
+    qtbot.waitUntil(lambda: window._shut_down, timeout=HANG_MS)
     assert window.exit_code == 0
     rows = np.load(tmp_path / "benchmark.npy", allow_pickle=False)
     assert list(rows["solver"]) == registry.friction_solvers()

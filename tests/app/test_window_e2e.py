@@ -18,6 +18,7 @@ from app import dialogs
 from lab.io.snapshot import load_lcp, read_state
 from solver.methods import registry
 from tests.app.test_window import _press, make_window, wait_state  # noqa: F401 (fixture)
+from tests.app.conftest import HANG_MS
 
 ROOT = Path(__file__).resolve().parents[2]
 WORLD_FIELDS = ("x", "v", "omega", "orientation", "radius", "mass", "colour")
@@ -41,7 +42,7 @@ def test_a_solver_chosen_in_the_dock_runs_and_the_keys_still_work(qtbot, make_wi
     for _ in range(names.index("psor") - names.index("pgs")):
         qtbot.keyClick(box.view(), Qt.Key.Key_Down)
     qtbot.keyClick(box.view(), Qt.Key.Key_Return)
-    f = wait_state(qtbot, window, lambda f: f.state.solver == "psor", timeout=60000)
+    f = wait_state(qtbot, window, lambda f: f.state.solver == "psor", timeout=HANG_MS)
     assert "omega" in window.controls.editors and f.steps > 0
     omega = window.controls.editors["omega"].widget
     omega.setFocus()
@@ -184,7 +185,7 @@ def test_the_divergence_scenario_of_the_issue_from_its_command_line(qtbot, tmp_p
     qtbot.waitExposed(window)
     try:
         qtbot.waitUntil(lambda: window.latest is not None and window.latest.state.diverged,
-                        timeout=60000)
+                        timeout=HANG_MS)
         assert window.latest.state.friction[0] == 0.5  # the window's default scene
         qtbot.waitUntil(lambda: "DIVERGED: paused" in window.hud.text(), timeout=5000)
         activate(qtbot, window)

@@ -16,6 +16,7 @@ from lab.session import commands as cmd
 from lab.session.session import MAX_CATCH_UP
 from lab.session.spec import RunSpec
 from solver.parallel import MIN_MARBLES, THREADS
+from tests.app.conftest import HANG_MS
 
 
 class Collector(QObject):
@@ -54,7 +55,7 @@ def run(qtbot):
         worker.progress.connect(got.on_progress)
         sim.start()
         threads.append(sim)
-        qtbot.waitUntil(lambda: got.last is not None and got.last.steps > 0, timeout=60000)
+        qtbot.waitUntil(lambda: got.last is not None and got.last.steps > 0, timeout=HANG_MS)
         return sim, got
 
     yield start
@@ -326,12 +327,12 @@ def test_the_benchmark_runs_in_the_thread_and_reports_its_files(qtbot, run, tmp_
     sim.worker.benchmarkDone.connect(done.append)
     sim.worker.benchmarkFailed.connect(lambda reason, message: failed.append(message))
     sim.send(Benchmark("key", iterations=5, out=str(tmp_path)))
-    qtbot.waitUntil(lambda: bool(done or failed), timeout=120000)
+    qtbot.waitUntil(lambda: bool(done or failed), timeout=HANG_MS)
     assert not failed and done[0].reason == "key"
     assert sorted(p.rsplit("/", 1)[1] for p in done[0].paths) == ["benchmark.json",
                                                                   "benchmark.npy",
                                                                   "benchmark.png"]
     (tmp_path / "a-file").write_text("")
     sim.send(Benchmark("key", iterations=5, out=str(tmp_path / "a-file" / "x")))
-    qtbot.waitUntil(lambda: bool(failed), timeout=60000)
+    qtbot.waitUntil(lambda: bool(failed), timeout=HANG_MS)
     assert failed[0].startswith("benchmark not written:")
