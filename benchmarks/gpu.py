@@ -9,7 +9,8 @@ to bring back to the host.
 Checks (always first): on small piles, the GPU's solve of a step's problem against the CPU's
 solve of the same problem (largest difference of λ relative to its largest entry), and two GPU
 runs of the same steps bit for bit. Timings: each box of n marbles is settled on the GPU
-(--settle steps), then --steps steps of each GPU solver are timed (median per phase; every phase
+(--settle steps), then --steps steps of each GPU solver are timed (first_contacts: the
+contacts of the untimed first step, from the same state on either device) (median per phase; every phase
 synchronises, so each carries its own kernels), then --cpu-steps steps of the CPU core's pgs
 with --cpu-threads threads from the same state. --budget seconds: sections that would start
 later are skipped and said so, so the run ends in time. Results: JSON (--out) and a markdown
@@ -118,9 +119,9 @@ def timings(args, deadline: float) -> list[dict]:
                 w = box(n, friction)
                 copy_state(state, w)
                 sim = Simulation(w, options(solver, "cuda", friction))
-                sim.step()  # compiled and warm
+                first = sim.step()  # compiled and warm
                 row = {"n": n, "friction": friction, "device": "cuda", "solver": solver,
-                       **timed_steps(sim, args.steps)}
+                       "first_contacts": first.contacts, **timed_steps(sim, args.steps)}
                 rows.append(row)
                 _say(f"  {row}")
                 if solver == GPU_SOLVERS[0]:
@@ -134,9 +135,10 @@ def timings(args, deadline: float) -> list[dict]:
                 w = box(n, friction)
                 copy_state(state, w)
                 sim = Simulation(w, options("pgs", "cpu", friction, threads))
-                sim.step()
+                first = sim.step()
                 row = {"n": n, "friction": friction, "device": "cpu", "solver": "pgs",
-                       "threads": threads, **timed_steps(sim, args.cpu_steps)}
+                       "threads": threads, "first_contacts": first.contacts,
+                       **timed_steps(sim, args.cpu_steps)}
                 rows.append(row)
                 _say(f"  {row}")
     return rows
