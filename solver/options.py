@@ -35,8 +35,9 @@ DEVICE = Param("device", "cpu", str, "where the simulation steps: cpu (the Numba
                "(the GPU; jacobi and mass-split), or auto (cuda when a GPU is present, the "
                "solver runs there and the pile has enough marbles)",
                choices=("cpu", "cuda", "auto"))
-# Below this many marbles auto stays on the CPU: a GPU step's fixed cost (some ten launches and
-# two reads back, about half a millisecond) is more than a small pile's whole CPU step.
+# Below this many marbles auto stays on the CPU: a GPU step has a fixed cost (5-7 ms on an H100,
+# most of it launching kernels from Python), and there a 16-core CPU ties with it near 10 000
+# marbles; at 100 000 the GPU steps 7x faster (docs/gpu.md).
 AUTO_MARBLES = 20_000
 
 
