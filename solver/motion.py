@@ -8,6 +8,7 @@ phase by phase (products.velocity_change), so a step's values depend on its bloc
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, prange
 
 from .partition import share_of, shares
@@ -20,7 +21,7 @@ def predict_range(v, gravity, h, decay, planar, out, first, last):
     g0 = h * gravity[0]
     g1 = h * gravity[1]
     g2 = h * gravity[2]
-    for i in range(first, last):
+    for i in range(np.uint64(first), np.uint64(last)):
         out[i, 0] = decay * v[i, 0] + g0
         out[i, 1] = 0.0 if planar else decay * v[i, 1] + g1
         out[i, 2] = decay * v[i, 2] + g2

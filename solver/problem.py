@@ -120,7 +120,7 @@ def assemble_range(A, gap, v_pred, h, out, first, last):
     [first, last)."""
     body_a, body_b, normal, inv_mass = A
     diag, rhs = out
-    for c in range(first, last):
+    for c in range(np.uint64(first), np.uint64(last)):
         a = body_a[c]
         b = body_b[c]
         u = normal[c, 0] * v_pred[b, 0] + normal[c, 1] * v_pred[b, 1] + normal[c, 2] * v_pred[b, 2]

@@ -12,6 +12,7 @@ sweeps.frictional_range).
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, prange
 
 from ..problem import ROW_KERNEL, apply_row, contact_row, row_error
@@ -26,7 +27,7 @@ def relaxed_range(A, rows_in, v, lam, first, last):
     of a divide, the sweep is latency-bound)."""
     body_a, body_b, normal, inv_mass = A
     bias, step = rows_in
-    for c in range(first, last):
+    for c in range(np.uint64(first), np.uint64(last)):
         a, b, n0, n1, n2 = contact_row(body_a, body_b, normal, c)
         e = row_error(v, a, b, n0, n1, n2, bias[c])
         old = lam[c]

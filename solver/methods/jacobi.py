@@ -26,7 +26,7 @@ BETA = Param("beta", 0.3, float, "damping of the update (1: undamped, diverges o
 def jacobi_range(rhs, diag, lam, beta, e, first, last):
     """The update of contacts [first, last) from e = A λ (m/s): λ_c <- max(0, λ_c - β (e_c +
     b_c) / A_cc)."""
-    for c in range(first, last):
+    for c in range(np.uint64(first), np.uint64(last)):
         if diag[c] == 0.0:  # an inert row (both ends fixed): no impulse changes it
             continue
         new = lam[c] - beta * (e[c] + rhs[c]) / diag[c]

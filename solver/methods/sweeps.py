@@ -209,7 +209,7 @@ def frictional_range(ends, P, rule, V, lam, first, last):
     tangent impulse, nor with rolling rows."""
     law, _, rows = rule
     skip = law != CCP and rows == ROWS_SLIDING
-    for c in range(first, last):
+    for c in range(np.uint64(first), np.uint64(last)):
         if skip and _stays_open(c, ends, P, V, lam):
             continue
         sweep_contact(c, ends, P, rule, V, lam)
