@@ -35,7 +35,7 @@ from solver.step import PHASES, Simulation
 
 MU = 0.5
 ITERATIONS = 20
-GPU_SOLVERS = ("jacobi", "mass-split")
+GPU_SOLVERS = ("jacobi", "mass-split", "apgd")
 
 
 def _say(text: str) -> None:

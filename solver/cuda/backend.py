@@ -26,11 +26,14 @@ from . import assemble as asm
 from . import collide as gcol
 from . import jacobi as gj
 from . import motion as gmo
-from .driver import DeviceSolve, run
+from .driver import DeviceApgd, DeviceSolve, run
 from .runtime import THREADS, blocks_for, cuda, simulated
 
 # The methods that run on the GPU: name -> whether its step is mass splitting's.
-SOLVERS = {"jacobi": False, "mass-split": True}
+# The methods that run here, each with the driver's object for one solve.
+SOLVERS = {"jacobi": lambda problem, settings: DeviceSolve(problem, False, settings),
+           "mass-split": lambda problem, settings: DeviceSolve(problem, True, settings),
+           "apgd": DeviceApgd}
 FRICTIONLESS = 1
 
 
@@ -203,7 +206,7 @@ class CudaBackend:
     def solve(self, method, problem: "DeviceProblem", lam0, settings) -> SolveResult:
         """The GPU's solve of `method` (SOLVERS) from λ0 through the GPU's driver."""
         check_solver(method.name)
-        return run(DeviceSolve(problem, SOLVERS[method.name], settings), lam0, settings)
+        return run(SOLVERS[method.name](problem, settings), lam0, settings)
 
     def integrate(self, world: World, problem: "DeviceProblem", prediction, lam, order,
                   blocks: int) -> None:

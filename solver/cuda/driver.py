@@ -11,6 +11,8 @@ import numpy as np
 
 from .. import metrics
 from ..methods.driver import SolveResult
+from ..methods.apgd import BACKTRACKS, L, PRODUCTS, RESTARTS, RMIN, STOP
+from . import apgd as ga
 from . import jacobi as gj
 from .runtime import THREADS, cuda
 
@@ -19,6 +21,8 @@ class DeviceSolve:
     """One solve of Jacobi or mass splitting on a DeviceProblem: `solve(λ, count)` the fast
     path's one launch, `sweep(λ, count)` iterations alone, `measure(λ)` the driver's
     readings."""
+
+    done = None  # iterations the fast path performed, when fewer than asked (APGD)
 
     def __init__(self, problem, split: bool, settings):
         from .backend import cooperative_blocks
@@ -101,6 +105,99 @@ class DeviceSolve:
         """λ <- the start kept by `solve` (or by the traced path)."""
         lam.copy_to_device(self.start)
 
+    def prepare(self, lam) -> None:
+        """What a method computes from λ0 before its iterations (Jacobi: nothing)."""
+
+    def own_stop(self) -> str | None:
+        """A status of the method's own (APGD's converged relaxation), else None."""
+        return None
+
+    def spent(self, done: int) -> int:
+        """Products with A spent in `done` iterations (Jacobi: one each)."""
+        return done
+
+    def info(self) -> dict:
+        return {}
+
+
+class DeviceApgd(DeviceSolve):
+    """APGD on a DeviceProblem (solver/cuda/apgd.py) behind DeviceSolve's interface: `prepare`
+    starts it from λ0, `sweep` continues it and leaves the best iterate in λ, `solve` is the
+    fast path (start, measure, iterations, measure)."""
+
+    def __init__(self, problem, settings):
+        from .backend import cooperative_blocks
+        self.problem = p = problem
+        self.settings = settings
+        b = p.backend.buffers
+        self.frictional = p.rows > 1
+        width = 6 if self.frictional else 3
+        self.dv = b.get(f"solve_dv{width}", (p.n, width))
+        self.e = b.get("solve_e", (p.size,))
+        self.start = b.get("lam_start", (p.size,))
+        self.readings = b.get("readings", (2 * gj.MEASURES,))
+        self.start_kernel, self.kernel = (ga.FRICTIONAL_KERNELS if self.frictional
+                                          else ga.FRICTIONLESS_KERNELS)
+        items = max(p.n, p.m)
+        self.blocks = min(cooperative_blocks(self.kernel, items),
+                          cooperative_blocks(self.start_kernel, items),
+                          cooperative_blocks(gj.frictional_measure if self.frictional
+                                             else gj.measure, items))
+        self.partial = b.get("measure_partial", (self.blocks * gj.MEASURES,))
+        self.reduce = (b.get("apgd_partial", (self.blocks * ga.SUMS,)),
+                       b.get("apgd_totals", (ga.SUMS,)))
+        self.iterates = tuple(b.get(f"apgd_{name}", (p.size,)) for name in
+                              ("gamma", "y", "Ag", "Ay", "cand", "Acand", "best", "z"))
+        live = b.get("apgd_live", (p.m,), np.bool_)
+        if p.m:
+            ga.live_contacts[max(1, (p.m + THREADS - 1) // THREADS), THREADS](p.diag, p.rows,
+                                                                              live)
+        if self.frictional:
+            laws = p.laws
+        else:  # no friction: the cone is the half-line, its coefficients 0
+            zeros = b.get("apgd_zeros", (p.m,))
+            _zero(zeros)
+            laws = (zeros, zeros, zeros)
+        self.cone = (p.rows, *laws, live)
+        self.P = (p.A, p.csr, self.dv)
+        self.state = b.get("apgd_state", (4,))
+        self.counts = cuda.to_device(np.zeros(ga.COUNTS, dtype=np.int64))
+        self.options = (bool(settings["restart"]), float(settings["abs_tol"]))
+
+    def prepare(self, lam) -> None:
+        """The CPU's `start`: γ = y = λ, the first Lipschitz estimate, best = λ (2 products)."""
+        self.start_kernel[self.blocks, THREADS](self.P, lam, self.problem.rhs, self.cone,
+                                                self.iterates, self.reduce, self.state)
+        self.counts.copy_to_device(np.array([2, 0, 0, 0], dtype=np.int64))
+
+    def sweep(self, lam, count: int) -> int:
+        """`count` iterations (fewer once converged), λ <- the best iterate; the number done."""
+        self.kernel[self.blocks, THREADS](self.P, self.problem.rhs, self.cone, self.iterates,
+                                          self.reduce, self.state, self.counts,
+                                          (int(count), *self.options))
+        lam.copy_to_device(self.iterates[6])
+        self._counts = self.counts.copy_to_host()
+        return int(self._counts[ga.DONE])
+
+    def solve(self, lam, count: int) -> tuple[tuple, tuple]:
+        self.start.copy_to_device(lam)
+        first = self.measure(lam)
+        self.prepare(lam)
+        self.done = self.sweep(lam, count)
+        return first, self.measure(lam)
+
+    def own_stop(self) -> str | None:
+        return "absolute" if self.state.copy_to_host()[STOP] != 0.0 else None
+
+    def spent(self, done: int) -> int:
+        return int(self._counts[PRODUCTS])
+
+    def info(self) -> dict:
+        state = self.state.copy_to_host()
+        return {"backtracks": int(self._counts[BACKTRACKS]),
+                "restarts": int(self._counts[RESTARTS]),
+                "relaxation_residual": float(state[RMIN]), "lipschitz": float(state[L])}
+
 
 def run(solve: DeviceSolve, lam, settings) -> SolveResult:
     """The driver's fast path (trace off: one launch for the whole solve) or its traced path,
@@ -108,7 +205,7 @@ def run(solve: DeviceSolve, lam, settings) -> SolveResult:
     if settings.trace:
         return _traced(solve, lam, settings)
     (r0, finite, scale, lam_finite), (r, _, _, end_finite) = solve.solve(lam, settings.iterations)
-    count = settings.iterations
+    count = settings.iterations if solve.done is None else solve.done
     if not finite:
         # A poisoned problem: no iterate can be trusted; end on the start impulses.
         solve.fall_back(lam)
@@ -125,7 +222,9 @@ def run(solve: DeviceSolve, lam, settings) -> SolveResult:
         r = r0  # the residual of the start, measured before the iterations
     elif r < settings["abs_tol"]:
         status = metrics.ABSOLUTE
-    return SolveResult(lam, status, count, r, r0, None, None, count)
+    elif solve.own_stop() is not None:
+        status = solve.own_stop()
+    return SolveResult(lam, status, count, r, r0, None, None, solve.spent(count), solve.info())
 
 
 def _traced(solve: DeviceSolve, lam, settings) -> SolveResult:
@@ -140,6 +239,7 @@ def _traced(solve: DeviceSolve, lam, settings) -> SolveResult:
         return SolveResult(lam, metrics.ABSOLUTE, 0, r0, r0, np.array([r0]), np.zeros(1), 0)
     bound = settings["divergence"] * max(r0, scale, 1e-300)
     solve.start.copy_to_device(lam)
+    solve.prepare(lam)
     trace, seconds = [r0], [0.0]
     elapsed = 0.0
     status = metrics.MAX_ITERATIONS
@@ -162,8 +262,13 @@ def _traced(solve: DeviceSolve, lam, settings) -> SolveResult:
         if r < settings["abs_tol"]:
             status = metrics.ABSOLUTE
             break
+        own = solve.own_stop()
+        if own is not None:
+            status = own
+            break
     final = solve.measure(lam)[0]
-    return SolveResult(lam, status, done, final, r0, np.array(trace), np.array(seconds), done)
+    return SolveResult(lam, status, done, final, r0, np.array(trace), np.array(seconds),
+                       solve.spent(done), solve.info())
 
 
 @cuda.jit

@@ -1,0 +1,382 @@
+"""APGD on the GPU (solver/methods/apgd.py's algorithm, Chrono's GPU method): every iteration of
+a solve in one cooperative launch, the backtracking, the momentum, the restart and the best
+iterate decided from grid-wide sums that every thread reads alike.
+
+Each thread owns whole contacts (the grid's stride over contacts), so the projection, the
+updates of γ, y and their products, the relaxation residual and the best iterate touch only
+the owner's rows; the products with A are the Jacobi kernels' two passes (marble by marble in
+contact order, then contact by contact), so A x is the CPU's product bit for bit. The dot
+products (the step's curvature and length, the restart's test, the first Lipschitz estimate)
+are sums in a fixed tree, block by block, the same every run: a run repeats bit for bit, and
+differs from the CPU's sequential sums by rounding only. No floating-point atomics.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..methods.apgd import (BACKTRACKS, L, MAX_BACKTRACKS, PRODUCTS, RESTARTS, RMIN, STOP,
+                            THETA)
+from .coulomb import project_cone, project_disk
+from .jacobi import (_frictional_velocities, _frictional_velocity_change, _normal_velocity,
+                     _velocity_change)
+from .runtime import THREADS, cuda
+
+SUMS = 2  # values reduced at once
+DONE = 3  # the counts' slot of the iterations the last launch performed (after apgd's three)
+COUNTS = 4
+
+
+@cuda.jit(device=True)
+def _frictionless_product(P, x, out, grid):
+    """out <- A x without friction: P = (A, csr, dv (n, 3) scratch)."""
+    A, csr, dv = P
+    first = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for s in range(first, dv.shape[0], stride):
+        _velocity_change(s, A, x, csr, dv)
+    grid.sync()
+    for c in range(first, A[0].shape[0], stride):
+        out[c] = _normal_velocity(A, dv, c)
+    grid.sync()
+
+
+@cuda.jit(device=True)
+def _frictional_product(P, x, out, grid):
+    """out <- A x with friction: P = (A, csr, dV (n, 6) scratch)."""
+    A, csr, dV = P
+    first = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for s in range(first, dV.shape[0], stride):
+        _frictional_velocity_change(s, A, x, csr, dV)
+    grid.sync()
+    for c in range(first, A[0].shape[0], stride):
+        _frictional_velocities(A, dV, c, out)
+    grid.sync()
+
+
+@cuda.jit(device=True, inline=True)
+def _breakpoint(norm, coef):
+    return norm / coef if coef > 0.0 else -math.inf
+
+
+@cuda.jit(device=True)
+def _composite_normal(zn, n_t, n_r, n_s, mu, mu_roll, mu_spin):
+    """laws.composite_normal, operation for operation."""
+    b0 = _breakpoint(n_t, mu)
+    b1 = _breakpoint(n_r, mu_roll)
+    b2 = _breakpoint(n_s, mu_spin)
+    i0, i1, i2 = 0, 1, 2
+    bs = (b0, b1, b2)
+    if bs[i1] > bs[i0]:
+        i0, i1 = i1, i0
+    if bs[i2] > bs[i1]:
+        i1, i2 = i2, i1
+    if bs[i1] > bs[i0]:
+        i0, i1 = i1, i0
+    order = (i0, i1, i2)
+    norms = (n_t, n_r, n_s)
+    coefs = (mu, mu_roll, mu_spin)
+    num = zn
+    den = 1.0
+    a = zn
+    for j in range(4):
+        if j > 0:
+            i = order[j - 1]
+            num += coefs[i] * norms[i]
+            den += coefs[i] * coefs[i]
+        lower = bs[order[j]] if j < 3 else -math.inf
+        a = num / den
+        if a >= lower:
+            break
+    return max(a, 0.0)
+
+
+@cuda.jit(device=True)
+def _project(z, out, k, rows, coefficients):
+    """out[k:k+rows] <- z[k:k+rows] projected onto the contact's admissible set
+    (apgd.project_contact); coefficients = (μ, μ_roll, μ_spin)."""
+    mu, mu_roll, mu_spin = coefficients
+    if rows == 1:
+        out[k] = max(z[k], 0.0)
+    elif rows == 3:
+        out[k], out[k + 1], out[k + 2] = project_cone(z[k], z[k + 1], z[k + 2], mu)
+    else:
+        z1 = z[k + 1]
+        z2 = z[k + 2]
+        r1 = z[k + 3]
+        r2 = z[k + 4]
+        s = z[k + 5]
+        a = _composite_normal(z[k], math.sqrt(z1 * z1 + z2 * z2), math.sqrt(r1 * r1 + r2 * r2),
+                              abs(s), mu, mu_roll, mu_spin)
+        out[k] = a
+        out[k + 1], out[k + 2] = project_disk(z1, z2, mu * a)
+        out[k + 3], out[k + 4] = project_disk(r1, r2, mu_roll * a)
+        bound = mu_spin * a
+        out[k + 5] = min(max(s, -bound), bound)
+
+
+@cuda.jit(device=True)
+def _block_sum(shared, value):
+    """The sum of `value` over the block's threads, in a fixed tree."""
+    tid = cuda.threadIdx.x
+    shared[tid] = value
+    cuda.syncthreads()
+    step = THREADS // 2
+    while step > 0:
+        if tid < step:
+            shared[tid] += shared[tid + step]
+        cuda.syncthreads()
+        step //= 2
+    out = shared[0]
+    cuda.syncthreads()
+    return out
+
+
+@cuda.jit(device=True)
+def _grid_sums(first, second, reduce, grid):
+    """(Σ first, Σ second) over every thread of the grid, the same for every thread and every
+    run: each block's tree, then the blocks' sums in block order. reduce = (partial (blocks *
+    SUMS,), totals (SUMS,))."""
+    partial, totals = reduce
+    shared = cuda.shared.array(THREADS, np.float64)
+    a = _block_sum(shared, first)
+    b = _block_sum(shared, second)
+    if cuda.threadIdx.x == 0:
+        partial[cuda.blockIdx.x * SUMS] = a
+        partial[cuda.blockIdx.x * SUMS + 1] = b
+    grid.sync()
+    if cuda.grid(1) == 0:
+        a = 0.0
+        b = 0.0
+        for blk in range(cuda.gridDim.x):
+            a += partial[blk * SUMS]
+            b += partial[blk * SUMS + 1]
+        totals[0] = a
+        totals[1] = b
+    grid.sync()
+    return totals[0], totals[1]
+
+
+@cuda.jit(device=True)
+def _grid_max(value, reduce, grid):
+    """The largest `value` over the grid (NaN counts as the largest), alike for every thread."""
+    partial, totals = reduce
+    shared = cuda.shared.array(THREADS, np.float64)
+    tid = cuda.threadIdx.x
+    shared[tid] = value
+    cuda.syncthreads()
+    step = THREADS // 2
+    while step > 0:
+        if tid < step and not shared[tid + step] <= shared[tid]:
+            shared[tid] = shared[tid + step]
+        cuda.syncthreads()
+        step //= 2
+    if tid == 0:
+        partial[cuda.blockIdx.x * SUMS] = shared[0]
+    cuda.syncthreads()
+    grid.sync()
+    if cuda.grid(1) == 0:
+        top = -math.inf
+        for blk in range(cuda.gridDim.x):
+            v = partial[blk * SUMS]
+            if not v <= top:
+                top = v
+        totals[0] = top
+    grid.sync()
+    return totals[0]
+
+
+@cuda.jit(device=True)
+def _residual_squared(lam, Alam, rhs, cone, k, c):
+    """‖λ_c - P_K(λ_c - u_c)‖² of contact c (apgd.relaxation_residual's term), u = A λ + b,
+    without scratch: the projection is written out per row count."""
+    rows, mu, mu_roll, mu_spin, live = cone
+    total = 0.0
+    if rows == 1:
+        p = max(lam[k] - (Alam[k] + rhs[k]), 0.0)
+        total = (lam[k] - p) ** 2
+    elif rows == 3:
+        pn, p1, p2 = project_cone(lam[k] - (Alam[k] + rhs[k]),
+                                  lam[k + 1] - (Alam[k + 1] + rhs[k + 1]),
+                                  lam[k + 2] - (Alam[k + 2] + rhs[k + 2]), mu[c])
+        total = (lam[k] - pn) ** 2
+        total += (lam[k + 1] - p1) ** 2
+        total += (lam[k + 2] - p2) ** 2
+    else:
+        zn = lam[k] - (Alam[k] + rhs[k])
+        z1 = lam[k + 1] - (Alam[k + 1] + rhs[k + 1])
+        z2 = lam[k + 2] - (Alam[k + 2] + rhs[k + 2])
+        r1 = lam[k + 3] - (Alam[k + 3] + rhs[k + 3])
+        r2 = lam[k + 4] - (Alam[k + 4] + rhs[k + 4])
+        s = lam[k + 5] - (Alam[k + 5] + rhs[k + 5])
+        a = _composite_normal(zn, math.sqrt(z1 * z1 + z2 * z2), math.sqrt(r1 * r1 + r2 * r2),
+                              abs(s), mu[c], mu_roll[c], mu_spin[c])
+        q1, q2 = project_disk(z1, z2, mu[c] * a)
+        w1, w2 = project_disk(r1, r2, mu_roll[c] * a)
+        bound = mu_spin[c] * a
+        ws = min(max(s, -bound), bound)
+        total = (lam[k] - a) ** 2
+        total += (lam[k + 1] - q1) ** 2
+        total += (lam[k + 2] - q2) ** 2
+        total += (lam[k + 3] - w1) ** 2
+        total += (lam[k + 4] - w2) ** 2
+        total += (lam[k + 5] - ws) ** 2
+    return total
+
+
+@cuda.jit(device=True)
+def _relaxation_residual(lam, Alam, rhs, cone, reduce, grid):
+    """max over live contacts of ‖λ_c - P_K(λ_c - u_c)‖ (m/s), 0 for none."""
+    live = cone[4]
+    rows = cone[0]
+    worst = 0.0
+    for c in range(cuda.grid(1), live.shape[0], cuda.gridsize(1)):
+        if live[c]:
+            t = _residual_squared(lam, Alam, rhs, cone, c * rows, c)
+            if not t <= worst:
+                worst = t
+    return math.sqrt(_grid_max(worst, reduce, grid))
+
+
+def _kernels(product):
+    """The start and iteration kernels of APGD over `product` (with or without friction)."""
+
+    @cuda.jit
+    def start(P, lam, rhs, cone, iterates, reduce, state):
+        """From λ: γ = y = λ, A γ, the Lipschitz estimate ‖A(λ - 1)‖ / ‖λ - 1‖, the best = λ and
+        its relaxation residual (the CPU's `start`); state (4,) by apgd's slots."""
+        grid = cuda.cg.this_grid()
+        rows, mu, mu_roll, mu_spin, live = cone
+        gamma, y, Ag, Ay, cand, Acand, best, z = iterates
+        first = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        for c in range(first, live.shape[0], stride):
+            for j in range(c * rows, (c + 1) * rows):
+                gamma[j] = lam[j]
+                y[j] = lam[j]
+                best[j] = lam[j]
+                z[j] = lam[j] - 1.0
+        grid.sync()
+        product(P, gamma, Ag, grid)
+        product(P, z, Acand, grid)
+        ones = 0.0
+        image = 0.0
+        for c in range(first, live.shape[0], stride):
+            for j in range(c * rows, (c + 1) * rows):
+                Ay[j] = Ag[j]
+                ones += z[j] * z[j]
+                image += Acand[j] * Acand[j]
+        ones, image = _grid_sums(ones, image, reduce, grid)
+        norm = math.sqrt(ones)
+        estimate = math.sqrt(image) / norm if norm > 0.0 else 0.0
+        r = _relaxation_residual(gamma, Ag, rhs, cone, reduce, grid)
+        if first == 0:
+            state[L] = estimate if estimate > 0.0 else 1.0
+            state[THETA] = 1.0
+            state[RMIN] = r
+            state[STOP] = 0.0
+
+    @cuda.jit
+    def iterations(P, rhs, cone, iterates, reduce, state, counts, options):
+        """`count` APGD iterations (apgd.apgd_iterations): options = (count, restart, tol);
+        state (4,) and counts (COUNTS,) by apgd's slots and DONE, read at the start and written
+        at the end."""
+        grid = cuda.cg.this_grid()
+        rows, mu, mu_roll, mu_spin, live = cone
+        gamma, y, Ag, Ay, cand, Acand, best, z = iterates
+        count, restart, tol = options
+        m = live.shape[0]
+        first = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        lip = state[L]
+        theta = state[THETA]
+        rmin = state[RMIN]
+        stop = state[STOP]
+        products = 0
+        backtracks = 0
+        restarts = 0
+        done = 0
+        grid.sync()  # every thread has read the state before thread 0 may write it
+        for _ in range(count):
+            if stop != 0.0:
+                break
+            done += 1
+            for _bt in range(MAX_BACKTRACKS):
+                t = 1.0 / lip
+                for c in range(first, m, stride):
+                    k = c * rows
+                    for j in range(k, k + rows):
+                        z[j] = y[j] - t * (Ay[j] + rhs[j])
+                    if live[c]:
+                        _project(z, cand, k, rows, (mu[c], mu_roll[c], mu_spin[c]))
+                    else:  # an inert contact keeps its impulses
+                        for j in range(k, k + rows):
+                            cand[j] = gamma[j]
+                grid.sync()
+                product(P, cand, Acand, grid)
+                products += 1
+                curvature = 0.0
+                length = 0.0
+                for c in range(first, m, stride):
+                    for j in range(c * rows, (c + 1) * rows):
+                        d = cand[j] - y[j]
+                        curvature += d * (Acand[j] - Ay[j])
+                        length += d * d
+                curvature, length = _grid_sums(curvature, length, reduce, grid)
+                if curvature <= lip * length or not math.isfinite(curvature):
+                    break
+                lip *= 2.0
+                backtracks += 1
+            theta_next = 0.5 * (-theta * theta + theta * math.sqrt(theta * theta + 4.0))
+            beta = theta * (1.0 - theta) / (theta * theta + theta_next)
+            ascent = 0.0
+            for c in range(first, m, stride):
+                for j in range(c * rows, (c + 1) * rows):
+                    ascent += (Ay[j] + rhs[j]) * (cand[j] - gamma[j])
+            ascent, _ = _grid_sums(ascent, 0.0, reduce, grid)
+            if restart and ascent > 0.0:
+                beta = 0.0
+                theta_next = 1.0
+                restarts += 1
+            for c in range(first, m, stride):
+                for j in range(c * rows, (c + 1) * rows):
+                    y[j] = cand[j] + beta * (cand[j] - gamma[j])
+                    Ay[j] = Acand[j] + beta * (Acand[j] - Ag[j])
+                    gamma[j] = cand[j]
+                    Ag[j] = Acand[j]
+            r = _relaxation_residual(gamma, Ag, rhs, cone, reduce, grid)
+            if r < rmin:
+                rmin = r
+                for c in range(first, m, stride):
+                    for j in range(c * rows, (c + 1) * rows):
+                        best[j] = gamma[j]
+            if rmin < tol:
+                stop = 1.0
+            theta = theta_next
+            lip = 0.9 * lip
+        if first == 0:
+            state[L] = lip
+            state[THETA] = theta
+            state[RMIN] = rmin
+            state[STOP] = stop
+            counts[PRODUCTS] += products
+            counts[BACKTRACKS] += backtracks
+            counts[RESTARTS] += restarts
+            counts[DONE] = done
+
+    return start, iterations
+
+
+FRICTIONLESS_KERNELS = _kernels(_frictionless_product)
+FRICTIONAL_KERNELS = _kernels(_frictional_product)
+
+
+@cuda.jit
+def live_contacts(diag, rows, live):
+    """live (m,) <- whether a contact is not inert: A_cc != 0 without friction, the normal
+    row's A_nn > 0 with it (apgd's coefficients)."""
+    for c in range(cuda.grid(1), live.shape[0], cuda.gridsize(1)):
+        d = diag[c * rows]
+        live[c] = d != 0.0 if rows == 1 else d > 0.0
