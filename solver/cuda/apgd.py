@@ -19,9 +19,10 @@ import numpy as np
 from ..methods.apgd import (BACKTRACKS, L, MAX_BACKTRACKS, PRODUCTS, RESTARTS, RMIN, STOP,
                             THETA)
 from .coulomb import project_cone, project_disk
-from .jacobi import (_frictional_velocities, _frictional_velocity_change, _normal_velocity,
-                     _velocity_change)
+from .jacobi import (_block_max, _frictional_velocities, _frictional_velocity_change,
+                     _normal_velocity, _velocity_change)
 from .runtime import THREADS, cuda
+from .scan import block_sum
 
 SUMS = 2  # values reduced at once
 DONE = 3  # the counts' slot of the iterations the last launch performed (after apgd's three)
@@ -118,31 +119,14 @@ def _project(z, out, k, rows, coefficients):
 
 
 @cuda.jit(device=True)
-def _block_sum(shared, value):
-    """The sum of `value` over the block's threads, in a fixed tree."""
-    tid = cuda.threadIdx.x
-    shared[tid] = value
-    cuda.syncthreads()
-    step = THREADS // 2
-    while step > 0:
-        if tid < step:
-            shared[tid] += shared[tid + step]
-        cuda.syncthreads()
-        step //= 2
-    out = shared[0]
-    cuda.syncthreads()
-    return out
-
-
-@cuda.jit(device=True)
 def _grid_sums(first, second, reduce, grid):
     """(Σ first, Σ second) over every thread of the grid, the same for every thread and every
     run: each block's tree, then the blocks' sums in block order. reduce = (partial (blocks *
     SUMS,), totals (SUMS,))."""
     partial, totals = reduce
     shared = cuda.shared.array(THREADS, np.float64)
-    a = _block_sum(shared, first)
-    b = _block_sum(shared, second)
+    a = block_sum(shared, first)  # a fixed tree: the same float sum every run
+    b = block_sum(shared, second)
     if cuda.threadIdx.x == 0:
         partial[cuda.blockIdx.x * SUMS] = a
         partial[cuda.blockIdx.x * SUMS + 1] = b
@@ -164,18 +148,9 @@ def _grid_max(value, reduce, grid):
     """The largest `value` over the grid (NaN counts as the largest), alike for every thread."""
     partial, totals = reduce
     shared = cuda.shared.array(THREADS, np.float64)
-    tid = cuda.threadIdx.x
-    shared[tid] = value
-    cuda.syncthreads()
-    step = THREADS // 2
-    while step > 0:
-        if tid < step and not shared[tid + step] <= shared[tid]:
-            shared[tid] = shared[tid + step]
-        cuda.syncthreads()
-        step //= 2
-    if tid == 0:
-        partial[cuda.blockIdx.x * SUMS] = shared[0]
-    cuda.syncthreads()
+    top = _block_max(shared, value)
+    if cuda.threadIdx.x == 0:
+        partial[cuda.blockIdx.x * SUMS] = top
     grid.sync()
     if cuda.grid(1) == 0:
         top = -math.inf
