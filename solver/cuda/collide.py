@@ -52,7 +52,8 @@ def _cell(value, low, inv_cell):
 
 @cuda.jit(device=True)
 def _block_min(shared, value):
-    """The minimum of `value` over the block's threads (float64), read by every thread."""
+    """The minimum of `value` over the block's threads (float64 or int64, as `shared`), read
+    by every thread."""
     tid = cuda.threadIdx.x
     shared[tid] = value
     cuda.syncthreads()
@@ -124,7 +125,7 @@ def _dims(x, geom, dims, ishared, partial_i, grid):
         top2 = max(top2, _cell(x[i, 2], geom[LO2], geom[INV_CELL]))
     for k in range(3):
         mine = top0 if k == 0 else (top1 if k == 1 else top2)
-        value = -_block_min_int(ishared, -mine)
+        value = -_block_min(ishared, -mine)
         if cuda.threadIdx.x == 0:
             partial_i[cuda.blockIdx.x * 3 + k] = value
     grid.sync()
@@ -135,22 +136,6 @@ def _dims(x, geom, dims, ishared, partial_i, grid):
                 top = max(top, partial_i[b * 3 + k])
             dims[k] = top + 1
     grid.sync()
-
-
-@cuda.jit(device=True)
-def _block_min_int(shared, value):
-    tid = cuda.threadIdx.x
-    shared[tid] = value
-    cuda.syncthreads()
-    step = THREADS // 2
-    while step > 0:
-        if tid < step and shared[tid + step] < shared[tid]:
-            shared[tid] = shared[tid + step]
-        cuda.syncthreads()
-        step //= 2
-    out = shared[0]
-    cuda.syncthreads()
-    return out
 
 
 @cuda.jit(device=True)
