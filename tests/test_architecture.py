@@ -29,6 +29,15 @@ TESTED_ELSEWHERE = {
     "solver/methods/mprgp.py": "its convergence and counts: test_registry.py, test_pcg.py",
     "app/view/glsl.py": "compiled and drawn by the pixel tests, tests/app/view/test_widget.py",
     "app/view/renderer.py": "drawn by the pixel tests, tests/app/view/test_widget.py",
+    "solver/cuda/assemble.py": "its rows solved on the CPU give the GPU's λ: "
+                               "tests/solver/cuda/test_jacobi.py, test_apgd.py",
+    "solver/cuda/backend.py": "the whole GPU step: tests/solver/cuda/test_jacobi.py (warm start, "
+                              "repeats), test_collide.py, test_device.py (refusals, drag)",
+    "solver/cuda/driver.py": "statuses on both paths: tests/solver/cuda/test_jacobi.py, "
+                             "test_apgd.py",
+    "solver/cuda/motion.py": "a dragged marble's path equals the CPU's: "
+                             "tests/solver/cuda/test_device.py",
+    "solver/cuda/runtime.py": "refusals and the simulator: tests/solver/cuda/test_device.py",
 }
 
 

@@ -215,6 +215,8 @@ def _relaxation_residual(lam, Alam, rhs, cone, reduce, grid):
     return math.sqrt(_grid_max(worst, reduce, grid))
 
 
+# long: the paper's algorithm as one launch (start, then the iterations with backtracking,
+# momentum, restart and best), closing over the product of its problem kind.
 def _kernels(product):
     """The start and iteration kernels of APGD over `product` (with or without friction)."""
 
@@ -253,6 +255,7 @@ def _kernels(product):
             state[RMIN] = r
             state[STOP] = 0.0
 
+    # long: apgd.apgd_iterations's loop, each grid-wide decision between two syncs.
     @cuda.jit
     def iterations(P, rhs, cone, iterates, reduce, state, counts, options):
         """`count` APGD iterations (apgd.apgd_iterations): options = (count, restart, tol);

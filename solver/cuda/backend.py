@@ -27,7 +27,7 @@ from . import collide as gcol
 from . import jacobi as gj
 from . import motion as gmo
 from .driver import DeviceApgd, DeviceSolve, run
-from .runtime import THREADS, blocks_for, cuda, simulated
+from .runtime import THREADS, blocks_for, cooperative_blocks, cuda
 
 # The methods that run on the GPU: name -> whether its step is mass splitting's.
 # The methods that run here, each with the driver's object for one solve.
@@ -255,25 +255,6 @@ def _walls(world: World) -> tuple:
     return geo.planes, geo.spheres, geo.tubes
 
 
-_RESIDENT: dict = {}  # kernel -> the most blocks of it the device holds at once
-
-
-def cooperative_blocks(kernel, items: int) -> int:
-    """Blocks of a cooperative launch of `kernel` over `items`: as many as the items need, at
-    most as many as the device holds at once (the grid must be resident to synchronise): one
-    a multiprocessor until the kernel's first launch has compiled it and its resources are
-    known."""
-    if simulated():
-        return 1
-    most = _RESIDENT.get(kernel)
-    if most is None:
-        compiled = list(kernel.overloads.values())
-        if compiled:
-            most = min(int(k.max_cooperative_grid_blocks(THREADS)) for k in compiled)
-            _RESIDENT[kernel] = most
-        else:
-            most = int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
-    return max(1, min(blocks_for(items), most))
 
 
 class DeviceProblem:

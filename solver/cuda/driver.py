@@ -14,7 +14,7 @@ from ..methods.driver import SolveResult
 from ..methods.apgd import BACKTRACKS, L, PRODUCTS, RESTARTS, RMIN, STOP
 from . import apgd as ga
 from . import jacobi as gj
-from .runtime import THREADS, cuda
+from .runtime import THREADS, cooperative_blocks, cuda
 
 
 class DeviceSolve:
@@ -25,7 +25,6 @@ class DeviceSolve:
     done = None  # iterations the fast path performed, when fewer than asked (APGD)
 
     def __init__(self, problem, split: bool, settings):
-        from .backend import cooperative_blocks
         self.problem = p = problem
         b = p.backend.buffers
         n, size = p.n, p.size
@@ -126,7 +125,6 @@ class DeviceApgd(DeviceSolve):
     fast path (start, measure, iterations, measure)."""
 
     def __init__(self, problem, settings):
-        from .backend import cooperative_blocks
         self.problem = p = problem
         self.settings = settings
         b = p.backend.buffers

@@ -68,3 +68,24 @@ def resident_blocks() -> int:
         return 1
     device = cuda.get_current_device()
     return int(device.MULTIPROCESSOR_COUNT) * max(1, 2048 // THREADS) // 2
+
+
+_RESIDENT: dict = {}  # kernel -> the most blocks of it the device holds at once
+
+
+def cooperative_blocks(kernel, items: int) -> int:
+    """Blocks of a cooperative launch of `kernel` over `items`: as many as the items need, at
+    most as many as the device holds at once (the grid must be resident to synchronise): one
+    a multiprocessor until the kernel's first launch has compiled it and its resources are
+    known."""
+    if simulated():
+        return 1
+    most = _RESIDENT.get(kernel)
+    if most is None:
+        compiled = list(kernel.overloads.values())
+        if compiled:
+            most = min(int(k.max_cooperative_grid_blocks(THREADS)) for k in compiled)
+            _RESIDENT[kernel] = most
+        else:
+            most = int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
+    return max(1, min(blocks_for(items), most))

@@ -42,6 +42,8 @@ def test_a_round_trip_gives_identical_traces(name, frictional_step, tmp_path):
     np.testing.assert_array_equal(extras["lam"], frictional_step.lam)
     assert extras["title"] == "bowl"
     np.testing.assert_array_equal(trace(name, read).trace, trace(name, built).trace)
+    if name == "mass-split":
+        return  # W names no marbles to split: on a file it splits by W's coupled contacts
     # ...and the geometry it came from, up to the order of the sums.
     np.testing.assert_allclose(trace(name, read).trace,
                                trace(name, frictional_step.problem).trace, rtol=1e-8,

@@ -30,7 +30,8 @@ def test_text_is_parsed_and_routed_by_name():
     world = spec.build_world()
     assert world.n == 200 and world.dt == 0.01 and world.damping == 1.0
     assert spec.settings_json() == {"iterations": 50, **spec.solver_params, "warm_start": 0.5,
-                                    "stabilise": 1.0, "threads": spec.threads}
+                                    "stabilise": 1.0, "threads": spec.threads,
+                                    "device": "cpu"}
 
 
 @pytest.mark.parametrize("kwargs, fragment", [

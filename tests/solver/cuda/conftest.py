@@ -36,3 +36,10 @@ def copy_of(world, scene: str, params: dict):
 PILES = [("box", {"n": 30}), ("bowl", {"n": 24, "mu": 0.5, "mu_wall": 0.5}),
          ("bowl", {"n": 20, "mu": 0.5, "mu_roll": 0.01, "mu_spin": 0.01}),
          ("disk", {"n": 16, "mu": 0.3})]
+
+
+def one_gpu_step(scene, params, solver, warm_start=0.0, iterations=20, steps=1):
+    world = copy_of(cpu_settled(scene, params, 12), scene, params)
+    sim = Simulation(world, gpu_options(solver, warm_start, iterations))
+    reports = [sim.step() for _ in range(steps)]
+    return sim, reports[-1]

@@ -1,5 +1,6 @@
-"""The GPU's Jacobi, mass splitting and APGD against the CPU's on the same contact problem, and
-the GPU's step against itself: determinism, the warm start, the driver's statuses."""
+"""The GPU's Jacobi and mass splitting against the CPU's on the same contact problem, and the
+GPU's step against itself: determinism, the warm start by key (the backend's assembly), the
+driver's statuses on the fast and traced paths."""
 import numpy as np
 import pytest
 
@@ -8,17 +9,10 @@ from solver.methods import registry
 from solver.methods.mass_split import split_diagonal
 from solver.options import StepOptions
 from solver.step import Simulation
-from tests.solver.cuda.conftest import PILES, copy_of, cpu_settled, gpu_options
+from tests.solver.cuda.conftest import PILES, copy_of, cpu_settled, gpu_options, one_gpu_step
 
 
-def one_gpu_step(scene, params, solver, warm_start=0.0, iterations=20, steps=1):
-    world = copy_of(cpu_settled(scene, params, 12), scene, params)
-    sim = Simulation(world, gpu_options(solver, warm_start, iterations))
-    reports = [sim.step() for _ in range(steps)]
-    return sim, reports[-1]
-
-
-@pytest.mark.parametrize("solver", ["jacobi", "mass-split", "apgd"])
+@pytest.mark.parametrize("solver", ["jacobi", "mass-split"])
 @pytest.mark.parametrize("scene, params", PILES)
 def test_the_gpu_solve_is_the_cpu_solve_of_the_same_problem(scene, params, solver):
     """From λ = 0, 20 iterations: the CPU method on the GPU step's own problem (its contacts in
@@ -37,10 +31,9 @@ def test_the_gpu_solve_is_the_cpu_solve_of_the_same_problem(scene, params, solve
     assert report.result.info.keys() == want.info.keys()
 
 
-@pytest.mark.parametrize("solver", ["mass-split", "apgd"])
-def test_a_gpu_run_repeats_bit_for_bit(solver):
+def test_a_gpu_run_repeats_bit_for_bit():
     scene, params = PILES[1]
-    runs = [one_gpu_step(scene, params, solver, warm_start=1.0, steps=3)[0]
+    runs = [one_gpu_step(scene, params, "mass-split", warm_start=1.0, steps=3)[0]
             for _ in range(2)]
     for name in ("x", "v", "omega", "orientation"):
         assert np.array_equal(getattr(runs[0].world, name), getattr(runs[1].world, name))
@@ -104,25 +97,3 @@ def test_a_diverging_gpu_solve_falls_back_to_its_start(trace):
     assert report.result.status == want.status == metrics.DIVERGENCE
     assert np.all(sim.lam == 0.0) and np.all(np.isfinite(sim.world.x))
     assert report.result.residual == pytest.approx(want.residual, rel=1e-9)
-
-
-def test_gpu_apgd_traced_is_its_fast_path_and_stops_on_its_own_test():
-    """The traced path (one launch an iteration) ends on the same λ as the fast path; with a
-    loose tolerance APGD stops on its relaxation's residual, as on the CPU."""
-    scene, params = PILES[1]
-    world = copy_of(cpu_settled(scene, params, 12), scene, params)
-    fast = Simulation(world, gpu_options("apgd", 0.0, 30))
-    fast.step()
-    problem = fast.problem
-    world = copy_of(cpu_settled(scene, params, 12), scene, params)
-    traced = Simulation(world, gpu_options("apgd", 0.0, 30))
-    report = traced.step(trace=True)
-    assert report.result.trace is not None and len(report.result.trace) == 31
-    assert np.array_equal(fast.lam, traced.lam)
-    loose = registry.settings("apgd", 500, False, {"abs_tol": 1e-3})
-    want = registry.METHODS["apgd"].solve(problem.copy(), np.zeros(problem.size), loose)
-    world = copy_of(cpu_settled(scene, params, 12), scene, params)
-    sim = Simulation(world, StepOptions(loose, 0.0, 1.0, 1, "cuda"))
-    report = sim.step()
-    assert want.status == metrics.ABSOLUTE and want.iterations < 500
-    assert (report.result.status, report.result.iterations) == (want.status, want.iterations)
