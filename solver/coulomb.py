@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .drivers import driver
 from .partition import share, shares
 from .products import (ROW_KERNEL, all_finite, frictional_contact_velocities,
                        frictional_gather, frictional_scatter, frictional_velocity_change,
@@ -101,7 +102,7 @@ def _errors_range(lam, e, rhs, laws, rows, add_rhs, first, last):
     return np.sqrt(worst)  # the max of the square roots: the root is monotonic
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def frictional_residual(A, rhs, laws, lam, scratch, partition, held):
     """(r, product): the max over contacts of `contact_error` (m/s) of λ, exactly (one product
     with A), over a partition (ranges, phases), inline for one block: the same r for any number
@@ -133,7 +134,7 @@ def frictional_residual(A, rhs, laws, lam, scratch, partition, held):
     return largest(partial), True
 
 
-@njit(cache=True, nogil=True)
+@driver(cache=True, nogil=True)
 def scanned_frictional_residual(A, rhs, diag, laws, lam, scratch, partition, held):
     """(r, finite, scale, product) at a solve's start: whether rhs and diag are finite, max
     |rhs| (m/s), and frictional_residual's (r, product); r = inf, not computed, when they are
@@ -145,7 +146,7 @@ def scanned_frictional_residual(A, rhs, diag, laws, lam, scratch, partition, hel
     return r, True, scale, product
 
 
-@njit(cache=True, nogil=True)
+@driver(cache=True, nogil=True)
 def checked_frictional_residual(A, rhs, laws, lam, scratch, partition, held):
     """(r, finite, product) at a solve's end: whether λ is finite, and frictional_residual's
     (r, product); r = inf, not computed, when λ is not finite."""

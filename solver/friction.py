@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numba import njit, prange
 
+from .drivers import driver
 from .coulomb import (checked_frictional_residual, contact_errors_norm, frictional_residual,
                       scanned_frictional_residual)
 from .partition import one_block, share, share_of, shares
@@ -117,7 +118,7 @@ def contact_coefficients(body_a, mu, mu_wall, mu_roll, mu_spin):
     return out_mu, out_roll, out_spin
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def assemble_frictional(A, gap, radius, V_pred, h, out, ranges):
     """Everything derived, in one pass: A's t1, t2 (m, 3) the tangent frames, arm_a, arm_b
     (m,) the lever arms (0 for a wall) and inv_inertia (n,) 1/(2/5 m r^2); out = (diag, rhs),

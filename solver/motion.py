@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .drivers import driver
 from .partition import share_of, shares
 from .products import velocity_change
 
@@ -27,7 +28,7 @@ def predict_range(v, gravity, h, decay, planar, out, first, last):
         out[i, 2] = decay * v[i, 2] + g2
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def predict(v, gravity, h, decay, planar, out, parts):
     """out (n, 3) <- decay v + h g, m/s: the velocities after drag and gravity, before contact,
     with y = 0 when `planar`. v: (n, 3) m/s; gravity: (3,) m/s^2; h: s; decay = e^(-c h) for
@@ -42,7 +43,7 @@ def predict(v, gravity, h, decay, planar, out, parts):
         predict_range(v, gravity, h, decay, planar, out, first, last)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def integrate(A, lam, v_pred, step, out, order, partition):
     """v (n, 3) <- v* + M^-1 J^T λ (m/s, y = 0 when planar), then x (n, 3) += h v (m): the end
     of a step in one call, step = (h, planar), out = (x, v, dv). Bit for bit what

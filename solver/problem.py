@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numba import njit, prange
 
+from .drivers import driver
 from .partition import one_block, share, shares
 from .products import (ROW_KERNEL, checked_residual, contact_velocity, gather, impulse_velocity,
                        natural_residual, scanned_residual, velocity_change)
@@ -132,7 +133,7 @@ def assemble_range(A, gap, v_pred, h, out, first, last):
         rhs[c] = u + gap[c] / h
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def assemble(A, gap, v_pred, h, out, ranges):
     """assemble_range over a partition's contacts in equal shares at once; inline for one
     block."""

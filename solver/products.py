@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .drivers import driver
 from .partition import share, shares
 
 # The options of a kernel that calls row helpers or takes arrays through calls in its loop:
@@ -175,7 +176,7 @@ def impulse_velocity(A, lam, dv):
     scatter(A, lam, dv, 0, lam.shape[0])
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def velocity_change(A, lam, dv, partition):
     """dv (n, 3) <- M^-1 J^T λ over a partition (ranges, phases): the groups of a phase at
     once, the phases in order, so every marble sums the same terms in the same order for any
@@ -193,7 +194,7 @@ def velocity_change(A, lam, dv, partition):
             scatter(A, lam, dv, ranges[g], ranges[g + 1])
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def contact_velocity(A, v, out, ranges):
     """out (m,) <- J v, the relative normal velocity of every contact (m/s), over a
     partition's contacts in equal shares at once; inline for one block."""
@@ -206,7 +207,7 @@ def contact_velocity(A, v, out, ranges):
         gather(A, v, out, first, last)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def frictional_velocity_change(A, lam, dV, partition):
     """dV (n, 6) <- M^-1 J^T λ over a partition: the groups of a phase at once, the phases in
     order (every marble sums its terms in the serial order); inline for one block."""
@@ -223,7 +224,7 @@ def frictional_velocity_change(A, lam, dV, partition):
             frictional_scatter(A, lam, dV, ranges[g], ranges[g + 1])
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def frictional_contact_velocities(A, V, out, ranges):
     """out (m * rows) <- J V over a partition's contacts in equal shares at once; inline for
     one block."""
@@ -311,7 +312,7 @@ def same_bits(x, y):
     return diff == 0
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def natural_residual(A, rhs, lam, dv, partition):
     """‖min(λ, A λ + b)‖∞ (m/s), computed exactly from λ (one product with A) over a
     partition; dv (n, 3) is scratch. inf if any entry is not finite, so callers see divergence.
@@ -351,7 +352,7 @@ def scan_range(rhs, diag, first, last):
     return True, scale
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def scan(rhs, diag, rows, ranges):
     """(finite, scale) of a problem's b and A's diagonal (rows entries per contact) over a
     partition's contacts in equal shares: whether all are finite, and max |b| (m/s)."""
@@ -379,7 +380,7 @@ def finite_range(lam, first, last):
     return True
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def all_finite(lam, rows, ranges):
     """Whether every entry of λ (rows per contact) is finite, over a partition's contacts in
     equal shares."""
@@ -393,7 +394,7 @@ def all_finite(lam, rows, ranges):
     return bad.sum() == 0
 
 
-@njit(cache=True, nogil=True)
+@driver(cache=True, nogil=True)
 def scanned_residual(A, rhs, diag, lam, dv, partition):
     """(r, finite, scale) in one call, for the start of a solve: finite says whether every entry
     of rhs and diag is finite; scale = max |rhs| (m/s, 0 when m = 0); r = natural_residual(λ)
@@ -404,7 +405,7 @@ def scanned_residual(A, rhs, diag, lam, dv, partition):
     return natural_residual(A, rhs, lam, dv, partition), True, scale
 
 
-@njit(cache=True, nogil=True)
+@driver(cache=True, nogil=True)
 def checked_residual(A, rhs, lam, dv, partition):
     """(r, finite) in one call, for the end of a solve: finite says whether every λ is finite;
     r = natural_residual(λ) (m/s) if so, else inf (not computed: λ is not usable anyway)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .drivers import driver
 from .motion import integrate_range
 from .partition import share_of
 
@@ -83,7 +84,7 @@ def rotate_range(orientation, omega, h, first, last):
         orientation[i, 3] = rz * norm
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def predict_spin(v_pred, omega, decay, planar, fixed, V, parts):
     """V (n, 6) <- [v_pred, decay ω]: the velocities of the step before contact (m/s, rad/s). A
     planar marble turns about y only; a fixed marble (fixed[i]) neither moves nor turns. Over
@@ -97,7 +98,7 @@ def predict_spin(v_pred, omega, decay, planar, fixed, V, parts):
         predict_spin_range(v_pred, omega, decay, planar, fixed, V, first, last)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def integrate_spin(V_pred, dV, step, out, order, parts):
     """v, ω <- V* + ΔV (planar: v_y = ω_x = ω_z = 0), then x += h v; step = (h, planar);
     out = (x, v, ω) in the world's numbering, marble s of V_pred's being order[s]
@@ -111,7 +112,7 @@ def integrate_spin(V_pred, dV, step, out, order, parts):
         integrate_spin_range(V_pred, dV, step, out, order, first, last)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def rotate(orientation, omega, h, parts):
     """orientation (n, 4) <- exp(h ω / 2) ⊗ orientation, renormalised: each marble turned by
     the angle h |ω| about ω (world frame), exactly for a constant ω over the step. Over `parts`

@@ -9,17 +9,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .drivers import driver
 from .products import ROW_KERNEL
 
 
-@njit(cache=True, nogil=True)
+@driver(cache=True, nogil=True)
 def carry_over(prev_keys, prev_lam, keys, lam0):
     """lam0[c] <- prev_lam[p] where prev_keys[p] == keys[c] (keys unique within a step), else
     left as is: carry_over_rows with one row per contact."""
     carry_over_rows(prev_keys, prev_lam, 1, keys, lam0, 1)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def carry_over_rows(prev_keys, prev_lam, prev_rows, keys, lam0, rows, parts=1):
     """The same matching for impulses of several rows per contact: contact c's first
     min(prev_rows, rows) entries from its previous ones (the normal, then tangents...). Most

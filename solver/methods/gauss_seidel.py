@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..drivers import driver
 from ..problem import ROW_KERNEL, apply_row, contact_row, row_error
 from .sweeps import frictional_range
 
@@ -38,7 +39,7 @@ def relaxed_range(A, rows_in, v, lam, first, last):
         apply_row(v, inv_mass, a, b, n0, n1, n2, new - old)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def relaxed_sweeps(A, rows_in, v, lam, count, partition):
     """`count` sweeps of relaxed_range over a partition, in place, phase by phase, the groups of
     a phase in parallel (a phase of one group without starting the threads)."""
@@ -54,7 +55,7 @@ def relaxed_sweeps(A, rows_in, v, lam, count, partition):
                     relaxed_range(A, rows_in, v, lam, ranges[g], ranges[g + 1])
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def frictional_sweeps(ends, P, rule, V, lam, count, partition):
     """`count` Gauss-Seidel sweeps of `sweep_contact` over a partition, in place, as
     relaxed_sweeps; ends = (body_a, body_b); P: the packed contacts (sweeps.pack); rule =

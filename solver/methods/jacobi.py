@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..drivers import driver
 from ..coulomb import project_disk
 from ..params import Param
 from ..partition import share, shares
@@ -33,7 +34,7 @@ def jacobi_range(rhs, diag, lam, beta, e, first, last):
         lam[c] = new if new > 0.0 else 0.0
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def jacobi_sweeps(A, rhs, diag, lam, beta, scratch, count, partition):
     """`count` Jacobi iterations over a partition: e = A λ from one iterate, then every
     contact's update (jacobi_range), the contacts in equal shares at once; inline for one
@@ -80,7 +81,7 @@ def frictional_jacobi_range(rhs, step, laws, rows, lam, e, first, last):
             lam[k + 5] = min(max(ls, -bound), bound)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def frictional_jacobi_sweeps(A, rhs, step, laws, lam, scratch, count, partition):
     """`count` Jacobi iterations on the frictional problem: e = A λ + b from one iterate, then
     every contact's update (frictional_jacobi_range), over a partition as jacobi_sweeps;

@@ -12,6 +12,7 @@ from typing import Callable
 import numpy as np
 from numba import njit, prange
 
+from ..drivers import driver
 from .gauss_seidel import frictional_sweeps, relaxed_sweeps
 from .sweeps import FRICTION_LAWS, pack
 from ..params import Param
@@ -31,7 +32,7 @@ FRICTION = Param("friction", "cone", str, "friction law: the Coulomb disk ‖λ_
                  choices=tuple(FRICTION_LAWS))
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def prepare(A, lam, v_pred, rows_in, scale, out, partition):
     """What the sweeps need, in one call, out = (v, bias, step): v (n, 3) <- v* + M^-1 J^T λ
     (m/s), bias (m,) <- gap / h (m/s), step (m,) <- ω / A_cc (kg), from rows_in = (gap (m,) m,

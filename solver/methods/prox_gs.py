@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..drivers import driver
 from ..problem import (EXPLICIT, FRICTIONAL, FRICTIONLESS, ROW_KERNEL, ContactProblem, apply_row,
                        contact_row, row_error)
 from .driver import Method, SolveSettings, run
@@ -60,7 +61,7 @@ def prox_gs_range(A, rows_in, step, track, v, lam, first, last):
 
 
 # long: Erleben's loop (copy, sweep in phases, per-group merits reduced, judge, roll back).
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def prox_gs_iterations(A, rows_in, factor, rules, iterate, progress, count, partition):
     """`count` Gauss-Seidel proximal iterations in place over a partition, in gauss_seidel.py's
     order and threads (one block: the serial sweep, on the calling thread); returns the number

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..drivers import driver
 from ..coulomb import project_disk
 from ..friction import ROWS_ROLLING, ROWS_SLIDING, FrictionalProblem
 from ..partition import share, shares
@@ -32,7 +33,7 @@ W_A, W_B, I_A, I_B = 18, 19, 20, 21  # inverse masses and inertias of a and b
 PACKED = 22
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@driver(parallel=True, cache=True, nogil=True)
 def _pack(A, laws, rows_in, scale, out, ranges):
     """_pack_range over a partition's contacts in equal shares at once (the same rows);
     inline for one block."""

@@ -136,8 +136,9 @@ def test_the_sweeps_in_blocks_depend_on_the_contact_update():
 def test_the_project_installs_it_and_leaves_other_files_alone():
     assert numba.config.CACHE_LOCATOR_CLASSES == ",".join(kernel_cache.LOCATORS)
     # Installed before the project's kernels were decorated: they carry our locator.
-    locator = gauss_seidel.frictional_sweeps._cache._impl.locator
-    assert isinstance(locator, kernel_cache._DependentStamp)
+    for twin in (gauss_seidel.frictional_sweeps.serial, gauss_seidel.frictional_sweeps.parallel,
+                 gauss_seidel.relaxed_range):
+        assert isinstance(twin._cache._impl.locator, kernel_cache._DependentStamp)
     assert kernel_cache.dependency_stamp(gauss_seidel.__file__) is not None
     assert kernel_cache.dependency_stamp(numba.__file__) is None
 
