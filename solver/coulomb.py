@@ -45,13 +45,13 @@ def frictional_impulse_velocity(A, lam, dV):
     impulses λ (m * rows, N s and N m s) cause; A the frictional operator's factors
     (solver/products.py)."""
     dV[:] = 0.0
-    frictional_scatter(A, lam, dV, 0, A[0].shape[0])
+    frictional_scatter(A, lam, dV, np.int64(0), A[0].shape[0])
 
 
 @njit(**ROW_KERNEL)
 def frictional_contact_velocity(A, V, out):
     """out (m * rows) <- J V: each row's relative velocity (m/s; rad/s for rolling rows)."""
-    frictional_gather(A, V, out, 0, A[0].shape[0])
+    frictional_gather(A, V, out, np.int64(0), A[0].shape[0])
 
 
 @njit(inline="always", cache=True, nogil=True)
@@ -116,7 +116,7 @@ def frictional_residual(A, rhs, laws, lam, scratch, partition, held):
     parts = shares(ranges)
     if is_zero(lam):
         if parts == 1:
-            return _errors_range(lam, rhs, rhs, laws, rows, False, 0, m), held
+            return _errors_range(lam, rhs, rhs, laws, rows, False, np.int64(0), m), held
         partial = np.zeros(parts)
         for t in prange(parts):
             first, last = share(ranges, t)
@@ -126,7 +126,7 @@ def frictional_residual(A, rhs, laws, lam, scratch, partition, held):
         frictional_velocity_change(A, lam, dV, partition)
     frictional_contact_velocities(A, dV, e, ranges)
     if parts == 1:
-        return _errors_range(lam, e, rhs, laws, rows, True, 0, m), True
+        return _errors_range(lam, e, rhs, laws, rows, True, np.int64(0), m), True
     partial = np.zeros(parts)
     for t in prange(parts):
         first, last = share(ranges, t)

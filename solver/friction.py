@@ -43,7 +43,7 @@ def tangent_frames(normal, t1, t2):
     """t1, t2 (m, 3) <- an orthonormal tangent pair of each unit normal, t1 x t2 = n, chosen the
     same way every time: t1 = (e x n)/|e x n| with e = y (x when n is within 45° of y), so a
     normal in the x-z plane gets t1 in that plane and t2 = ±y."""
-    tangent_frames_range(normal, t1, t2, 0, normal.shape[0])
+    tangent_frames_range(normal, t1, t2, np.int64(0), normal.shape[0])
 
 
 @njit(cache=True, nogil=True)
@@ -127,9 +127,9 @@ def assemble_frictional(A, gap, radius, V_pred, h, out, ranges):
     body_a, _, normal, t1, t2, _, _, inv_mass, inv_inertia, _ = A
     parts = shares(ranges)
     if parts == 1:
-        tangent_frames_range(normal, t1, t2, 0, normal.shape[0])
-        inverse_inertias(inv_mass, radius, inv_inertia, 0, radius.shape[0])
-        contact_rows(A, gap, radius, V_pred, h, out, 0, body_a.shape[0])
+        tangent_frames_range(normal, t1, t2, np.int64(0), normal.shape[0])
+        inverse_inertias(inv_mass, radius, inv_inertia, np.int64(0), radius.shape[0])
+        contact_rows(A, gap, radius, V_pred, h, out, np.int64(0), body_a.shape[0])
         return
     n = radius.shape[0]
     for t in prange(parts):

@@ -36,7 +36,7 @@ def predict(v, gravity, h, decay, planar, out, parts):
     numpy expression ``v + h * gravity`` (x * 1.0 is exact)."""
     n = v.shape[0]
     if parts == 1:
-        predict_range(v, gravity, h, decay, planar, out, 0, n)
+        predict_range(v, gravity, h, decay, planar, out, np.int64(0), n)
         return
     for t in prange(parts):
         first, last = share_of(n, parts, t)
@@ -56,7 +56,7 @@ def integrate(A, lam, v_pred, step, out, order, partition):
     n = v.shape[0]
     parts = shares(partition[0])
     if parts == 1:
-        integrate_range(v_pred, dv, step, (x, v), order, 0, n)
+        integrate_range(v_pred, dv, step, (x, v), order, np.int64(0), n)
         return
     for t in prange(parts):
         first, last = share_of(n, parts, t)

@@ -112,7 +112,7 @@ def apply_matrix(A, lam, dv, out):
     """out <- A λ over every contact in order, using dv (n, 3) as scratch; A the operator's
     factors (solver/products.py)."""
     impulse_velocity(A, lam, dv)
-    gather(A, dv, out, 0, out.shape[0])
+    gather(A, dv, out, np.int64(0), out.shape[0])
 
 
 @njit(cache=True, nogil=True)
@@ -139,7 +139,7 @@ def assemble(A, gap, v_pred, h, out, ranges):
     block."""
     parts = shares(ranges)
     if parts == 1:
-        assemble_range(A, gap, v_pred, h, out, 0, gap.shape[0])
+        assemble_range(A, gap, v_pred, h, out, np.int64(0), gap.shape[0])
         return
     for t in prange(parts):
         first, last = share(ranges, t)

@@ -34,7 +34,9 @@ ROW_KERNEL = dict(cache=True, nogil=True, _nrt=False)
 # A hot range kernel counts over range(np.uint64(first), np.uint64(last)): Numba cannot know that
 # bounds read from a partition are not negative, and with a signed index it checks every load
 # and store for Python's negative wraparound (25 % of a pgs sweep). Only where the index is used
-# as an index alone: uint64 mixed with int64 arithmetic becomes float64.
+# as an index alone: uint64 mixed with int64 arithmetic becomes float64. A range from the start
+# is passed np.int64(0), not 0: Numba compiles a kernel apart for a literal int argument, and
+# every kernel would be compiled twice (the one-block call and the blocks' calls).
 
 
 @njit(**ROW_KERNEL)
@@ -173,7 +175,7 @@ def impulse_velocity(A, lam, dv):
         dv[i, 0] = 0.0
         dv[i, 1] = 0.0
         dv[i, 2] = 0.0
-    scatter(A, lam, dv, 0, lam.shape[0])
+    scatter(A, lam, dv, np.int64(0), lam.shape[0])
 
 
 @driver(parallel=True, cache=True, nogil=True)
@@ -200,7 +202,7 @@ def contact_velocity(A, v, out, ranges):
     partition's contacts in equal shares at once; inline for one block."""
     parts = shares(ranges)
     if parts == 1:
-        gather(A, v, out, 0, out.shape[0])
+        gather(A, v, out, np.int64(0), out.shape[0])
         return
     for t in prange(parts):
         first, last = share(ranges, t)
@@ -214,7 +216,7 @@ def frictional_velocity_change(A, lam, dV, partition):
     ranges, phases = partition
     if shares(ranges) == 1:
         _zero_rows(dV)
-        frictional_scatter(A, lam, dV, 0, A[0].shape[0])
+        frictional_scatter(A, lam, dV, np.int64(0), A[0].shape[0])
         return
     for i in prange(dV.shape[0]):
         for j in range(6):
@@ -230,7 +232,7 @@ def frictional_contact_velocities(A, V, out, ranges):
     one block."""
     parts = shares(ranges)
     if parts == 1:
-        frictional_gather(A, V, out, 0, A[0].shape[0])
+        frictional_gather(A, V, out, np.int64(0), A[0].shape[0])
         return
     for t in prange(parts):
         first, last = share(ranges, t)
@@ -324,9 +326,9 @@ def natural_residual(A, rhs, lam, dv, partition):
     if parts == 1:
         if is_zero(lam):
             # λ = 0 (every cold start): A λ = 0 exactly, so e = b and the product is skipped.
-            return cold_range(rhs, 0, m)
+            return cold_range(rhs, np.int64(0), m)
         impulse_velocity(A, lam, dv)
-        return natural_range(A, rhs, lam, dv, 0, m)
+        return natural_range(A, rhs, lam, dv, np.int64(0), m)
     partial = np.zeros(parts)
     if is_zero(lam):
         for t in prange(parts):
@@ -358,7 +360,7 @@ def scan(rhs, diag, rows, ranges):
     partition's contacts in equal shares: whether all are finite, and max |b| (m/s)."""
     parts = shares(ranges)
     if parts == 1:
-        return scan_range(rhs, diag, 0, rhs.shape[0])
+        return scan_range(rhs, diag, np.int64(0), rhs.shape[0])
     scale = np.zeros(parts)
     bad = np.zeros(parts, dtype=np.int64)
     for t in prange(parts):
@@ -386,7 +388,7 @@ def all_finite(lam, rows, ranges):
     equal shares."""
     parts = shares(ranges)
     if parts == 1:
-        return finite_range(lam, 0, lam.shape[0])
+        return finite_range(lam, np.int64(0), lam.shape[0])
     bad = np.zeros(parts, dtype=np.int64)
     for t in prange(parts):
         first, last = share(ranges, t)

@@ -91,7 +91,7 @@ def predict_spin(v_pred, omega, decay, planar, fixed, V, parts):
     `parts` equal shares of the marbles at once, inline for one."""
     n = v_pred.shape[0]
     if parts == 1:
-        predict_spin_range(v_pred, omega, decay, planar, fixed, V, 0, n)
+        predict_spin_range(v_pred, omega, decay, planar, fixed, V, np.int64(0), n)
         return
     for t in prange(parts):
         first, last = share_of(n, parts, t)
@@ -105,7 +105,7 @@ def integrate_spin(V_pred, dV, step, out, order, parts):
     (integrate_spin_range). Over `parts` equal shares of the marbles at once, inline for one."""
     n = V_pred.shape[0]
     if parts == 1:
-        integrate_spin_range(V_pred, dV, step, out, order, 0, n)
+        integrate_spin_range(V_pred, dV, step, out, order, np.int64(0), n)
         return
     for t in prange(parts):
         first, last = share_of(n, parts, t)
@@ -119,7 +119,7 @@ def rotate(orientation, omega, h, parts):
     equal shares of the marbles at once, inline for one."""
     n = orientation.shape[0]
     if parts == 1:
-        rotate_range(orientation, omega, h, 0, n)
+        rotate_range(orientation, omega, h, np.int64(0), n)
         return
     for t in prange(parts):
         first, last = share_of(n, parts, t)

@@ -47,8 +47,8 @@ def jacobi_sweeps(A, rhs, diag, lam, beta, scratch, count, partition):
     for _ in range(count):
         velocity_change(A, lam, dv, partition)
         if parts == 1:
-            gather(A, dv, e, 0, m)
-            jacobi_range(rhs, diag, lam, beta, e, 0, m)
+            gather(A, dv, e, np.int64(0), m)
+            jacobi_range(rhs, diag, lam, beta, e, np.int64(0), m)
             continue
         for t in prange(parts):
             first, last = share(ranges, t)
@@ -94,8 +94,8 @@ def frictional_jacobi_sweeps(A, rhs, step, laws, lam, scratch, count, partition)
     for _ in range(count):
         frictional_velocity_change(A, lam, dV, partition)
         if parts == 1:
-            frictional_gather(A, dV, e, 0, m)
-            frictional_jacobi_range(rhs, step, laws, rows, lam, e, 0, m)
+            frictional_gather(A, dV, e, np.int64(0), m)
+            frictional_jacobi_range(rhs, step, laws, rows, lam, e, np.int64(0), m)
             continue
         for t in prange(parts):
             first, last = share(ranges, t)

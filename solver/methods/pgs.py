@@ -43,7 +43,8 @@ def prepare(A, lam, v_pred, rows_in, scale, out, partition):
     ranges = partition[0]
     if shares(ranges) == 1:
         impulse_velocity(A, lam, v)
-        _prepare_range(v_pred, rows_in, scale, out, (0, v.shape[0]), (0, lam.shape[0]))
+        _prepare_range(v_pred, rows_in, scale, out, (np.int64(0), v.shape[0]),
+                       (np.int64(0), lam.shape[0]))
         return
     velocity_change(A, lam, v, partition)
     parts = shares(ranges)

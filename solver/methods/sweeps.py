@@ -39,7 +39,7 @@ def _pack(A, laws, rows_in, scale, out, ranges):
     inline for one block."""
     parts = shares(ranges)
     if parts == 1:
-        _pack_range(A, laws, rows_in, scale, out, 0, out.shape[0])
+        _pack_range(A, laws, rows_in, scale, out, np.int64(0), out.shape[0])
         return
     for t in prange(parts):
         first, last = share(ranges, t)
