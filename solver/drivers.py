@@ -80,7 +80,9 @@ class Driver:
         return (part.shape[0] - 1) // 2
 
     def __call__(self, *args):
-        return (self.serial if self.blocks(args) == 1 else self.parallel)(*args)
+        serial = self.blocks(args) == 1
+        twin = self._twins.get(serial)
+        return (twin if twin is not None else self._twin(serial))(*args)
 
 
 def driver(**options):
