@@ -18,6 +18,7 @@ import numpy as np
 import scenes
 from solver.metrics import DIVERGENCE
 from solver.methods import registry
+from solver.parallel import blocks_for
 from solver.params import ParamError, resolve
 from solver.step import Simulation, StepReport
 from solver.warmup import warmup
@@ -87,7 +88,8 @@ class Session:
         self._solver_params = {spec.solver: spec.solver_params}
         # Per scene, the friction the friction key turned off, to turn back on.
         self._friction_off: dict[str, tuple[float, float, float, float]] = {}
-        self._compiled: set[str] = set()
+        self._compiled: set[tuple[str, int]] = set()  # (solver, blocks) warmed up
+        self._blocks = 1
         self._last_trace_wall = -math.inf
         self._drag: tuple[int, np.ndarray] | None = None
         self._clock: tuple[float, float] | None = None  # (wall s, simulated s) of the pacing
@@ -95,9 +97,10 @@ class Session:
     # ------------------------------------------------------------------------------ life
     def start(self) -> None:
         """Compile the solver's kernels (with progress) and build the world."""
-        self.ensure_compiled(self.spec.solver)
         world = self._world if self._world is not None else self.spec.build_world()
         self._world = None
+        self._blocks = blocks_for(world.n, self.spec.threads)
+        self.ensure_compiled(self.spec.solver)
         self.sim = self.spec.simulation(world)
 
     @property
@@ -106,17 +109,20 @@ class Session:
 
     def ensure_compiled(self, *names: str) -> None:
         """Compile (or load from Numba's cache) the kernels of solvers not yet used."""
-        todo = [n for n in names if n not in self._compiled]
+        # The kernels the steps will run: a pile below MIN_MARBLES steps serially whatever the
+        # thread count, so its warm-up compiles no parallel code (tens of seconds cold).
+        blocks = self._blocks if self.sim is None else blocks_for(self.world.n, self.spec.threads)
+        todo = [n for n in names if (n, blocks) not in self._compiled]
         if not todo:
             return
         label = "compiling Numba kernels (first run: tens of seconds)"
         self._say(f"{label}: {todo[0]}", 0, len(todo))
 
         def report(done: int, total: int, name: str) -> None:
-            self._compiled.add(name)
+            self._compiled.add((name, blocks))
             self._say(f"{label}" + (f": {todo[done]}" if done < total else ""), done, total)
 
-        self.compile_seconds += warmup(todo, report, self.spec.threads)
+        self.compile_seconds += warmup(todo, report, blocks)
         self._say("", 0, 0)
 
     def _say(self, text: str, done: int, total: int) -> None:

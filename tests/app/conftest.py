@@ -57,11 +57,11 @@ def _garbage_collected_in_gui_thread(qapp):
 @pytest.fixture(scope="package", autouse=True)
 def _kernels_compiled():
     """The window's first frames wait on the kernels of its default solver: compile (or load) them
-    once here, so a cold Numba cache on a slow machine is not paid inside a test's wait."""
-    from solver.parallel import THREADS
+    once here, so a cold Numba cache on a slow machine is not paid inside a test's wait. The
+    tests' piles are below MIN_MARBLES, so they step serially."""
     from solver.warmup import warmup
 
-    warmup(["pgs"], threads=THREADS.default)
+    warmup(["pgs"])
 
 
 # A bound for waits that only guard against a hang (a window's first frame, a solver switch that

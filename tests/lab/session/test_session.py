@@ -467,3 +467,16 @@ def test_the_state_says_how_many_threads_the_step_uses(scene, assignments, block
     s = Session(RunSpec.create(scene, "pgs", 20, assignments=sets, threads=threads))
     s.start()
     assert (s.state().threads, s.state().blocks) == (threads, blocks)
+
+
+@pytest.mark.parametrize("scene, n, blocks", [("bowl", 350, 1), ("box", 3000, 2)])
+def test_the_warm_up_compiles_the_kernels_the_pile_will_run(monkeypatch, scene, n, blocks):
+    """A pile below MIN_MARBLES steps serially with any thread count, so its warm-up compiles no
+    parallel kernels (tens of seconds on a cold cache); a larger one warms its blocks."""
+    from lab.session import session as session_module
+    asked = []
+    monkeypatch.setattr(session_module, "warmup",
+                        lambda names, report, threads: asked.append(threads) or 0.0)
+    s = Session(RunSpec.create(scene, "pgs", 20, assignments={"n": n}, threads=2))
+    s.start()
+    assert asked == [blocks] and s.sim.blocks == blocks
