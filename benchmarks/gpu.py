@@ -19,9 +19,7 @@ table on stdout.
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
 import statistics
 import sys
 import time
@@ -29,6 +27,7 @@ import time
 import numpy as np
 
 import scenes
+from lab.io.files import write_json
 from solver.methods import registry
 from solver.options import StepOptions
 from solver.step import PHASES, Simulation
@@ -280,10 +279,8 @@ def main(argv: list[str] | None = None) -> int:
     result: dict = {}
 
     def save() -> None:
-        if args.out:  # whole or absent: written beside, then renamed
-            with open(args.out + ".part", "w") as f:
-                json.dump(result, f, indent=1)
-            os.replace(args.out + ".part", args.out)
+        if args.out:
+            write_json(args.out, result)
 
     if "launch" not in skip:
         result["launch_us"] = launch_costs()

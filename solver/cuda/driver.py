@@ -25,13 +25,10 @@ class DeviceSolve:
     done = None  # iterations the fast path performed, when fewer than asked (APGD)
 
     def __init__(self, problem, split: bool, settings):
-        self.problem = p = problem
-        b = p.backend.buffers
-        n, size = p.n, p.size
-        self.frictional = p.rows > 1
-        width = 6 if self.frictional else 3
-        self.dv = b.get(f"solve_dv{width}", (n, width))
-        self.e = b.get("solve_e", (size,))
+        frictional = problem.rows > 1
+        self._buffers(problem, (gj.frictional_solve if frictional else gj.solve,
+                                gj.frictional_jacobi if frictional else gj.jacobi))
+        p, b, size = problem, problem.backend.buffers, problem.size
         if split:
             diag = b.get("split", (size,))
             kernel = gj.frictional_split_diagonal if self.frictional else gj.split_diagonal
@@ -46,15 +43,21 @@ class DeviceSolve:
         else:
             self.system = (p.rhs, diag, p.diag)
             self.beta = beta
-        self.start = b.get("lam_start", (size,))
+
+    def _buffers(self, problem, kernels: tuple) -> None:
+        """What every solve holds: the problem, the scratch of its products, the kept start,
+        the readings, and the blocks of a launch that `kernels` and the measure all fit."""
+        self.problem = p = problem
+        b = p.backend.buffers
+        self.frictional = p.rows > 1
+        width = 6 if self.frictional else 3
+        self.dv = b.get(f"solve_dv{width}", (p.n, width))
+        self.e = b.get("solve_e", (p.size,))
+        self.start = b.get("lam_start", (p.size,))
         self.readings = b.get("readings", (2 * gj.MEASURES,))
-        items = max(n, p.m)
-        self.blocks = min(cooperative_blocks(gj.frictional_solve if self.frictional
-                                             else gj.solve, items),
-                          cooperative_blocks(gj.frictional_measure if self.frictional
-                                             else gj.measure, items),
-                          cooperative_blocks(gj.frictional_jacobi if self.frictional
-                                             else gj.jacobi, items))
+        measure = gj.frictional_measure if self.frictional else gj.measure
+        items = max(p.n, p.m)
+        self.blocks = min(cooperative_blocks(k, items) for k in (*kernels, measure))
         self.partial = b.get("measure_partial", (self.blocks * gj.MEASURES,))
 
     def solve(self, lam, count: int) -> tuple[tuple, tuple]:
@@ -125,23 +128,10 @@ class DeviceApgd(DeviceSolve):
     fast path (start, measure, iterations, measure)."""
 
     def __init__(self, problem, settings):
-        self.problem = p = problem
-        self.settings = settings
-        b = p.backend.buffers
-        self.frictional = p.rows > 1
-        width = 6 if self.frictional else 3
-        self.dv = b.get(f"solve_dv{width}", (p.n, width))
-        self.e = b.get("solve_e", (p.size,))
-        self.start = b.get("lam_start", (p.size,))
-        self.readings = b.get("readings", (2 * gj.MEASURES,))
-        self.start_kernel, self.kernel = (ga.FRICTIONAL_KERNELS if self.frictional
+        self.start_kernel, self.kernel = (ga.FRICTIONAL_KERNELS if problem.rows > 1
                                           else ga.FRICTIONLESS_KERNELS)
-        items = max(p.n, p.m)
-        self.blocks = min(cooperative_blocks(self.kernel, items),
-                          cooperative_blocks(self.start_kernel, items),
-                          cooperative_blocks(gj.frictional_measure if self.frictional
-                                             else gj.measure, items))
-        self.partial = b.get("measure_partial", (self.blocks * gj.MEASURES,))
+        self._buffers(problem, (self.start_kernel, self.kernel))
+        p, b = problem, problem.backend.buffers
         self.reduce = (b.get("apgd_partial", (self.blocks * ga.SUMS,)),
                        b.get("apgd_totals", (ga.SUMS,)))
         self.iterates = tuple(b.get(f"apgd_{name}", (p.size,)) for name in
@@ -159,7 +149,7 @@ class DeviceApgd(DeviceSolve):
         self.cone = (p.rows, *laws, live)
         self.P = (p.A, p.csr, self.dv)
         self.state = b.get("apgd_state", (4,))
-        self.counts = cuda.to_device(np.zeros(ga.COUNTS, dtype=np.int64))
+        self.counts = b.get("apgd_counts", (ga.COUNTS,), np.int64)
         self.options = (bool(settings["restart"]), float(settings["abs_tol"]))
 
     def prepare(self, lam) -> None:
@@ -220,8 +210,8 @@ def run(solve: DeviceSolve, lam, settings) -> SolveResult:
         r = r0  # the residual of the start, measured before the iterations
     elif r < settings["abs_tol"]:
         status = metrics.ABSOLUTE
-    elif solve.own_stop() is not None:
-        status = solve.own_stop()
+    elif (own := solve.own_stop()) is not None:
+        status = own
     return SolveResult(lam, status, count, r, r0, None, None, solve.spent(count), solve.info())
 
 
