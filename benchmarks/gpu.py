@@ -34,7 +34,7 @@ from solver.step import PHASES, Simulation
 
 MU = 0.5
 ITERATIONS = 20
-GPU_SOLVERS = ("jacobi", "mass-split", "apgd")
+GPU_SOLVERS = ("jacobi", "mass-split", "coloured-gs", "apgd")
 
 
 def _say(text: str) -> None:

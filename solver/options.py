@@ -32,7 +32,7 @@ STABILISE = Param("stabilise", 1.0, float, "fraction of an overlap the next step
 # Where a step runs: the Numba CPU core, the GPU (the cuda backend, solver/cuda/), or the GPU
 # when one is present and the pile is large enough for it to win (AUTO_MARBLES).
 DEVICE = Param("device", "cpu", str, "where the simulation steps: cpu (the Numba core), cuda "
-               "(the GPU; jacobi, mass-split and apgd), or auto (cuda when a GPU is present, the "
+               "(the GPU; jacobi, mass-split, coloured-gs and apgd), or auto (cuda when a GPU is present, the "
                "solver runs there and the pile has enough marbles)",
                choices=("cpu", "cuda", "auto"))
 # Below this many marbles auto stays on the CPU: a GPU step has a fixed cost (5-7 ms on an H100,

@@ -37,7 +37,8 @@ TESTED_ELSEWHERE = {
                              "test_apgd.py",
     "solver/cuda/motion.py": "a dragged marble's path equals the CPU's: "
                              "tests/solver/cuda/test_device.py",
-    "solver/cuda/runtime.py": "refusals and the simulator: tests/solver/cuda/test_device.py",
+    "solver/cuda/colour.py": "the GPU's colours and order against the CPU's rule: "
+                             "tests/solver/cuda/test_gauss_seidel.py",
 }
 
 

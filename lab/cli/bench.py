@@ -12,6 +12,7 @@ import numpy as np
 import scenes
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS
+from solver.options import AUTO_MARBLES, DEVICE
 from solver.parallel import THREADS
 from solver.params import Param, ParamError, parse_assignments
 from solver.step import WARM_START
@@ -22,7 +23,8 @@ from ..io.fclib import fclib_refusal, save_fclib
 from ..io.files import OutputError, check_writable, prepare_out_dir, write_json
 from ..io.snapshot import read_state, save_lcp, save_state
 from ..report.compare import (BENCHMARK_FILES, COMPARE_ITERATIONS, REPEATS, SETTLE, ScenePlan,
-                              compare_scene, parse_solver_list, write_benchmark)
+                              compare_scene, comparison_device, parse_solver_list,
+                              write_benchmark)
 from ..report.progress import Progress
 from ..session.run import OK as PHYSICS_OK
 from ..session.run import dt_warning, run_steps
@@ -164,7 +166,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
                      warm, solver_p, args.warm_start,
                      None if args.dt is None else float(DT.parse(args.dt)),
                      int(REPEATS.parse(args.repeats)), state=args.state,
-                     stabilise=float(sim_p["stabilise"]), threads=int(THREADS.parse(args.threads)))
+                     stabilise=float(sim_p["stabilise"]), threads=int(THREADS.parse(args.threads)),
+                     device=comparison_device(args.device))
     out = prepare_out_dir(args.out, BENCHMARK_FILES)
     table, meta = compare_scene(plan, snap.world if snap else None, quiet=args.quiet,
                                 impulses=snap.impulses if snap else None)
@@ -233,6 +236,11 @@ def _add_compare(sub) -> None:
                         "marble pair (default: from zero)")
     cli.option(p, REPEATS, "R")
     cli.option(p, THREADS, "N")
+    cli.option(p, DEVICE, "D", help_text="where the compared solvers run: cpu (default); cuda: "
+               "those that run on the GPU (jacobi, mass-split, coloured-gs, apgd) solve the "
+               "frozen problem there, one launch per iteration, the others on the CPU "
+               "(benchmark.json's devices); auto: cuda from "
+               f"{AUTO_MARBLES} marbles. Settling steps on the CPU")
     p.add_argument("--out", default=".", metavar="DIR",
                    help="output folder, created if needed (default: current folder)")
     p.add_argument("--state", metavar="FILE",

@@ -13,6 +13,7 @@ import numpy as np
 
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS
+from solver.options import AUTO_MARBLES, DEVICE
 from solver.params import ParamError, parse_assignments
 from solver.warmup import warmup
 
@@ -61,11 +62,12 @@ def load(path: str, kind: str) -> Loaded:
     return Loaded(path, kind, problem, extras)
 
 
-def _compile(name: str, method, loaded: Loaded, lam0: np.ndarray, settings) -> float | None:
-    """Compile solver `name`'s kernels, untimed: the seconds it took for an LCP snapshot (the
-    matrix-free kernels of solver.warmup); for an FCLIB file, on this very problem (the explicit
-    kernels are not in solver.warmup), seconds not recorded (None)."""
-    if loaded.kind == "lcp":
+def _compile(name: str, method, loaded: Loaded, lam0: np.ndarray, settings,
+             device: str) -> float | None:
+    """Compile solver `name`'s kernels, untimed: the seconds it took for an LCP snapshot on the
+    CPU (the matrix-free kernels of solver.warmup); for an FCLIB file or on the GPU, on this
+    very problem (neither is in solver.warmup), seconds not recorded (None)."""
+    if loaded.kind == "lcp" and device == "cpu":
         return warmup([name])
     method.solve(loaded.problem.copy(), lam0.copy(), dataclasses.replace(settings, iterations=2))
     return None
@@ -85,8 +87,14 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise ParamError(f"--start stored: {loaded.path} has no usable {STORED[loaded.kind]}")
     size = problem.size if loaded.frictional else problem.m
     lam0 = stored.copy() if args.start == "stored" else np.zeros(size)
-    method = registry.get(args.solver)
-    compile_seconds = _compile(args.solver, method, loaded, lam0, settings)
+    device = _device(args, loaded)
+    if device == "cuda":
+        from solver.cuda.frozen import FrozenSolver
+
+        method = FrozenSolver(args.solver)
+    else:
+        method = registry.get(args.solver)
+    compile_seconds = _compile(args.solver, method, loaded, lam0, settings, device)
     errors = None
     if loaded.kind == "fclib":  # FCLIB's own error after every iteration, beside the residual
         errors = [problem.fclib_error(lam0)]
@@ -95,16 +103,38 @@ def cmd_solve(args: argparse.Namespace) -> int:
     result = method.solve(problem, lam0.copy(), settings)
     if errors is not None:
         errors += [np.inf] * (result.trace.size - len(errors))
-    print("\n".join(_lines(args, loaded, settings, result, errors)))
+    print("\n".join(_lines(args, loaded, settings, result, errors, device)))
     if args.json is not None:
-        write_json(args.json, _json(args, loaded, settings, result, errors, compile_seconds))
+        write_json(args.json, _json(args, loaded, settings, result, errors, compile_seconds,
+                                     device))
     return 0
 
 
-def _lines(args, loaded: Loaded, settings, result, errors: list | None) -> list[str]:
+def _device(args: argparse.Namespace, loaded: Loaded) -> str:
+    """Where the solve runs: --device, auto resolved (the GPU for a solver that runs there on a
+    problem of enough marbles); ParamError (one line) for a GPU that cannot run it here."""
+    device = str(DEVICE.parse(args.device))
+    if device == "cpu":
+        return device
+    from solver import cuda
+
+    if device == "auto":
+        usable = loaded.kind == "lcp" and cuda.usable(args.solver)
+        return "cuda" if usable and loaded.problem.n >= AUTO_MARBLES else "cpu"
+    if loaded.kind == "fclib":
+        raise ParamError("--device cuda: an FCLIB file holds W, not marbles, and the GPU's "
+                         "kernels solve over marbles; use --device cpu")
+    cuda.check_device(args.solver)
+    return device
+
+
+def _lines(args, loaded: Loaded, settings, result, errors: list | None,
+           device: str) -> list[str]:
     """The printed trace: a header, one line per iteration, the outcome."""
     problem, path = loaded.problem, loaded.path
     start = f"; {args.solver}, {settings.iterations} iterations from {args.start} impulses"
+    if device == "cuda":
+        start += " on the GPU"
     if errors is None:
         stored = _stored_residual(loaded)
         lines = [f"# {path}: {problem.m} contacts, {problem.n} marbles" + start,
@@ -126,19 +156,21 @@ def _lines(args, loaded: Loaded, settings, result, errors: list | None) -> list[
 
 
 def _json(args, loaded: Loaded, settings, result, errors: list | None,
-          compile_seconds: float | None) -> dict:
+          compile_seconds: float | None, device: str) -> dict:
     """--json: the trace, the outcome and the final impulses, with what each format adds."""
     problem = loaded.problem
     if errors is not None:
         return {"fclib": str(loaded.path), "title": loaded.extras["title"],
-                "solver": args.solver, "contacts": problem.m, "start": args.start,
+                "solver": args.solver, "device": device, "contacts": problem.m,
+                "start": args.start,
                 "settings": {"iterations": settings.iterations, **settings.params},
                 "trace": result.trace.tolist(), "fclib_error": [float(e) for e in errors],
                 "seconds": result.seconds.tolist(), "iterations": result.iterations,
                 "status": result.status, "residual": result.residual,
                 "final_fclib_error": problem.fclib_error(result.lam),
                 "lam": result.lam.tolist(), "info": result.info}
-    return {"lcp": str(loaded.path), "solver": args.solver, "contacts": problem.m,
+    return {"lcp": str(loaded.path), "solver": args.solver, "device": device,
+            "contacts": problem.m,
             "marbles": problem.n, "start": args.start,
             "settings": {"iterations": settings.iterations, **settings.params},
             "metric": FRICTIONAL_METRIC if loaded.frictional else METRIC,
@@ -174,6 +206,10 @@ def add_parser(sub) -> None:
                               "tool); the trace adds FCLIB's error after each iteration")
     cli.option(p, SOLVER, "M")
     cli.option(p, ITERATIONS, "N")
+    cli.option(p, DEVICE, "D", help_text="where the solver runs: cpu (default), cuda (the GPU: "
+               "jacobi, mass-split, coloured-gs and apgd on an LCP snapshot; one launch per "
+               "iteration, the residual read between them) or auto (cuda from "
+               f"{AUTO_MARBLES} marbles when the GPU can run the solver)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    dest="assignments", help="solver parameter, repeatable")
     p.add_argument("--start", choices=("zero", "stored"), default="zero",

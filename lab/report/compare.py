@@ -24,6 +24,7 @@ import scenes
 from solver import metrics
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS, SolveSettings
+from solver.options import AUTO_MARBLES, DEVICE
 from solver.parallel import activate
 from solver.params import Param, ParamError
 from solver.problem import ContactProblem
@@ -111,16 +112,43 @@ def _timed_runs(method, frozen: ContactProblem, start: np.ndarray, settings, rep
     return first, curves, deterministic
 
 
-def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | None = None,
-            lam0: np.ndarray | None = None, params: dict[str, dict] | None = None,
-            progress: Callable[[int, int, str], None] | None = None, repeats: int = 3,
-            budget: float = 2.0) -> ComparisonTable:
-    """Run `solvers` (default: every registered one) on a copy of `problem` for `iterations`
-    iterations each, all from the same λ0 (`lam0`, (m,) N s, or zero). params: per-solver
-    parameter overrides, e.g. {"psor": {"omega": 1.3}}; they win over the tolerances switched
-    off here. repeats/budget: timing runs per solver, and the wall seconds after which no further
-    repeat starts. progress(done, total, name) is called after each solver."""
-    frictional = problem.frictional
+def comparison_device(device: object) -> str:
+    """DEVICE parsed, and for cuda checked usable here: ParamError (one line) before any
+    settling is spent."""
+    device = str(DEVICE.parse(device))
+    if device == "cuda":
+        from solver.cuda.runtime import unavailable
+
+        why = unavailable()
+        if why:
+            raise ParamError(f"--device cuda: {why}")
+    return device
+
+
+def device_of(name: str, device: str, problem) -> str:
+    """Where solver `name` solves `problem` in a comparison on `device` (DEVICE): the GPU
+    for a method that runs there (with auto: when the GPU is usable and the pile large enough,
+    as a step decides), else the CPU, so a comparison on the GPU still shows every solver."""
+    if device == "cpu" or problem.explicit:
+        return "cpu"
+    from solver import cuda
+
+    if device == "auto":
+        return "cuda" if problem.n >= AUTO_MARBLES and cuda.usable(name) else "cpu"
+    return "cuda" if cuda.usable(name) else "cpu"
+
+
+def _method_on(name: str, device: str):
+    """Something with `solve(problem, λ0, settings)` that runs `name` on `device`."""
+    if device == "cuda":
+        from solver.cuda.frozen import FrozenSolver
+
+        return FrozenSolver(name)
+    return registry.METHODS[name]
+
+
+def _solver_names(solvers: Iterable[str] | None, frictional: bool) -> list[str]:
+    """The solvers to compare (default: every one that solves the problem), checked."""
     if solvers is None:
         names = registry.friction_solvers() if frictional else list(registry.METHODS)
     else:
@@ -131,6 +159,24 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
         registry.check_friction(name, frictional)
     if len(set(names)) != len(names):
         raise ParamError(f"a solver is listed twice: {', '.join(names)}")
+    return names
+
+
+def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | None = None,
+            lam0: np.ndarray | None = None, params: dict[str, dict] | None = None,
+            progress: Callable[[int, int, str], None] | None = None, repeats: int = 3,
+            budget: float = 2.0, device: str = "cpu") -> ComparisonTable:
+    """Run `solvers` (default: every registered one) on a copy of `problem` for `iterations`
+    iterations each, all from the same λ0 (`lam0`, (m,) N s, or zero). params: per-solver
+    parameter overrides, e.g. {"psor": {"omega": 1.3}}; they win over the tolerances switched
+    off here. repeats/budget: timing runs per solver, and the wall seconds after which no further
+    repeat starts. device (DEVICE): the methods that run on the GPU solve there (device_of),
+    meta["devices"] says where each ran; a GPU curve's times are one launch per iteration (the
+    trace reads the residual between them). progress(done, total, name) is called after each
+    solver."""
+    device = comparison_device(device)
+    frictional = problem.frictional
+    names = _solver_names(solvers, frictional)
     repeats = int(REPEATS.parse(repeats))
     frozen = problem.copy()
     if frozen.block_count > 1:  # frozen in blocks: solved on as many threads (Numba's count
@@ -148,11 +194,13 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
     width = iterations + 1
     rows_r, rows_s, status = [], [], []
     done_its, runs, errors, nondeterministic = {}, {}, {}, []
+    devices = {name: device_of(name, device, frozen) for name in names}
     for k, name in enumerate(names):
-        method = registry.METHODS[name]
+        method = _method_on(name, devices[name])
         own = frozen.copy()  # a solver that wrote into its problem cannot change the next one's
         try:
-            compile_seconds += warmup([name])
+            if devices[name] == "cpu":  # a GPU kernel compiles at its first launch, below
+                compile_seconds += warmup([name])
             # One short untimed run on this very problem: any specialisation the tiny warm-up
             # problem did not trigger is compiled here, and caches are warm for the timing.
             method.solve(own, start.copy(), registry.settings(name, 2, True, NO_STOP))
@@ -176,13 +224,14 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
         if progress is not None:
             progress(k + 1, len(names), name)
     meta = {"contacts": frozen.m, "marbles": frozen.n, "iterations": iterations,
-            "metric": FRICTIONAL_METRIC if frictional else METRIC, "rows": rows, "rhs_norm": float(np.max(np.abs(frozen.rhs), initial=0.0)),
+            "metric": FRICTIONAL_METRIC if frictional else METRIC, "rows": rows,
+            "rhs_norm": float(np.max(np.abs(frozen.rhs), initial=0.0)),
             "warm_start": lam0 is not None,  # the file's name for "started from λ0"
             "status": dict(zip(names, status)),
             "iterations_run": done_its, "timing_runs": runs,
             "timing": "median over timing_runs runs of the cumulative time of the iterations; "
                       "residual evaluation and compilation excluded",
-            "compile_seconds": compile_seconds,
+            "compile_seconds": compile_seconds, "devices": devices,
             "params": {name: (params or {}).get(name, {}) for name in names},
             "solver_settings": {name: s.params for name, s in settings.items()}}
     if errors:
@@ -349,6 +398,7 @@ class ScenePlan:
     state: str | None = None
     stabilise: float = STABILISE.default
     threads: int = 1
+    device: str = "cpu"  # where the compared solvers that run on the GPU solve (compare())
 
 
 def compare_scene(plan: ScenePlan, world: World | None = None, label: str | None = None,
@@ -369,7 +419,7 @@ def compare_scene(plan: ScenePlan, world: World | None = None, label: str | None
     progress = None if quiet else Progress(f"{label}: comparing", len(plan.solvers), after=1.0)
     table = compare(frozen.problem, plan.iterations, plan.solvers,
                     frozen.warm if plan.from_previous else None, plan.solver_params, progress,
-                    repeats=plan.repeats, budget=plan.budget)
+                    repeats=plan.repeats, budget=plan.budget, device=plan.device)
     settle_settings = plan.settle_settings
     origin = {"scene": plan.scene, **({"state": str(plan.state)} if plan.state else {}),
               **({} if plan.scene_params is None else {"scene_params": plan.scene_params})}
@@ -382,7 +432,7 @@ def compare_scene(plan: ScenePlan, world: World | None = None, label: str | None
                          "simulation": {"warm_start": plan.warm_start,
                                         "stabilise": plan.stabilise},
                          "iterations": plan.iterations, "warm_start": plan.from_previous,
-                         "threads": plan.threads,
+                         "threads": plan.threads, "device": plan.device,
                          "solver_params": plan.solver_params, "repeats": plan.repeats,
                          "repeat_budget_seconds": plan.budget},
             "settle_step_residual": float(frozen.report.result.residual)}

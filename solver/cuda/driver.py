@@ -13,6 +13,8 @@ from .. import metrics
 from ..methods.driver import SolveResult
 from ..methods.apgd import BACKTRACKS, L, PRODUCTS, RESTARTS, RMIN, STOP
 from . import apgd as ga
+from . import colour as gc
+from . import gauss_seidel as gs
 from . import jacobi as gj
 from .runtime import THREADS, cooperative_blocks, cuda
 
@@ -120,6 +122,55 @@ class DeviceSolve:
 
     def info(self) -> dict:
         return {}
+
+
+class DeviceColouredGs(DeviceSolve):
+    """Gauss-Seidel by colours on a DeviceProblem (solver/cuda/gauss_seidel.py): the contacts
+    coloured and sorted by colour once (one launch), then DeviceSolve's interface over the
+    sweeps by colour."""
+
+    def __init__(self, problem, settings):
+        frictional = problem.rows > 1
+        self._buffers(problem, (gs.frictional_solve if frictional else gs.solve,
+                                gs.frictional_sweeps if frictional else gs.sweeps))
+        p, b, m = problem, problem.backend.buffers, problem.m
+        tally = b.get("colour_tally", (gc.TALLY,), np.int64)
+        self.colours = (b.get("colour_order", (m,), np.int64),
+                        b.get("colour_bins", (m + 1,), np.int64), tally)
+        ends, graph = (p.A[0], p.A[1]), (p.csr[0], p.csr[1])
+        scratch = (b.get("colour", (m,), np.int64), b.get("colour_fresh", (m,), np.int64))
+        gc.colour_contacts[cooperative_blocks(gc.colour_contacts, m), THREADS](
+            ends, graph, *scratch, (*self.colours[:2], b.get("colour_fill", (m,), np.int64)),
+            tally)
+        self.count = int(tally.copy_to_host()[gc.COLOURS])
+        step = b.get("step", (p.size,))
+        gj.row_steps[max(1, (p.size + THREADS - 1) // THREADS), THREADS](1.0, p.diag, step)
+        self.system = (p.rhs, step, p.diag)
+
+    def solve(self, lam, count: int) -> tuple[tuple, tuple]:
+        p = self.problem
+        if self.frictional:
+            gs.frictional_solve[self.blocks, THREADS](
+                p.A, self.system, p.laws, lam, p.csr, self.colours, (self.dv, self.e),
+                (self.start, self.partial, self.readings), count)
+        else:
+            gs.solve[self.blocks, THREADS](p.A, self.system, lam, p.csr, self.colours,
+                                           (self.dv, self.start, self.partial), count,
+                                           self.readings)
+        both = self.readings.copy_to_host()
+        return (self._reading(both[:gj.MEASURES]), self._reading(both[gj.MEASURES:]))
+
+    def sweep(self, lam, count: int) -> None:
+        p = self.problem
+        if self.frictional:
+            gs.frictional_sweeps[self.blocks, THREADS](p.A, self.system[:2], p.laws, lam, p.csr,
+                                                       self.colours, self.dv, count)
+        else:
+            gs.sweeps[self.blocks, THREADS](p.A, self.system[:2], lam, p.csr, self.colours,
+                                            self.dv, count)
+
+    def info(self) -> dict:
+        return {"colours": self.count}
 
 
 class DeviceApgd(DeviceSolve):

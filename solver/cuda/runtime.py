@@ -33,11 +33,44 @@ def simulated() -> bool:
 # Threads per block of every kernel; the simulator runs each thread as a Python thread, so
 # there a block is a handful. Every kernel computes the same for any block size.
 THREADS = 8 if simulated() else 256
+
+
+def _shared_array(self, shape, dtype, alignment=None):
+    """numba-cuda's simulated cuda.shared.array under a lock. The simulator finds a block's
+    array by the calling line, and its threads look it up and create it unlocked: two threads
+    that both miss create two arrays, and a block reduction then misses part of the block (a
+    solve's readings wrong, now and then, on a busy machine). Dynamic shared memory (shape 0)
+    is the simulator's own."""
+    if alignment is not None or shape == 0:
+        return _SIMULATED_SHARED(self, shape, dtype, alignment)
+    from numba.core import types
+    from numba.np import numpy_support
+
+    if isinstance(dtype, types.Type):
+        dtype = numpy_support.as_dtype(dtype)
+    frame = sys._getframe(1)
+    caller = (frame.f_code.co_filename, frame.f_lineno)
+    with _SHARED_LOCK:
+        array = self._allocations.get(caller)
+        if array is None:
+            array = np.empty(shape, dtype)
+            self._allocations[caller] = array
+    return array
+
+
 if simulated():
     # The simulator's block runner polls its threads while holding the interpreter lock;
     # with the default 5 ms switch interval each barrier waits for it (a 40-marble step
     # took 5.6 s, at 1 ms 0.6 s).
     sys.setswitchinterval(1e-3)
+    if cuda is not None:
+        import threading
+
+        from numba.cuda.simulator.kernelapi import FakeCUDAShared
+
+        _SHARED_LOCK = threading.Lock()
+        _SIMULATED_SHARED = FakeCUDAShared.array
+        FakeCUDAShared.array = _shared_array
 
 
 def unavailable() -> str | None:

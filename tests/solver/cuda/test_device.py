@@ -1,5 +1,10 @@
-"""Choosing the device: refusals in one line, auto, and the CLI."""
+"""Choosing the device: refusals in one line, auto, and the CLI (run, compare, solve)."""
+import json
+
+import numpy as np
 import pytest
+
+from lab.cli import bench
 
 from solver.methods import registry
 from solver.options import AUTO_MARBLES, StepOptions
@@ -65,3 +70,59 @@ def test_a_dragged_marble_follows_the_mouse_on_the_gpu():
         lifted[device] = s.world.x[top, 2] - start[2]
     assert lifted["cpu"] > 0.2
     assert lifted["cuda"] == pytest.approx(lifted["cpu"], abs=1e-9)
+
+
+def test_compare_on_the_gpu_solves_there_what_runs_there(tmp_path, capsys):
+    """`compare --device cuda`: pgs on the CPU, jacobi on the GPU (benchmark.json says so), and
+    the GPU's jacobi curve is the CPU's on the same frozen step."""
+    runs = {}
+    for device in ("cpu", "cuda"):
+        out = tmp_path / device
+        assert bench.main(["compare", "--scene", "bowl", "--set", "n=30", "--settle", "15",
+                           "--iterations", "6", "--solvers", "pgs,jacobi", "--device", device,
+                           "--repeats", "1", "--out", str(out), "--quiet"]) == 0
+        runs[device] = (json.loads((out / "benchmark.json").read_text()),
+                        np.load(out / "benchmark.npy")["residual"])
+    (cpu, cpu_curves), (gpu, gpu_curves) = runs["cpu"], runs["cuda"]
+    assert gpu["devices"] == {"pgs": "cpu", "jacobi": "cuda"}
+    assert cpu["devices"] == {"pgs": "cpu", "jacobi": "cpu"}
+    assert gpu["settings"]["device"] == "cuda" and cpu_curves.shape == (2, 7)
+    np.testing.assert_allclose(gpu_curves, cpu_curves, rtol=1e-9)
+
+
+def test_solve_on_the_gpu_prints_the_cpus_trace(tmp_path, capsys):
+    path = tmp_path / "p.npz"
+    assert bench.main(["run", "--scene", "bowl", "--set", "n=30", "--steps", "15",
+                       "--save-lcp", str(path), "--quiet"]) == 0
+    traces = {}
+    for device in ("cpu", "cuda"):
+        capsys.readouterr()
+        out = tmp_path / f"{device}.json"
+        assert bench.main(["solve", str(path), "--solver", "mass-split", "--iterations", "6",
+                           "--device", device, "--json", str(out)]) == 0
+        report = json.loads(out.read_text())
+        assert report["device"] == device
+        traces[device] = report["trace"]
+    assert "on the GPU" in capsys.readouterr().out
+    np.testing.assert_allclose(traces["cuda"], traces["cpu"], rtol=1e-9)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--solver", "pgs"], "solver pgs does not run on the cuda device"),
+    (["--fclib"], "an FCLIB file holds W, not marbles")])
+def test_solve_refuses_what_the_gpu_cannot_run(tmp_path, capsys, args, says):
+    from lab.io.fclib import save_fclib
+    from tests.solver.cuda.conftest import one_gpu_step
+
+    sim, _ = one_gpu_step("bowl", {"n": 24, "mu": 0.5, "mu_wall": 0.5}, "jacobi")
+    path = tmp_path / "p.hdf5"
+    save_fclib(path, sim.problem, sim.lam)
+    lcp = tmp_path / "p.npz"
+    from lab.io.snapshot import save_lcp
+    save_lcp(lcp, sim.problem, sim.lam, sim.world)
+    argv = ["solve", "--device", "cuda", "--iterations", "3"]
+    argv += ([str(lcp), *args] if args[0] == "--solver" else ["--fclib", str(path)])
+    with pytest.raises(SystemExit) as stop:
+        bench.main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and says in err and err.count("\n") == 1
