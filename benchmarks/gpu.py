@@ -29,12 +29,11 @@ import numpy as np
 import scenes
 from lab.io.files import write_json
 from solver.methods import registry
-from solver.options import StepOptions
+from solver.options import GPU_SOLVERS, StepOptions
 from solver.step import PHASES, Simulation
 
 MU = 0.5
 ITERATIONS = 20
-GPU_SOLVERS = ("jacobi", "mass-split", "coloured-gs", "apgd")
 
 
 def _say(text: str) -> None:

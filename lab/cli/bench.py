@@ -12,7 +12,7 @@ import numpy as np
 import scenes
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS
-from solver.options import AUTO_MARBLES, DEVICE
+from solver.options import AUTO_MARBLES, DEVICE, GPU_SOLVERS
 from solver.parallel import THREADS
 from solver.params import Param, ParamError, parse_assignments
 from solver.step import WARM_START
@@ -237,7 +237,7 @@ def _add_compare(sub) -> None:
     cli.option(p, REPEATS, "R")
     cli.option(p, THREADS, "N")
     cli.option(p, DEVICE, "D", help_text="where the compared solvers run: cpu (default); cuda: "
-               "those that run on the GPU (jacobi, mass-split, coloured-gs, apgd) solve the "
+               f"those that run on the GPU ({', '.join(GPU_SOLVERS)}) solve the "
                "frozen problem there, one launch per iteration, the others on the CPU "
                "(benchmark.json's devices); auto: cuda from "
                f"{AUTO_MARBLES} marbles. Settling steps on the CPU")

@@ -13,7 +13,7 @@ import numpy as np
 
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS
-from solver.options import AUTO_MARBLES, DEVICE
+from solver.options import AUTO_MARBLES, DEVICE, GPU_SOLVERS
 from solver.params import ParamError, parse_assignments
 from solver.warmup import warmup
 
@@ -207,7 +207,7 @@ def add_parser(sub) -> None:
     cli.option(p, SOLVER, "M")
     cli.option(p, ITERATIONS, "N")
     cli.option(p, DEVICE, "D", help_text="where the solver runs: cpu (default), cuda (the GPU: "
-               "jacobi, mass-split, coloured-gs and apgd on an LCP snapshot; one launch per "
+               f"{', '.join(GPU_SOLVERS)} on an LCP snapshot; one launch per "
                "iteration, the residual read between them) or auto (cuda from "
                f"{AUTO_MARBLES} marbles when the GPU can run the solver)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",

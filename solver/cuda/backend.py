@@ -26,13 +26,14 @@ from . import assemble as asm
 from . import collide as gcol
 from . import jacobi as gj
 from . import motion as gmo
-from .driver import DeviceApgd, DeviceColouredGs, DeviceSolve, run
+from .driver import DeviceApgd, DeviceColouredGs, DeviceProxJacobi, DeviceSolve, run
 from .runtime import THREADS, blocks_for, cooperative_blocks, cuda
 
 # The methods that run here, each with the driver's object for one solve.
 SOLVERS = {"jacobi": lambda problem, settings: DeviceSolve(problem, False, settings),
            "mass-split": lambda problem, settings: DeviceSolve(problem, True, settings),
            "coloured-gs": DeviceColouredGs,
+           "prox-jacobi": DeviceProxJacobi,
            "apgd": DeviceApgd}
 FRICTIONLESS = 1
 

@@ -12,10 +12,13 @@ import numpy as np
 from .. import metrics
 from ..methods.driver import SolveResult
 from ..methods.apgd import BACKTRACKS, L, PRODUCTS, RESTARTS, RMIN, STOP
+from ..methods import proximal
+from ..methods.prox_friction import fresh_friction_state
 from . import apgd as ga
 from . import colour as gc
 from . import gauss_seidel as gs
 from . import jacobi as gj
+from . import prox_jacobi as gp
 from .runtime import THREADS, cooperative_blocks, cuda
 
 
@@ -173,10 +176,22 @@ class DeviceColouredGs(DeviceSolve):
         return {"colours": self.count}
 
 
-class DeviceApgd(DeviceSolve):
-    """APGD on a DeviceProblem (solver/cuda/apgd.py) behind DeviceSolve's interface: `prepare`
-    starts it from λ0, `sweep` continues it and leaves the best iterate in λ, `solve` is the
-    fast path (start, measure, iterations, measure)."""
+class _Stateful(DeviceSolve):
+    """A method whose iterations carry state between launches (APGD, prox-Jacobi): `prepare`
+    starts it from λ0, `sweep` continues it, `solve` is the fast path (the start kept and
+    measured, the start, the iterations, the result measured)."""
+
+    def solve(self, lam, count: int) -> tuple[tuple, tuple]:
+        self.start.copy_to_device(lam)
+        first = self.measure(lam)
+        self.prepare(lam)
+        self.done = self.sweep(lam, count)
+        return first, self.measure(lam)
+
+
+class DeviceApgd(_Stateful):
+    """APGD on a DeviceProblem (solver/cuda/apgd.py) behind DeviceSolve's interface; `sweep`
+    leaves the best iterate in λ."""
 
     def __init__(self, problem, settings):
         self.start_kernel, self.kernel = (ga.FRICTIONAL_KERNELS if problem.rows > 1
@@ -218,13 +233,6 @@ class DeviceApgd(DeviceSolve):
         self._counts = self.counts.copy_to_host()
         return int(self._counts[ga.DONE])
 
-    def solve(self, lam, count: int) -> tuple[tuple, tuple]:
-        self.start.copy_to_device(lam)
-        first = self.measure(lam)
-        self.prepare(lam)
-        self.done = self.sweep(lam, count)
-        return first, self.measure(lam)
-
     def own_stop(self) -> str | None:
         return "absolute" if self.state.copy_to_host()[STOP] != 0.0 else None
 
@@ -236,6 +244,76 @@ class DeviceApgd(DeviceSolve):
         return {"backtracks": int(self._counts[BACKTRACKS]),
                 "restarts": int(self._counts[RESTARTS]),
                 "relaxation_residual": float(state[RMIN]), "lipschitz": float(state[L])}
+
+
+class DeviceProxJacobi(_Stateful):
+    """prox-jacobi on a DeviceProblem (solver/cuda/prox_jacobi.py): R0 by the `r` strategy
+    computed on the GPU, the adaptation's state and counts kept there between launches."""
+
+    def __init__(self, problem, settings):
+        frictional = problem.rows > 1
+        self.kernel = gp.FRICTIONAL if frictional else gp.FRICTIONLESS
+        self._buffers(problem, (self.kernel,))
+        p, b = problem, problem.backend.buffers
+        strategy = settings["r"]
+        spread = max(1, (p.m + THREADS - 1) // THREADS)
+        factor = settings["r_global"] if strategy == "global" else settings["gamma"]
+        if strategy == "global":
+            nu, grow = settings["nu"] or 0.1, settings["grow"] or proximal.GLOBAL_GROW
+        else:
+            nu, grow = settings["nu"] or 0.9, settings["grow"] or 1.0
+        if frictional:
+            base = b.get("prox_base", (p.m, 3))
+            code = {"local": gp.LOCAL, "blocked": gp.BLOCKED, "global": gp.GLOBAL}[strategy]
+            gp.frictional_bases[spread, THREADS](p.diag, p.rows, code, float(factor), base)
+            self.steps = (base,)
+            self.cone = (p.rows, *p.laws)
+        else:
+            denom = p.diag
+            if strategy == "global":
+                denom = b.get("prox_denom", (p.m,))
+                gp.nonzero[spread, THREADS](p.diag, denom)
+            self.steps = (denom, float(factor))
+            zeros = b.get("apgd_zeros", (p.m,))
+            _zero(zeros)
+            self.cone = (1, zeros, zeros, zeros)
+        self.rules = proximal.adaptation(settings, nu, grow)
+        self.work = (b.get("prox_cand", (p.size,)), b.get("prox_e", (p.size,)),
+                     b.get("prox_e_new", (p.size,)))
+        self.progress = (b.get("prox_state", (gp.STATE,)),
+                         b.get("prox_counts", (gp.COUNTS,), np.int64),
+                         (b.get("apgd_partial", (self.blocks * ga.SUMS,)),
+                          b.get("apgd_totals", (ga.SUMS,))))
+        self.P = (p.A, p.csr, self.dv)
+
+    def prepare(self, lam) -> None:
+        """A fresh adaptation: scale 1, no accepted step, e not cached, no counts."""
+        state, _ = fresh_friction_state()
+        self.progress[0].copy_to_device(state)
+        self.progress[1].copy_to_device(np.zeros(gp.COUNTS, dtype=np.int64))
+
+    def sweep(self, lam, count: int) -> int:
+        self.kernel[self.blocks, THREADS](self.P, self.problem.rhs, self.steps, self.cone,
+                                          self.rules, (lam, *self.work), self.progress,
+                                          int(count))
+        self._counts = self.progress[1].copy_to_host()
+        return int(self._counts[gp.DONE])
+
+    def own_stop(self) -> str | None:
+        code = self.progress[0].copy_to_host()[proximal.STOP]
+        if code == proximal.STOP_ABSOLUTE:
+            return "absolute"
+        if code == proximal.STOP_RELATIVE:
+            return "relative"
+        return None
+
+    def spent(self, done: int) -> int:
+        return int(self._counts[proximal.PRODUCTS])
+
+    def info(self) -> dict:
+        return {"accepted": int(self._counts[proximal.ACCEPTED]),
+                "rejected": int(self._counts[proximal.REJECTED]),
+                "final_scale": float(self.progress[0].copy_to_host()[proximal.SCALE])}
 
 
 def run(solve: DeviceSolve, lam, settings) -> SolveResult:

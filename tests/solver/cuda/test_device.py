@@ -126,3 +126,10 @@ def test_solve_refuses_what_the_gpu_cannot_run(tmp_path, capsys, args, says):
         bench.main(argv)
     err = capsys.readouterr().err
     assert stop.value.code == 2 and says in err and err.count("\n") == 1
+
+
+def test_the_gpu_solvers_named_for_help_texts_are_the_backends():
+    from solver.cuda.backend import SOLVERS
+    from solver.options import GPU_SOLVERS
+
+    assert tuple(SOLVERS) == GPU_SOLVERS

@@ -40,9 +40,8 @@ def test_the_gpu_curve_is_the_cpus(name, problem):
     assert got.status == want.status and got.info.keys() == want.info.keys()
 
 
-def test_an_explicit_w_is_refused(problem):
-    if not problem.frictional:
-        pytest.skip("an explicit W is frictional")
+def test_an_explicit_w_is_refused():
+    problem = frozen({"n": 12, "mu": 0.5})
     with pytest.raises(ParamError, match="no marbles"):
         FrozenSolver("jacobi").solve(MatrixProblem.from_problem(problem),
                                      np.zeros(problem.size), registry.settings("jacobi", 2))
