@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QPr
 from lab.io.files import OutputError
 from lab.report.compare import COMPARE_ITERATIONS
 from lab.session import commands as cmd
+from lab.session.run import PHYSICS_FAILED
 from lab.session.spec import RunSpec
 
 from . import dialogs, hotkeys
@@ -291,6 +292,8 @@ class MainWindow(QMainWindow):
             if state.message:
                 self.status_label.setText(state.message)
         self.hud.set_alarm(state.diverged)
+        if state.diverged and self.options.frames is not None and not self._scripted_done:
+            self._stop_scripted_run(state.alarm)
         self.colour_bar.set_mode(state.colour_mode)
         if state != self._controls_state:
             self._controls_state = state
@@ -355,6 +358,19 @@ class MainWindow(QMainWindow):
                 self.save_screenshot(self.options.screenshot)
             # Leave this handler before closing (the benchmark may start from here).
             QTimer.singleShot(0, self.close)
+
+    def _stop_scripted_run(self, alarm: str) -> None:
+        """A divergence pauses the simulation, and a scripted run has no one to resume it: it
+        ends with the alarm in one line and marbles-bench run's exit code for a run whose
+        physics failed, without the screenshot (it would show a broken run as a finished one)
+        and without the benchmark (of a broken problem)."""
+        self._scripted_done = True
+        self.exit_code = PHYSICS_FAILED
+        self._close_benchmark = "skip"
+        shot = self.options.screenshot
+        sys.stderr.write(f"marbles: error: {alarm}; the scripted run stopped there"
+                         + (f", {shot} not written" if shot else "") + "\n")
+        QTimer.singleShot(0, self.close)
 
     def _refresh_hud(self) -> None:
         if self.latest is None:

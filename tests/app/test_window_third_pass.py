@@ -1,0 +1,89 @@
+"""What a third pass over the window found, each driven through the real program: a scripted
+run that diverges, correct physics called an explosion, a divergence's pause carried into the
+next scene."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lab.session.run import PHYSICS_FAILED
+from tests.app.conftest import HANG_MS
+from tests.app.test_window import _press, make_window, wait_state  # noqa: F401 (fixture)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _marbles(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """The `marbles` program in a process of its own, on the display pytest-xvfb started; the
+    timeout only guards against a hang."""
+    return subprocess.run([sys.executable, "-m", "app.main", *args], cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=HANG_MS / 1000)
+
+
+def _state_outside_its_container(folder: Path) -> Path:
+    """A column's state file whose marbles lie beside the tube, not in it."""
+    saved, moved = folder / "column.npz", folder / "outside.npz"
+    subprocess.run([sys.executable, "-m", "lab.cli.bench", "run", "--scene", "column", "--steps",
+                    "2", "--quiet", "--save-state", str(saved)], cwd=ROOT, check=True,
+                   timeout=HANG_MS / 1000)
+    with np.load(saved, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["x"] = arrays["x"] + (3.0, 0.0, 0.0)
+    np.savez(moved, **arrays)
+    saved.unlink()
+    return moved
+
+
+@pytest.mark.parametrize("source", ["jacobi", "state"])
+def test_a_scripted_run_that_diverges_ends_with_one_line_and_exit_3(tmp_path, source):
+    """It used to pause at the divergence and wait for a key no one would press."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    if source == "jacobi":
+        world = ["--scene", "bowl", "--solver", "jacobi", "--set", "beta=1"]
+    else:
+        world = ["--state", str(_state_outside_its_container(tmp_path))]
+    run = _marbles(*world, "--speed", "0", "--frames", "30", "--no-benchmark",
+                   "--screenshot", "never.png", cwd=run_dir)
+    assert run.returncode == PHYSICS_FAILED, run.stderr
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1 and "marbles exploded (" in lines[0], run.stderr
+    assert "never.png not written" in lines[0]
+    assert list(run_dir.iterdir()) == []  # no screenshot, whole or half, no temporary file
+
+
+def test_the_incline_rolls_past_100_m_s_without_an_alarm(qtbot, make_window):
+    """Flat out, the marble rolling down the unbounded plane passes 100 m/s near step 2100:
+    gravity's work, which the window must not call an explosion."""
+    window = make_window(scene="incline", speed=0.0)
+    wait_state(qtbot, window, lambda f: f.steps > 2300, timeout=HANG_MS, since=0)
+    assert not any(f.state.diverged for f in window.frame_log)
+
+    def hud_step() -> int:
+        found = re.search(r"\(step (\d+),", window.hud.text())
+        return int(found.group(1)) if found else -1
+
+    qtbot.waitUntil(lambda: hud_step() > 2300, timeout=5000)
+    assert "DIVERGED" not in window.hud.text() and "exploded" not in window.hud.text()
+
+
+def test_the_next_scene_after_a_divergence_runs(qtbot, make_window):
+    """N after `jacobi beta=1` diverged: the divergence's pause ends with its world, so the
+    next scene runs from step 0 (it used to wait there, paused)."""
+    window = make_window(scene="bowl", solver="jacobi", solver_params={"beta": 1.0})
+    f = wait_state(qtbot, window, lambda f: f.state.diverged and f.state.paused, since=0,
+                   timeout=HANG_MS)
+    generation, scene = f.state.generation, f.state.scene
+    since = len(window.frame_log)
+    _press(qtbot, window, "N")
+    first = wait_state(qtbot, window, lambda f: f.state.generation > generation, since=since)
+    assert first.state.scene != scene and not first.state.paused and not first.state.diverged
+    wait_state(qtbot, window, lambda f: f.state.generation == first.state.generation
+               and f.steps > 0, since=since, timeout=HANG_MS)
