@@ -1,6 +1,6 @@
 """What a third pass over the window found, each driven through the real program: a scripted
 run that diverges, correct physics called an explosion, a divergence's pause carried into the
-next scene."""
+next scene, Q that compared the friction solvers and waited for the comparison window."""
 from __future__ import annotations
 
 import os
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PySide6.QtCore import Qt
 
 from lab.session.run import PHYSICS_FAILED
 from tests.app.conftest import HANG_MS
@@ -87,3 +88,60 @@ def test_the_next_scene_after_a_divergence_runs(qtbot, make_window):
     assert first.state.scene != scene and not first.state.paused and not first.state.diverged
     wait_state(qtbot, window, lambda f: f.state.generation == first.state.generation
                and f.steps > 0, since=since, timeout=HANG_MS)
+
+
+@pytest.fixture
+def program_window(qtbot, tmp_path):
+    """A window made from `marbles` command-line arguments, as app.main makes it (the benchmark
+    on close, interactive), writing into tmp_path/out."""
+    from app.main import build_parser, options_from
+    from app.window import MainWindow
+
+    made = []
+
+    def make(*argv: str) -> MainWindow:
+        out = tmp_path / "out"
+        out.mkdir(exist_ok=True)
+        options = options_from(build_parser().parse_args([*argv, "--benchmark-out", str(out)]))
+        window = MainWindow(options)
+        qtbot.addWidget(window)
+        window.show()
+        qtbot.waitExposed(window)
+        made.append(window)
+        qtbot.waitUntil(lambda: window.latest is not None and window.latest.steps > 2,
+                        timeout=HANG_MS)
+        return window
+
+    yield make
+    for window in made:
+        for plot in window.benchmark_windows:
+            plot.close()
+        if not window._shut_down:
+            window._close_benchmark = "skip"
+            window.close()
+            qtbot.waitUntil(lambda: window._shut_down, timeout=HANG_MS)
+
+
+def test_q_with_friction_quits_without_a_benchmark(qtbot, program_window, tmp_path):
+    """The README and F1: Q runs the benchmark on close unless the scene has friction."""
+    window = program_window("--scene", "incline")
+    assert window.latest.state.friction[0] > 0
+    qtbot.keyClick(window, Qt.Key.Key_Q)
+    qtbot.waitUntil(lambda: window._shut_down, timeout=HANG_MS)
+    assert window.exit_code == 0 and not window.benchmark_windows
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_q_without_friction_writes_the_benchmark_and_never_waits(qtbot, program_window,
+                                                                 tmp_path, capfd):
+    """Q on a frictionless scene compares the solvers, writes the files and quits: no window
+    to close first (quitting used to wait until the comparison window was closed)."""
+    window = program_window("--scene", "column", "--benchmark-iterations", "20")
+    assert window.latest.state.friction == (0.0, 0.0, 0.0, 0.0)
+    qtbot.keyClick(window, Qt.Key.Key_Q)
+    qtbot.waitUntil(lambda: window._shut_down, timeout=HANG_MS)
+    assert window.exit_code == 0 and not window.benchmark_windows
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == ["benchmark.json", "benchmark.npy",
+                                                     "benchmark.png"]
+    assert f"benchmark written: {out / 'benchmark.npy'}" in capfd.readouterr().out
