@@ -1,6 +1,7 @@
 """What a third pass over the window found, each driven through the real program: a scripted
 run that diverges, correct physics called an explosion, a divergence's pause carried into the
-next scene, Q that compared the friction solvers and waited for the comparison window."""
+next scene, Q that compared the friction solvers and waited for the comparison window, the
+wheel over the controls dock that changed values."""
 from __future__ import annotations
 
 import os
@@ -145,3 +146,51 @@ def test_q_without_friction_writes_the_benchmark_and_never_waits(qtbot, program_
     assert sorted(p.name for p in out.iterdir()) == ["benchmark.json", "benchmark.npy",
                                                      "benchmark.png"]
     assert f"benchmark written: {out / 'benchmark.npy'}" in capfd.readouterr().out
+
+
+@pytest.fixture
+def pointer():
+    from tests.app.x_pointer import XPointer
+
+    p = XPointer()
+    yield p
+    p.close()
+
+
+def _scrolls_the_dock(qtbot, window, pointer, widget) -> None:
+    """A notch of the wheel over `widget` scrolls the dock; then a key's command has come
+    back, so any command the wheel might have sent before it has been applied."""
+    bar = window.controls.verticalScrollBar()
+    before = bar.value()
+    pointer.wheel(widget, 1)
+    qtbot.waitUntil(lambda: bar.value() > before, timeout=HANG_MS)
+    paused = window.latest.state.paused
+    _press(qtbot, window, "Space")
+    wait_state(qtbot, window, lambda f: f.state.paused != paused)
+
+
+def test_the_wheel_over_the_dock_scrolls_it_unless_a_field_has_the_focus(qtbot, make_window,
+                                                                         pointer):
+    """The wheel over `seed` rebuilt the scene and over the scene list switched scenes, while
+    the user only meant to scroll the dock; a field with the keyboard focus takes the wheel."""
+    window = make_window(scene="disk")
+    window.move(0, 0)
+    window.resize(800, 500)  # on pytest-xvfb's 800x600 screen, and the dock has to scroll
+    qtbot.waitUntil(lambda: window.controls.verticalScrollBar().maximum() > 200, timeout=5000)
+    window.activateWindow()
+    qtbot.waitActive(window)
+    window.view.setFocus()
+    generation = window.latest.state.generation
+    seed = window.controls.editors["seed"].widget
+    scene = window.controls.scene_box
+    for widget in (seed, seed, scene):
+        window.controls.verticalScrollBar().setValue(0)
+        _scrolls_the_dock(qtbot, window, pointer, widget)
+    f = window.latest.state
+    assert (f.generation, f.scene, f.scene_params["seed"]) == (generation, "disk", 1)
+    window.controls.verticalScrollBar().setValue(0)
+    qtbot.mouseClick(seed.lineEdit(), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(seed.hasFocus, timeout=HANG_MS)
+    pointer.wheel(seed, 1)  # the field the user is in: its value, one down
+    wait_state(qtbot, window, lambda f: f.state.scene_params["seed"] == 0
+               and f.state.generation == generation + 1)
