@@ -21,6 +21,14 @@ from tests.app.test_window import _press, make_window, wait_state  # noqa: F401 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def activate(qtbot, window) -> None:
+    """The window takes the keyboard, as after a user's click on it (a field then takes the
+    focus a click gives it), and the keyboard is the view's."""
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=HANG_MS)
+    window.view.setFocus()
+
+
 def _marbles(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """The `marbles` program in a process of its own, on the display pytest-xvfb started; the
     timeout only guards against a hang."""
@@ -177,9 +185,7 @@ def test_the_wheel_over_the_dock_scrolls_it_unless_a_field_has_the_focus(qtbot, 
     window.move(0, 0)
     window.resize(800, 500)  # on pytest-xvfb's 800x600 screen, and the dock has to scroll
     qtbot.waitUntil(lambda: window.controls.verticalScrollBar().maximum() > 200, timeout=5000)
-    window.activateWindow()
-    qtbot.waitActive(window)
-    window.view.setFocus()
+    activate(qtbot, window)
     generation = window.latest.state.generation
     seed = window.controls.editors["seed"].widget
     scene = window.controls.scene_box
@@ -194,3 +200,32 @@ def test_the_wheel_over_the_dock_scrolls_it_unless_a_field_has_the_focus(qtbot, 
     pointer.wheel(seed, 1)  # the field the user is in: its value, one down
     wait_state(qtbot, window, lambda f: f.state.scene_params["seed"] == 0
                and f.state.generation == generation + 1)
+
+
+def _type_into(qtbot, widget, text: str) -> None:
+    """Click into a dock field, select what it holds and type `text`, then Enter."""
+    qtbot.mouseClick(widget.lineEdit(), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(widget.hasFocus, timeout=HANG_MS)
+    qtbot.keyClick(widget, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(widget, text)
+    qtbot.keyClick(widget, Qt.Key.Key_Return)
+
+
+@pytest.mark.parametrize("name, typed", [("mu", "20"), ("mu", "abc"), ("n", "-5"),
+                                         ("n", "abc"), ("iterations", "0")])
+def test_a_typed_value_the_dock_cannot_take_is_refused_with_its_reason(qtbot, make_window,
+                                                                       name, typed):
+    """`mu` <- 20 or abc went back without a word and `n` <- -5 became 5: each is refused in
+    the status bar, naming the value and the range, and nothing changes."""
+    window = make_window(scene="column")
+    activate(qtbot, window)
+    editor = window.controls.editors[name]
+    before = window.latest.state
+    window.status_label.setText("")
+    _type_into(qtbot, editor.widget, typed)
+    said = f"{name}={typed} is not valid: must be {editor.param.range_text()}"
+    qtbot.waitUntil(lambda: window.status_label.text() == said, timeout=HANG_MS)
+    after = window.latest.state
+    assert after.generation == before.generation
+    assert (after.scene_params, after.iterations) == (before.scene_params, before.iterations)
+    qtbot.waitUntil(lambda: editor.value() == editor._shown, timeout=HANG_MS)
