@@ -382,7 +382,11 @@ class MainWindow(QMainWindow):
 
     @property
     def steps_per_second(self) -> float:
-        return self._sps.rate(now=time.perf_counter())
+        """Measured against the pace asked for: in real time or slow motion a frame (of at
+        least one step) is due every dt / speed, and one that is just due is not yet late."""
+        f = self.latest
+        period = f.dt / f.state.speed if f is not None and f.state.speed > 0 else 0.0
+        return self._sps.rate(now=time.perf_counter(), period=period)
 
     def run_summary(self, now: float | None = None) -> str:
         """One line for scripted runs: frames drawn, simulation steps and plot refreshes (those
