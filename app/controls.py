@@ -53,8 +53,8 @@ def speed_stop(speed: float) -> int:
 
 class WheelScrolls(QObject):
     """An event filter for the dock's value widgets: the wheel over one that does not have the
-    keyboard focus scrolls the dock instead of changing its value (a notch over `seed` rebuilt
-    the scene, one over the scene list switched scenes, while the user only meant to scroll).
+    keyboard focus scrolls the dock instead of changing its value (a notch over `seed` would
+    rebuild the scene, one over the scene list switch scenes, where the user means to scroll).
     The widgets take the focus by a click or Tab only (Qt.StrongFocus), not by the wheel."""
 
     KINDS = (QAbstractSpinBox, QComboBox, QAbstractSlider)

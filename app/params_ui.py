@@ -73,7 +73,7 @@ class TypedText:
 
 class IntBox(TypedText, QSpinBox):
     """An integer spin box that lets any text be typed (Qt's own drops a minus sign when the
-    range is positive, so -5 became 5) and takes only an integer in its range."""
+    range is positive: -5 would be taken as 5) and takes only an integer in its range."""
 
     def validate(self, text: str, pos: int):  # noqa: D102 (Qt's)
         number = self._number(text)
@@ -106,7 +106,7 @@ class NumberBox(TypedText, QDoubleSpinBox):
 
     def textFromValue(self, value: float) -> str:  # noqa: N802 (Qt name)
         # 15 digits: a typed value is shown as typed, so an Enter in the box sends it again
-        # unchanged (6, the default of "g", turned 1.23456789 into 1.23457).
+        # unchanged (with g's default of 6, 1.23456789 would show, and go, as 1.23457).
         return f"{value:.15g}"
 
     def valueFromText(self, text: str) -> float:  # noqa: N802 (Qt name)

@@ -103,8 +103,8 @@ def test_rare_events_give_their_rate_not_zero():
 @pytest.mark.parametrize("delay", [0.0, 0.03, 0.15])
 def test_slow_motion_reads_the_speed_asked_between_two_steps(delay):
     """At 0.05x a step is due every 0.4 s and reaches the HUD `delay` s later (a timer tick,
-    the queue to the window); the HUD, 10 times a second, read 0.03x and SLOWER THAN REAL
-    TIME while the step just due was on its way."""
+    the queue to the window); the HUD, 10 times a second, must not read a step on its way as
+    a slow-down (0.03x, SLOWER THAN REAL TIME)."""
     speed, dt = 0.05, 0.02
     period = dt / speed
     meter = RateMeter()

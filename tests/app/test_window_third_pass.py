@@ -53,7 +53,7 @@ def _state_outside_its_container(folder: Path) -> Path:
 
 @pytest.mark.parametrize("source", ["jacobi", "state"])
 def test_a_scripted_run_that_diverges_ends_with_one_line_and_exit_3(tmp_path, source):
-    """It used to pause at the divergence and wait for a key no one would press."""
+    """A divergence pauses the run, and no one is there to press a key: the run must end."""
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     if source == "jacobi":
@@ -86,7 +86,7 @@ def test_the_incline_rolls_past_100_m_s_without_an_alarm(qtbot, make_window):
 
 def test_the_next_scene_after_a_divergence_runs(qtbot, make_window):
     """N after `jacobi beta=1` diverged: the divergence's pause ends with its world, so the
-    next scene runs from step 0 (it used to wait there, paused)."""
+    next scene runs from step 0 instead of waiting there, paused."""
     window = make_window(scene="bowl", solver="jacobi", solver_params={"beta": 1.0})
     f = wait_state(qtbot, window, lambda f: f.state.diverged and f.state.paused, since=0,
                    timeout=HANG_MS)
@@ -144,7 +144,7 @@ def test_q_with_friction_quits_without_a_benchmark(qtbot, program_window, tmp_pa
 def test_q_without_friction_writes_the_benchmark_and_never_waits(qtbot, program_window,
                                                                  tmp_path, capfd):
     """Q on a frictionless scene compares the solvers, writes the files and quits: no window
-    to close first (quitting used to wait until the comparison window was closed)."""
+    to close first: quitting never waits for the user."""
     window = program_window("--scene", "column", "--benchmark-iterations", "20")
     assert window.latest.state.friction == (0.0, 0.0, 0.0, 0.0)
     qtbot.keyClick(window, Qt.Key.Key_Q)
@@ -179,8 +179,8 @@ def _scrolls_the_dock(qtbot, window, pointer, widget) -> None:
 
 def test_the_wheel_over_the_dock_scrolls_it_unless_a_field_has_the_focus(qtbot, make_window,
                                                                          pointer):
-    """The wheel over `seed` rebuilt the scene and over the scene list switched scenes, while
-    the user only meant to scroll the dock; a field with the keyboard focus takes the wheel."""
+    """The wheel over `seed` or the scene list scrolls the dock, not rebuilding or switching
+    the scene; a field with the keyboard focus takes the wheel."""
     window = make_window(scene="disk")
     window.move(0, 0)
     window.resize(800, 500)  # on pytest-xvfb's 800x600 screen, and the dock has to scroll
@@ -215,8 +215,8 @@ def _type_into(qtbot, widget, text: str) -> None:
                                          ("n", "abc"), ("iterations", "0")])
 def test_a_typed_value_the_dock_cannot_take_is_refused_with_its_reason(qtbot, make_window,
                                                                        name, typed):
-    """`mu` <- 20 or abc went back without a word and `n` <- -5 became 5: each is refused in
-    the status bar, naming the value and the range, and nothing changes."""
+    """`mu` <- 20 or abc, `n` <- -5: each is refused in the status bar, naming the value and
+    the range, and nothing changes (no silent return to the old value, no -5 taken as 5)."""
     window = make_window(scene="column")
     activate(qtbot, window)
     editor = window.controls.editors[name]

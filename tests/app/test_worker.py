@@ -261,8 +261,8 @@ def test_real_time_frames_carry_the_steps_the_clock_owes(qtbot, run, monkeypatch
 
 def test_slow_motion_steps_once_per_tick_early_or_late(qtbot, run, monkeypatch):
     """At 0.05x the timer ticks every 0.4 s, never on the microsecond: each tick makes its one
-    step (a tick a millisecond early made none and the next two, so the slow motion stuttered
-    and the HUD read 0.03x)."""
+    step, not none for a tick a millisecond early and two at the next (a stutter the HUD
+    would read as 0.03x)."""
     sim, got = run(scene="column", speed=0.05)
     clock = StoppedClock()
     monkeypatch.setattr("lab.session.session.time", clock)

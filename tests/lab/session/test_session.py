@@ -141,9 +141,9 @@ def test_real_time_pacing_and_a_dropped_lag():
 
 @pytest.mark.parametrize("speed", [0.05, 1.0])
 def test_a_timer_tick_a_little_early_or_late_makes_its_one_step(speed):
-    """A timer of period dt / speed does not tick on the microsecond: at 0.05x a tick a
-    millisecond early found no step due, the next two, and the slow motion stuttered (a step,
-    0.8 s, two steps) while the HUD read 0.03x."""
+    """A timer of period dt / speed does not tick on the microsecond: a tick a millisecond
+    early must still find its step due, not none and two at the next (at 0.05x a stutter: a
+    step, 0.8 s, two steps)."""
     s = session(speed=speed)
     period = s.world.dt / speed
     jitter = (-1e-3, 1e-3, -2e-4, 0.0, -1e-3, 5e-4, -3e-3, 2e-3)
