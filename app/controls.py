@@ -14,9 +14,10 @@ import math
 from typing import Callable
 
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
-                               QPushButton, QScrollArea, QSlider, QVBoxLayout, QWidget)
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtWidgets import (QAbstractSlider, QAbstractSpinBox, QCheckBox, QComboBox,
+                               QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
+                               QScrollArea, QSlider, QVBoxLayout, QWidget)
 
 import scenes
 from lab.session import commands as cmd
@@ -50,6 +51,26 @@ def speed_stop(speed: float) -> int:
     return min(range(len(steps)), key=lambda k: abs(math.log(steps[k] / speed)))
 
 
+class WheelScrolls(QObject):
+    """An event filter for the dock's value widgets: the wheel over one that does not have the
+    keyboard focus scrolls the dock instead of changing its value (a notch over `seed` would
+    rebuild the scene, one over the scene list switch scenes, where the user means to scroll).
+    The widgets take the focus by a click or Tab only (Qt.StrongFocus), not by the wheel."""
+
+    KINDS = (QAbstractSpinBox, QComboBox, QAbstractSlider)
+
+    def guard(self, widget: QWidget) -> None:
+        if isinstance(widget, self.KINDS):
+            widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+            widget.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.Type.Wheel and not watched.hasFocus():
+            event.ignore()  # not for this widget: Qt hands it on to its parents, the scroll area
+            return True
+        return False
+
+
 class ControlsPanel(QScrollArea):
     """The dock's content. `send(command)` posts a command to the Session; `done()` is called
     after each edit (the window gives the keyboard back to the view). `show_state(state)`
@@ -62,6 +83,7 @@ class ControlsPanel(QScrollArea):
         self.editors: dict[str, ParamEditor] = {}
         self._shown_key: tuple | None = None  # (scene, solver) whose rows are built
         self._state = None
+        self.wheel = WheelScrolls(self)
         body = QWidget()
         self._layout = QVBoxLayout(body)
         self._layout.setContentsMargins(4, 4, 4, 4)
@@ -132,6 +154,7 @@ class ControlsPanel(QScrollArea):
         self.speed_label = QLabel()
         self.speed_slider.valueChanged.connect(self._speed_moved)
         self.speed_slider.sliderReleased.connect(self._done)
+        self.wheel.guard(self.speed_slider)
         form.addRow("speed", self.speed_slider)
         form.addRow("", self.speed_label)
 
@@ -140,6 +163,7 @@ class ControlsPanel(QScrollArea):
         box.addItems(names)
         box.setToolTip(tip)
         box.activated.connect(lambda k: self._post(command_of(names[k])))
+        self.wheel.guard(box)
         return box
 
     def _speed_moved(self, stop: int) -> None:
@@ -164,6 +188,7 @@ class ControlsPanel(QScrollArea):
             form.removeRow(0)
         for p in params:
             editor = ParamEditor(p, self._changed)
+            self.wheel.guard(editor.widget)
             self.editors[p.name] = editor
             label = QLabel(p.name)
             label.setToolTip(tooltip(p))

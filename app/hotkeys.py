@@ -67,7 +67,7 @@ ACTIONS: tuple[str, ...] = tuple(h.action for h in HOTKEYS)
 MOUSE: tuple[tuple[str, str], ...] = (
     ("left drag", "orbit the camera"),
     ("right drag (or Shift + left drag)", "pan"),
-    ("wheel", "zoom"),
+    ("wheel", "zoom; over the controls dock, scroll it (a field takes the wheel once clicked)"),
     ("Ctrl + left drag on a marble", "pull the marble with a damped spring"),
 )
 

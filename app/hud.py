@@ -24,13 +24,20 @@ from solver.parallel import MIN_MARBLES
 _COMMON = {p.name for p in COMMON_PARAMS}
 
 
+# An event counts as overdue once the time since the last one passes this many times the gap
+# expected: a step due now reaches the display a little later (a timer tick, the queue), and
+# must not read as a slow-down.
+OVERDUE = 1.5
+
+
 class RateMeter:
     """Events per second (or any amount per second: `add(count)`) over the last `window`
     seconds of wall time, honest when events are rare: it always keeps the last `keep` events
     (up to `max_age` s old), so a step every 1.3 s reads 0.77/s, not 0; and when the time since
-    the newest event is longer than the usual gap between them, the rate counts up to now, so
-    it falls towards 0 once events stop instead of holding the last value. NaN until two
-    events are known."""
+    the newest event is longer than OVERDUE times the gap expected (the usual one between them,
+    or the `period` asked for, whichever is longer), the rate counts up to now, so it falls
+    towards 0 once events stop instead of holding the last value. NaN until two events are
+    known."""
 
     def __init__(self, window: float = 1.0, keep: int = 3, max_age: float = 30.0):
         self.window = window
@@ -41,7 +48,8 @@ class RateMeter:
     def add(self, count: float = 1, now: float | None = None) -> None:
         self._stamps.append((time.perf_counter() if now is None else now, count))
 
-    def rate(self, now: float | None = None) -> float:
+    def rate(self, now: float | None = None, period: float = 0.0) -> float:
+        """Per second at `now`; `period`: the seconds between events asked for (0: unknown)."""
         now = time.perf_counter() if now is None else now
         stamps = self._stamps
         while stamps and (stamps[0][0] < now - self.max_age or (
@@ -55,7 +63,7 @@ class RateMeter:
         if span <= 0:
             return math.nan
         total = sum(c for _, c in stamps) - stamps[0][1]
-        if now - last > span / (len(stamps) - 1):
+        if now - last > OVERDUE * max(span / (len(stamps) - 1), period):
             span = now - first  # overdue: the rate falls while nothing comes
         return total / span
 

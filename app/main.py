@@ -103,7 +103,7 @@ def options_from(args: argparse.Namespace):
     world = spec.build_world()  # scene parameters that only the build can check (n too big)
     return Options(spec=spec, benchmark_out=str(out), benchmark_iterations=bench_iterations,
                    benchmark_on_close=not args.no_benchmark, screenshot=args.screenshot,
-                   frames=frames, block_on_close=frames is None, show_dialogs=frames is None,
+                   frames=frames, show_dialogs=frames is None,
                    world=world, state=args.state)
 
 

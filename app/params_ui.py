@@ -5,14 +5,19 @@ dock without GUI code.
 
 An editor reports a change as the value's text (what `--set name=value` would take), so the
 Session parses and checks it exactly as it does the command line; a refused value shows in the
-status bar and the editor goes back to the Session's value with the next frame.
+status bar and the editor goes back to the Session's value with the next frame. Typed text that
+a spin box cannot take (out of its range, not a number) goes to the Session as it was written,
+so it is refused with the command line's reason, never put back or bent into another value in
+silence.
 """
 from __future__ import annotations
 
 import math
+import re
 from typing import Callable
 
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox, QWidget
 
@@ -36,7 +41,54 @@ def value_text(p: Param, value) -> str:
     return str(value)
 
 
-class NumberBox(QDoubleSpinBox):
+class TypedText:
+    """What the parameter spin boxes share: the number in the typed text (its unit left out),
+    and the typed text a box cannot take handed to `refused` on Enter or on leaving the box,
+    before Qt puts the box's value back (`refused` is None: nothing is handed over)."""
+
+    refused: Callable[[str], None] | None = None
+
+    def _number(self, text: str) -> str:
+        text = text.strip()
+        suffix = self.suffix().strip()
+        if suffix and text.endswith(suffix):
+            text = text[:-len(suffix)].strip()
+        return text
+
+    def _hand_over(self) -> None:
+        text = self.lineEdit().text()
+        if self.refused is not None and \
+                self.validate(text, 0)[0] != QValidator.State.Acceptable:
+            self.refused(self._number(text))
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self._hand_over()
+        super().keyPressEvent(event)
+
+    def focusOutEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        self._hand_over()
+        super().focusOutEvent(event)
+
+
+class IntBox(TypedText, QSpinBox):
+    """An integer spin box that lets any text be typed (Qt's own drops a minus sign when the
+    range is positive: -5 would be taken as 5) and takes only an integer in its range."""
+
+    def validate(self, text: str, pos: int):  # noqa: D102 (Qt's)
+        number = self._number(text)
+        ok = re.fullmatch(r"[+-]?[0-9]+", number) is not None and \
+            self.minimum() <= int(number) <= self.maximum()
+        return (QValidator.State.Acceptable if ok else QValidator.State.Intermediate), text, pos
+
+    def valueFromText(self, text: str) -> int:  # noqa: N802 (Qt name)
+        try:
+            return int(self._number(text))
+        except ValueError:
+            return self.value()
+
+
+class NumberBox(TypedText, QDoubleSpinBox):
     """A float spin box that shows any magnitude ("1e-12", "0.35", "1000"): the arrows add a
     step, or multiply by ten for a small positive tolerance-like value (a range over more than
     three decades)."""
@@ -53,20 +105,15 @@ class NumberBox(QDoubleSpinBox):
             p.hi is None or p.hi / max(p.lo, 1e-300) > 1e3)
 
     def textFromValue(self, value: float) -> str:  # noqa: N802 (Qt name)
-        return f"{value:g}"
+        # 15 digits: a typed value is shown as typed, so an Enter in the box sends it again
+        # unchanged (with g's default of 6, 1.23456789 would show, and go, as 1.23457).
+        return f"{value:.15g}"
 
     def valueFromText(self, text: str) -> float:  # noqa: N802 (Qt name)
         try:
             return float(self._number(text))
         except ValueError:
             return self.value()
-
-    def _number(self, text: str) -> str:
-        text = text.strip()
-        suffix = self.suffix().strip()
-        if suffix and text.endswith(suffix):
-            text = text[:-len(suffix)].strip()
-        return text
 
     def validate(self, text: str, pos: int):  # noqa: D102 (Qt's)
         number = self._number(text)
@@ -108,7 +155,7 @@ class ParamEditor:
             check.clicked.connect(lambda on: self._send("1" if on else "0"))
             return check
         if p.kind is int:
-            spin = QSpinBox()
+            spin = IntBox()
             spin.setRange(max(-INT32, int(p.lo)) if p.lo is not None else -INT32,
                           min(INT32, int(p.hi)) if p.hi is not None else INT32)
         else:
@@ -119,6 +166,7 @@ class ParamEditor:
         # arrows, not at every keystroke.
         spin.setKeyboardTracking(False)
         spin.valueChanged.connect(lambda v: self._send(value_text(p, v)))
+        spin.refused = lambda text: self._changed(p.name, text)
         return spin
 
     def _send(self, text: str) -> None:

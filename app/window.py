@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QPr
 from lab.io.files import OutputError
 from lab.report.compare import COMPARE_ITERATIONS
 from lab.session import commands as cmd
+from lab.session.run import PHYSICS_FAILED
 from lab.session.spec import RunSpec
 
 from . import dialogs, hotkeys
@@ -50,8 +51,8 @@ PLOT_SHARE = 0.25  # the plot panel's least share of the window's width
 @dataclass
 class Options:
     """Everything the window needs from the command line (app.main builds it).
-    frames: scripted run length in drawn frames (None: interactive); block_on_close: on close,
-    wait for the user to close the benchmark plot window."""
+    frames: scripted run length in drawn frames (None: interactive); benchmark_on_close: compare
+    the solvers on a frictionless world's problem when the window closes (README, Q)."""
 
     spec: RunSpec = field(default_factory=RunSpec.create)
     benchmark_out: str = "."
@@ -59,7 +60,6 @@ class Options:
     benchmark_on_close: bool = True
     screenshot: str | None = None
     frames: int | None = None
-    block_on_close: bool = True
     show_dialogs: bool = True
     world: object = None  # a prebuilt World (main validates the scene before any window opens)
     state: str | None = None  # a state snapshot to open at the start (--state)
@@ -95,7 +95,6 @@ class MainWindow(QMainWindow):
         self._close_benchmark = "todo" if o.benchmark_on_close else "skip"
         self._can_close = False
         self._shut_down = False
-        self._close_window: BenchmarkWindow | None = None
         self._gl_failed = False
         self.benchmark_windows: list[BenchmarkWindow] = []
         self.last_benchmark: BenchmarkResult | None = None
@@ -291,6 +290,8 @@ class MainWindow(QMainWindow):
             if state.message:
                 self.status_label.setText(state.message)
         self.hud.set_alarm(state.diverged)
+        if state.diverged and self.options.frames is not None and not self._scripted_done:
+            self._stop_scripted_run(state.alarm)
         self.colour_bar.set_mode(state.colour_mode)
         if state != self._controls_state:
             self._controls_state = state
@@ -356,6 +357,19 @@ class MainWindow(QMainWindow):
             # Leave this handler before closing (the benchmark may start from here).
             QTimer.singleShot(0, self.close)
 
+    def _stop_scripted_run(self, alarm: str) -> None:
+        """A divergence pauses the simulation, and a scripted run has no one to resume it: it
+        ends with the alarm in one line and marbles-bench run's exit code for a run whose
+        physics failed, without the screenshot (it would show a broken run as a finished one)
+        and without the benchmark (of a broken problem)."""
+        self._scripted_done = True
+        self.exit_code = PHYSICS_FAILED
+        self._close_benchmark = "skip"
+        shot = self.options.screenshot
+        sys.stderr.write(f"marbles: error: {alarm}; the scripted run stopped there"
+                         + (f", {shot} not written" if shot else "") + "\n")
+        QTimer.singleShot(0, self.close)
+
     def _refresh_hud(self) -> None:
         if self.latest is None:
             return
@@ -368,7 +382,11 @@ class MainWindow(QMainWindow):
 
     @property
     def steps_per_second(self) -> float:
-        return self._sps.rate(now=time.perf_counter())
+        """Measured against the pace asked for: in real time or slow motion a frame (of at
+        least one step) is due every dt / speed, and one that is just due is not yet late."""
+        f = self.latest
+        period = f.dt / f.state.speed if f is not None and f.state.speed > 0 else 0.0
+        return self._sps.rate(now=time.perf_counter(), period=period)
 
     def run_summary(self, now: float | None = None) -> str:
         """One line for scripted runs: frames drawn, simulation steps and plot refreshes (those
@@ -473,19 +491,19 @@ class MainWindow(QMainWindow):
 
     def _on_benchmark_done(self, result: BenchmarkResult) -> None:
         self.last_benchmark = result
-        self.status_label.setText(f"benchmark written: {', '.join(result.paths)}")
+        written = f"benchmark written: {', '.join(result.paths)}"
+        self.status_label.setText(written)
+        if result.reason == "close":
+            # Quitting never waits for the user: the files are the result, and this line says
+            # where they are (the comparison window would close with this one).
+            print(f"marbles: {written}", flush=True)
+            self._close_benchmark = "done"
+            QTimer.singleShot(0, self._finish_close)
+            return
         window = BenchmarkWindow(result.table, result.paths, result.meta)
         self.benchmark_windows.append(window)
         window.show()
         self.benchmarkShown.emit(window)
-        if result.reason == "close":
-            self._close_benchmark = "done"
-            if self.options.block_on_close and self.options.frames is None:
-                window.closed.connect(self._finish_close)
-                self._close_window = window
-                self.status_label.setText("benchmark written; close its window to quit")
-            else:
-                QTimer.singleShot(0, self._finish_close)
 
     def _on_benchmark_failed(self, reason: str, message: str) -> None:
         sys.stderr.write(f"marbles: {message}\n")
@@ -528,7 +546,11 @@ class MainWindow(QMainWindow):
             return
         self._closing = True
         has_problem = self.latest is not None and self.latest.steps > 0
-        if self._close_benchmark == "todo" and has_problem and not self._gl_failed:
+        # The README's key table and F1 promise no comparison on close while the world has
+        # friction (B compares the friction solvers when wanted).
+        frictional = has_problem and any(mu > 0 for mu in self.latest.state.friction)
+        if (self._close_benchmark == "todo" and has_problem and not frictional
+                and not self._gl_failed):
             event.ignore()
             self._close_benchmark = "running"
             self.sim.send(cmd.Pause(True))
@@ -557,9 +579,6 @@ class MainWindow(QMainWindow):
             self.sim.thread.wait()
         if self.options.frames is not None and self.run_summary(end):
             print(self.run_summary(end), flush=True)
-        if self._close_window is not None:
-            self._close_window.closed.disconnect(self._finish_close)
-            self._close_window = None
         for window in self.benchmark_windows:
             window.close()
         self.finished.emit(self.exit_code)

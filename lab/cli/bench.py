@@ -27,14 +27,13 @@ from ..report.compare import (BENCHMARK_FILES, COMPARE_ITERATIONS, REPEATS, SETT
                               write_benchmark)
 from ..report.progress import Progress
 from ..session.run import OK as PHYSICS_OK
-from ..session.run import dt_warning, run_steps
+from ..session.run import PHYSICS_FAILED, dt_warning, run_steps
 from ..session.spec import (FRICTION_WARM_START, SCENE, SOLVER, RunSpec, default_warm_start,
                             route_compare_assignments)
 from . import catalog, report, solve
 from . import options as cli
 
 STEPS = Param("steps", 500, int, "steps to run", lo=1, hi=10**9)
-PHYSICS_FAILED = 3  # exit code of a run whose marbles became non-finite, exploded or escaped
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -135,7 +134,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         full["wall_seconds"] = time.perf_counter() - wall
         write_json(args.json, full)
     print(_summary(_label(origin), spec, world, steps, full))
-    # 3, not 2: the input was fine, the physics of the run was not (README, command lines).
     return 0 if report["physics"]["status"] == PHYSICS_OK else PHYSICS_FAILED
 
 

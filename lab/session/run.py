@@ -1,7 +1,7 @@
 """Headless runs: step a simulation K times and summarise it as the JSON report of the README
 (timings by phase, contacts, the last step's trace, penetration, speed, energy), with a physics
-status that flags a run whose numbers cannot be trusted: non-finite marbles, an explosion, or
-marbles that left the container."""
+status that flags a run whose numbers cannot be trusted: non-finite marbles, an explosion (energy
+gained from nowhere), or marbles that left the container."""
 from __future__ import annotations
 
 from typing import Callable
@@ -12,11 +12,20 @@ from numba import njit
 from solver.step import PHASES, Simulation, max_penetration
 from solver.world import World, largest_resolved_dt, outside_container
 
-# Physics statuses of a run, from best to worst; `run` exits with code 3 unless it is "ok".
+# Physics statuses of a run, from best to worst; `run` exits with PHYSICS_FAILED unless it is
+# "ok", and so does a scripted run of the window that a divergence stopped.
 OK, ESCAPED, EXPLODED, NON_FINITE = "ok", "escaped", "exploded", "non-finite"
-# A marble faster than this has been fired by the numerics, not by gravity: a fall from 500 m
-# reaches 100 m/s. The run stops there, since every later number would describe garbage.
-EXPLOSION_SPEED = 100.0  # m/s
+PHYSICS_FAILED = 3  # the exit code: the input was fine (2 refuses input), the physics was not
+# An explosion is energy from nowhere. Gravity is the only force that does work on the marbles,
+# and its work is the fall in potential energy, so kinetic plus potential energy can only fall
+# from the start (contacts, friction and drag take energy out; the integrator loses a little each
+# step), however fast a marble gets: one rolling down the unbounded incline passes 100 m/s after
+# 42 s of correct physics, so a speed bound is not a judgement of the physics. What a run may
+# gain is the energy that lifting every marble by its own radius would take (at least under
+# standard gravity): far above the rounding of a long run and the work of removing overlaps
+# (stabilise), far below what a diverging solver puts in (the bowl with jacobi, beta = 1: 200
+# times it in one step).
+STANDARD_GRAVITY = 9.80665  # m/s^2
 # Runs of up to this many steps keep every timing and report exact medians; longer ones fold
 # them into a histogram (HISTOGRAM_RATIO wide bins), so memory stays constant however long.
 EXACT_STEPS = 1 << 16
@@ -38,6 +47,55 @@ def max_speed_squared(v):
         if s > worst:
             worst = s
     return worst
+
+
+@njit(cache=True, nogil=True)
+def mechanical_energy(x, v, omega, radius, inv_mass, gravity):
+    """J: kinetic (translation and rotation of a solid sphere) plus potential (-m g.x) energy
+    of the marbles of finite mass; NaN or inf when a marble is not finite."""
+    total = 0.0
+    for i in range(x.shape[0]):
+        if inv_mass[i] <= 0.0:
+            continue
+        m = 1.0 / inv_mass[i]
+        vv = v[i, 0] * v[i, 0] + v[i, 1] * v[i, 1] + v[i, 2] * v[i, 2]
+        ww = omega[i, 0] * omega[i, 0] + omega[i, 1] * omega[i, 1] + omega[i, 2] * omega[i, 2]
+        gx = gravity[0] * x[i, 0] + gravity[1] * x[i, 1] + gravity[2] * x[i, 2]
+        total += m * (0.5 * vv + 0.2 * radius[i] * radius[i] * ww - gx)
+    return total
+
+
+def world_energy(world: World) -> float:
+    """J: the world's mechanical energy (mechanical_energy)."""
+    return float(mechanical_energy(world.x, world.v, world.omega, world.radius, world.inv_mass,
+                                   world.gravity))
+
+
+class EnergyBudget:
+    """What a run's marbles may gain over the energy they started with (see STANDARD_GRAVITY):
+    `allowance` J, plus the `work` done on them from outside (a dragged marble)."""
+
+    def __init__(self, world: World):
+        self.start = world_energy(world)
+        free = world.inv_mass > 0
+        g = max(float(np.linalg.norm(world.gravity)), STANDARD_GRAVITY)
+        self.allowance = float(np.sum(world.radius[free] / world.inv_mass[free]) * g)
+        self.work = 0.0
+
+    def gain(self, world: World) -> float:
+        """J the marbles have now over the start and the work done on them: NaN when not
+        finite."""
+        return world_energy(world) - self.start - self.work
+
+    def exceeded(self, gain: float) -> bool:
+        """Whether `gain` is more than the allowance, or not finite."""
+        return not gain <= self.allowance
+
+    def rebase(self, world: World) -> None:
+        """The energy the marbles have now is the start: after an explosion was reported,
+        the next one is a further gain."""
+        self.start = world_energy(world)
+        self.work = 0.0
 
 
 class TimingStats:
@@ -126,33 +184,39 @@ def dt_warning(world: World) -> str | None:
             f"tunnel (use dt <= {limit:.3g} s)")
 
 
-def physics_check(world: World) -> dict:
+def physics_check(world: World, budget: EnergyBudget) -> dict:
     """status (OK, ESCAPED, EXPLODED, NON_FINITE), max_speed (m/s, NaN when not finite),
-    non_finite and escaped (marble counts)."""
+    non_finite and escaped (marble counts), energy_gain (J over `budget`'s start, negative when
+    the marbles lost energy; NaN when not finite) and energy_allowance (J)."""
     finite = np.all(np.isfinite(world.x), axis=1) & np.all(np.isfinite(world.v), axis=1)
     non_finite = int(world.n - np.count_nonzero(finite))
     speed = float(np.sqrt(max_speed_squared(world.v))) if world.n else 0.0
     escaped = int(np.count_nonzero(outside_container(world) & finite))
+    gain = budget.gain(world)
     if non_finite:
         status = NON_FINITE
-    elif speed > EXPLOSION_SPEED:
+    elif budget.exceeded(gain):
         status = EXPLODED
     elif escaped:
         status = ESCAPED
     else:
         status = OK
-    return {"status": status, "max_speed": speed if not non_finite else float("nan"),
-            "non_finite": non_finite, "escaped": escaped}
+    trusted = status != NON_FINITE
+    return {"status": status, "max_speed": speed if trusted else float("nan"),
+            "non_finite": non_finite, "escaped": escaped,
+            "energy_gain": gain if trusted else float("nan"),
+            "energy_allowance": budget.allowance}
 
 
 def run_steps(sim: Simulation, steps: int, trace_every_step: bool = False,
               progress: Callable[[int, int], None] | None = None) -> dict:
-    """Step `sim` up to `steps` times; it stops early when a marble's velocity stops being
-    finite or exceeds EXPLOSION_SPEED (the report's physics.stopped_at says when). Timings come
+    """Step `sim` up to `steps` times; it stops early when the marbles stop being finite or
+    gain more energy than an EnergyBudget allows (the report's physics.stopped_at says when). Timings come
     from the fast path (no trace) unless `trace_every_step`; the last step always records its
     trace, and is left out of the timing statistics when other steps exist, so the figures
     describe one kind of step only."""
     stats = TimingStats(PHASES)
+    budget = EnergyBudget(sim.world)
     contacts_max = 0
     report = None
     stopped_at = None
@@ -166,12 +230,11 @@ def run_steps(sim: Simulation, steps: int, trace_every_step: bool = False,
         contacts_max = max(contacts_max, report.contacts)
         if progress is not None:
             progress(done, steps)
-        speed2 = max_speed_squared(sim.world.v)
-        if not last and not speed2 <= EXPLOSION_SPEED ** 2:  # NaN fails too
+        if not last and budget.exceeded(budget.gain(sim.world)):  # NaN too
             stopped_at = done
             break
     world = sim.world
-    physics = physics_check(world)
+    physics = physics_check(world, budget)
     physics["stopped_at"] = stopped_at
     trusted = physics["status"] != NON_FINITE
     result = report.result

@@ -30,7 +30,7 @@ from . import files as session_files
 from . import network
 # COLOUR_MODES, IMPULSE_SCALE, heat and contact_slip are re-exported: the Session's colours.
 from .colours import COLOUR_MODES, IMPULSE_SCALE, contact_slip, heat, marble_colours
-from .run import EXPLOSION_SPEED, max_speed_squared
+from .run import EnergyBudget
 from .spec import SIM_PARAMS, SPEED, RunSpec, default_warm_start, route_assignments
 from .state import (FRICTION_FALLBACK, RECORD_FIELDS, STABLE_SOLVER,  # noqa: F401
                     SessionState, StepLog, friction_text, world_friction)
@@ -82,6 +82,7 @@ class Session:
         self.trace_step = -1
         self.compile_seconds = 0.0
         self.sim: Simulation | None = None
+        self._energy: EnergyBudget | None = None  # what the marbles may gain (an explosion)
         self._world = world
         # Each scene and solver keeps the parameters it was last given.
         self._scene_params = {spec.scene: spec.scene_params}
@@ -102,6 +103,7 @@ class Session:
         self._blocks = blocks_for(world.n, self.spec.threads)
         self.ensure_compiled(self.spec.solver)
         self.sim = self.spec.simulation(world)
+        self._energy = EnergyBudget(world)
 
     @property
     def world(self) -> World:
@@ -147,19 +149,23 @@ class Session:
         return report
 
     def _check_world(self, report: StepReport) -> None:
-        """Pause at every divergence of the solver and whenever a marble moves faster than
-        EXPLOSION_SPEED (or not at all finitely): resuming after one runs on only up to the
-        next (a diverging solver usually diverges again at once), so the window never runs on
-        silently with marbles flying through the glass."""
+        """Pause at every divergence of the solver and whenever the marbles gain more energy
+        than physics allows (lab.session.run.EnergyBudget) or stop being finite: resuming
+        after one runs on only up to the next (a diverging solver usually diverges again at
+        once; a further gain of energy), so the window never runs on silently with marbles
+        flying through the glass."""
         w = self.world
         what = ""
         if report.result.status == DIVERGENCE:
             what = f"{report.method} diverged"
         else:
-            speed = math.sqrt(max_speed_squared(w.v)) if w.n else 0.0
-            if not speed <= EXPLOSION_SPEED:  # NaN too
-                what = (f"marbles exploded ({speed:.3g} m/s, over {EXPLOSION_SPEED:g} m/s)"
-                        if math.isfinite(speed) else "marbles became non-finite")
+            budget = self._energy
+            gain = budget.gain(w)
+            if budget.exceeded(gain):
+                what = (f"marbles exploded (their energy rose by {gain:.3g} J, over the "
+                        f"{budget.allowance:.3g} J of lifting each by its radius)"
+                        if math.isfinite(gain) else "marbles became non-finite")
+                budget.rebase(w)
         if not what:
             return
         self.diverged = True
@@ -195,11 +201,11 @@ class Session:
         now = time.perf_counter() if now is None else now
         w, speed = self.world, self.spec.speed
         if self._clock is None:
-            self._clock = (now - w.dt / speed, w.time)
+            self._start_clock(now)
         wall0, sim0 = self._clock
         due = int(((now - wall0) * speed - (w.time - sim0)) / w.dt + 1e-9)
         if due > MAX_CATCH_UP:
-            self._clock = (now - w.dt / speed, w.time)  # too far behind: drop the lag
+            self._start_clock(now)  # too far behind: drop the lag
             due = 1
         if limit is not None:
             due = min(due, limit)
@@ -210,6 +216,13 @@ class Session:
             if self.paused:  # a divergence paused it
                 break
         return done
+
+    def _start_clock(self, now: float) -> None:
+        """Pace from `now`, one step due, with the steps' times midway between the calls that
+        a timer of period dt / speed makes: a call a millisecond early still finds its step due
+        (on the steps' times it would find none, then two at the next call: at 0.05x a step
+        every 0.8 s, then two at once)."""
+        self._clock = (now - 1.5 * self.world.dt / self.spec.speed, self.world.time)
 
     def _apply_drag(self) -> None:
         if self._drag is None:
@@ -223,9 +236,12 @@ class Session:
         if speed > DRAG_MAX_SPEED:
             want *= DRAG_MAX_SPEED / speed
         alpha = w.dt / (w.dt + DAMPING_TIME)
+        before = float(w.v[i] @ w.v[i])
         w.v[i] += alpha * (want - w.v[i]) - w.dt * w.gravity
         if w.planar:
             w.v[i, 1] = 0.0
+        # The hand's work, which the energy judgement must not call an explosion.
+        self._energy.work += 0.5 * (float(w.v[i] @ w.v[i]) - before) / w.inv_mass[i]
         self.sim.world_edited()  # a backend that keeps the state on a device takes it from here
 
     # ---------------------------------------------------------------------------- views
@@ -286,10 +302,8 @@ class Session:
 
     def _reset(self, c: cmd.Reset) -> None:
         """The scene from t = 0 (or the state file as opened); a pause the user chose stays,
-        one a divergence made ends."""
-        paused = self.paused and not self.diverged
+        one a divergence made ends (_new_world)."""
         self._restart()
-        self.paused = paused
 
     def _restart(self) -> None:
         """A new world: the state file's again, or the scene's at t = 0."""
@@ -512,8 +526,12 @@ class Session:
         self.sim.options = self.spec.options
 
     def _new_world(self, world: World, origin: str = "", snapshot=None) -> None:
-        """`world` from now on; `origin` and `snapshot`: the state file it came from."""
+        """`world` from now on; `origin` and `snapshot`: the state file it came from. A pause
+        that a divergence made ends with the world that diverged; one the user chose stays."""
         self.sim = self.spec.simulation(world)
+        self._energy = EnergyBudget(world)
+        if self.diverged:
+            self.paused = False
         self.origin, self.origin_snapshot = origin, snapshot
         if self.picked >= world.n:
             self.picked = -1

@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         os.chdir(scratch)  # the comparison window names its files as `bench/benchmark.npy`
         options = options_from(build_parser().parse_args(
             ["--benchmark-out", "bench", "--no-benchmark", "--speed", "0"]))
-        options.show_dialogs = options.block_on_close = False
+        options.show_dialogs = False
         window = MainWindow(options)
         window.resize(1280, 800)
         window.show()

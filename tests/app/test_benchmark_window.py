@@ -41,7 +41,6 @@ def make_window(qtbot, tmp_path):
     def make(**kw):
         kw.setdefault("benchmark_out", str(tmp_path))
         kw.setdefault("benchmark_iterations", 30)
-        kw.setdefault("block_on_close", False)
         kw.setdefault("show_dialogs", False)
         window = MainWindow(window_options(**kw))
         qtbot.addWidget(window)
@@ -101,19 +100,6 @@ def test_close_writes_the_benchmark_then_joins_the_worker(qtbot, make_window, tm
     table, meta = load_benchmark(tmp_path, 30)
     assert meta["scene"] == "column" and "on close" in meta["source"]
     assert window.exit_code == 0
-
-
-def test_on_close_the_window_waits_for_the_plot_window(qtbot, make_window, tmp_path):
-    window = make_window(scene="column", benchmark_on_close=True, block_on_close=True)
-    with qtbot.waitSignal(window.benchmarkShown, timeout=HANG_MS) as shown:
-        window.close()
-    plot = shown.args[0]
-    qtbot.wait(200)
-    assert window.isVisible() and not window._shut_down
-    load_benchmark(tmp_path, 30)
-    plot.close()
-    qtbot.waitUntil(lambda: window._shut_down, timeout=5000)
-    assert not window.isVisible() and window.sim.thread.isFinished()
 
 
 def test_no_benchmark_writes_nothing(qtbot, make_window, tmp_path):

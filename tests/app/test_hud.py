@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.hud import Hud, RateMeter, hud_text
+from app.hud import OVERDUE, Hud, RateMeter, hud_text
 from app.worker import Frame
 from lab.session.state import SessionState
 from solver.parallel import MIN_MARBLES
@@ -98,6 +98,27 @@ def test_rare_events_give_their_rate_not_zero():
     for k in range(5):
         counted.add(count=7, now=0.1 * k)  # frames of 7 steps each
     assert counted.rate(now=0.4) == pytest.approx(70.0)
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.03, 0.15])
+def test_slow_motion_reads_the_speed_asked_between_two_steps(delay):
+    """At 0.05x a step is due every 0.4 s and reaches the HUD `delay` s later (a timer tick,
+    the queue to the window); the HUD, 10 times a second, must not read a step on its way as
+    a slow-down (0.03x, SLOWER THAN REAL TIME)."""
+    speed, dt = 0.05, 0.02
+    period = dt / speed
+    meter = RateMeter()
+    steps = [k * period for k in range(40)]
+    arrived = 0
+    for hud in np.arange(3 * period, 15.0, 0.1):
+        while steps[arrived] + delay <= hud:
+            meter.add(now=steps[arrived])  # stamped by the worker when it stepped
+            arrived += 1
+        rate = meter.rate(now=hud, period=period)
+        text = hud_text(frame(speed=speed), 10.0, rate)
+        assert rate * dt == pytest.approx(speed), hud
+        assert "0.05x real time" in text and "SLOWER" not in text, hud
+    assert meter.rate(now=16.0 + OVERDUE * period, period=period) * dt < 0.9 * speed  # stopped
 
 
 def test_the_hud_wraps_within_the_width_it_is_given(qtbot):

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QComboBox, QSpinBox
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QVBoxLayout, QWidget
 
-from app.params_ui import NumberBox, ParamEditor, value_text
+from app.params_ui import IntBox, NumberBox, ParamEditor, value_text
 from solver.params import Param
+from tests.app.conftest import HANG_MS
 
 OMEGA = Param("omega", 1.5, float, "relaxation factor", lo=0.0, hi=2.0, lo_open=True)
 TOL = Param("abs_tol", 1e-12, float, "stop below this", "m/s", lo=0.0)
@@ -25,7 +26,7 @@ def editor(qtbot, p):
     return e, got
 
 
-@pytest.mark.parametrize("p, kind", [(OMEGA, NumberBox), (TOL, NumberBox), (N, QSpinBox),
+@pytest.mark.parametrize("p, kind", [(OMEGA, NumberBox), (TOL, NumberBox), (N, IntBox),
                                      (RULE, QComboBox), (ADAPT, QCheckBox)])
 def test_the_declaration_chooses_the_widget_and_its_tooltip(qtbot, p, kind):
     e, _ = editor(qtbot, p)
@@ -70,6 +71,48 @@ def test_typing_is_taken_on_enter_and_the_sessions_value_comes_back(qtbot):
     n.widget.clearFocus()
     n.show(350)  # the Session refused it: its value again
     assert n.widget.value() == 350 and got == [("n", "40")]
+
+
+@pytest.mark.parametrize("p, typed", [(N, "-5"), (N, "abc"), (N, "1e3"), (OMEGA, "20"),
+                                      (OMEGA, "abc"), (TOL, "-1")])
+def test_text_a_box_cannot_take_goes_on_as_typed_on_enter_or_leaving(qtbot, p, typed):
+    """Never bent into another value (Qt's int box dropped the minus of -5) nor put back in
+    silence: the Session parses it and says why it refuses it."""
+    for leave in (False, True):
+        got = []
+        e = ParamEditor(p, lambda name, text: got.append((name, text)))
+        e.show(p.default)
+        window, other = QWidget(), QLineEdit()  # a field to leave the box for
+        qtbot.addWidget(window)
+        column = QVBoxLayout(window)
+        column.addWidget(e.widget)
+        column.addWidget(other)
+        window.show()
+        window.activateWindow()
+        qtbot.waitUntil(window.isActiveWindow, timeout=HANG_MS)
+        e.widget.setFocus()
+        qtbot.waitUntil(e.widget.hasFocus, timeout=HANG_MS)
+        e.widget.lineEdit().selectAll()
+        qtbot.keyClicks(e.widget, typed)
+        assert e.widget.lineEdit().text() in (typed, typed + e.widget.suffix())
+        if leave:
+            other.setFocus()
+        else:
+            qtbot.keyClick(e.widget, Qt.Key.Key_Return)
+        assert got == [(p.name, typed)]
+        assert e.value() == p.default  # the box shows the Session's value until it changes
+
+
+def test_a_typed_value_is_shown_as_typed(qtbot):
+    e, got = editor(qtbot, OMEGA)
+    e.widget.show()
+    e.widget.setFocus()
+    e.widget.lineEdit().selectAll()
+    qtbot.keyClicks(e.widget, "1.23456789")
+    qtbot.keyClick(e.widget, Qt.Key.Key_Return)
+    assert got == [("omega", "1.23456789")] and e.widget.text() == "1.23456789"
+    qtbot.keyClick(e.widget, Qt.Key.Key_Return)  # Enter again: the same value, nothing sent
+    assert got == [("omega", "1.23456789")]
 
 
 def test_value_text_is_what_set_takes():

@@ -56,7 +56,6 @@ def make_window(qtbot, tmp_path):
     def make(**kw):
         kw.setdefault("benchmark_out", str(tmp_path))
         kw.setdefault("benchmark_on_close", False)
-        kw.setdefault("block_on_close", False)
         kw.setdefault("show_dialogs", False)
         window = MainWindow(window_options(**kw))
         # Every frame, in order, for wait_state (window.latest only keeps the newest).
@@ -386,18 +385,6 @@ def test_the_window_opens_on_the_bowl_with_friction_and_the_bench_on_the_article
     run = json.loads(report.read_text())
     assert run["scene"] == "bowl" and run["settings"]["warm_start"] == 0.0
     assert not scenes.has_friction(run["scene_params"])
-
-
-def test_closing_on_a_frictional_scene_compares_the_friction_solvers(qtbot, make_window,
-                                                                     tmp_path):
-    window = make_window(scene="incline", benchmark_on_close=True)
-    qtbot.waitUntil(lambda: window.latest is not None and window.latest.steps > 0,
-                    timeout=20000)
-    window.close()
-    qtbot.waitUntil(lambda: window._shut_down, timeout=HANG_MS)
-    assert window.exit_code == 0
-    rows = np.load(tmp_path / "benchmark.npy", allow_pickle=False)
-    assert list(rows["solver"]) == registry.friction_solvers()
 
 
 def _run_marbles(*args, env=None, timeout=120):

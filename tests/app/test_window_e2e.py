@@ -178,7 +178,7 @@ def test_the_divergence_scenario_of_the_issue_from_its_command_line(qtbot, tmp_p
     options = options_from(build_parser().parse_args(
         ["--solver", "jacobi", "--set", "beta=1", "--benchmark-out", str(tmp_path),
          "--no-benchmark"]))
-    options.show_dialogs = options.block_on_close = False
+    options.show_dialogs = False
     window = MainWindow(options)
     qtbot.addWidget(window)
     window.show()

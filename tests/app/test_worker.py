@@ -259,6 +259,25 @@ def test_real_time_frames_carry_the_steps_the_clock_owes(qtbot, run, monkeypatch
     assert f.time == pytest.approx(first.time + 6 * first.dt)
 
 
+def test_slow_motion_steps_once_per_tick_early_or_late(qtbot, run, monkeypatch):
+    """At 0.05x the timer ticks every 0.4 s, never on the microsecond: each tick makes its one
+    step, not none for a tick a millisecond early and two at the next (a stutter the HUD
+    would read as 0.03x)."""
+    sim, got = run(scene="column", speed=0.05)
+    clock = StoppedClock()
+    monkeypatch.setattr("lab.session.session.time", clock)
+    sim.send(cmd.Pause(True))
+    wait_for(qtbot, got, lambda f: f.state.paused)
+    sim.send(cmd.Pause(False))  # the pacing starts again, on the stopped clock: one step owed
+    first = wait_for(qtbot, got, lambda f: f.stepped)
+    period = first.dt / 0.05
+    for k, early in enumerate((1e-3, -1e-3, 3e-3, 0.0, 5e-4), start=1):
+        clock.now = k * period - early
+        f = wait_for(qtbot, got, lambda f: f.stepped, timeout=HANG_MS)
+        assert len(f.records) == 1, (k, early)
+    assert f.steps - first.steps == 5
+
+
 def test_frames_carry_a_trace_and_timings(qtbot, run):
     sim, got = run(scene="bowl", iterations=20)
     f = wait_for(qtbot, got, lambda f: f.trace is not None and f.trace.size == 21 and f.contacts)

@@ -96,6 +96,21 @@ def test_a_run_whose_physics_fails_says_so_first_and_exits_3(tmp_path, run_main)
     report = json.loads(out.read_text())
     assert report["physics"]["status"] in ("exploded", "non-finite")
     assert report["steps_done"] == report["physics"]["stopped_at"] < 300
+    physics = report["physics"]
+    assert physics["energy_gain"] is None or physics["energy_gain"] > physics["energy_allowance"]
+
+
+def test_the_incline_rolling_past_100_m_s_is_correct_physics_and_exits_0(tmp_path, run_main):
+    """The marble rolls down the unbounded plane at 5/7 g sin 20 deg and passes 100 m/s near
+    step 2100: gravity's work, not an explosion."""
+    out = tmp_path / "r.json"
+    code, stdout, err = run_main("run", "--scene", "incline", "--steps", "2300", "--quiet",
+                                 "--json", str(out))
+    assert code == 0 and not stdout.startswith("PHYSICS"), stdout
+    report = json.loads(out.read_text())
+    physics = report["physics"]
+    assert physics["status"] == "ok" and report["steps_done"] == 2300
+    assert physics["max_speed"] > 100 and physics["energy_gain"] < 0
 
 
 def test_a_step_too_large_for_the_radius_warns_in_one_line(run_main):

@@ -26,7 +26,8 @@ def test_the_report_has_every_phase_and_the_last_steps_trace():
 
 
 from lab.session.run import (EXACT_STEPS, EXPLODED, HISTOGRAM_RATIO, NON_FINITE, OK, ESCAPED,
-                     TimingStats, dt_warning, max_speed_squared, physics_check)
+                     EnergyBudget, TimingStats, dt_warning, max_speed_squared, physics_check,
+                     world_energy)
 
 
 def test_timing_medians_are_exact_for_short_runs():
@@ -71,16 +72,53 @@ def bowl_like():
 
 def test_physics_check_flags_each_failure():
     w = bowl_like()
-    assert physics_check(w)["status"] == OK
-    w.x[3] = [5.0, 0.0, 0.0]  # outside the glass sphere of radius 1
-    assert physics_check(w) | {} == {"status": ESCAPED, "max_speed": 0.0, "non_finite": 0,
-                                     "escaped": 1}
+    budget = EnergyBudget(w)
+    assert physics_check(w, budget)["status"] == OK
+    w.x[3] = w.x[3] * 0.9  # down a little: energy lost is no failure
+    w.x[4] = [5.0, 0.0, 0.0]  # outside the glass sphere of radius 1, at the same height
+    check = physics_check(w, budget)
+    assert check | {} == {"status": ESCAPED, "max_speed": 0.0, "non_finite": 0, "escaped": 1,
+                          "energy_gain": check["energy_gain"],
+                          "energy_allowance": budget.allowance}
+    assert check["energy_gain"] < 0
     w.v[2] = [0.0, 0.0, 1e3]
-    assert physics_check(w)["status"] == EXPLODED
+    assert physics_check(w, budget)["status"] == EXPLODED
     w.x[0, 1] = np.nan
-    check = physics_check(w)
+    check = physics_check(w, budget)
     assert check["status"] == NON_FINITE and check["non_finite"] == 1
     assert np.isnan(check["max_speed"])  # no finite number over a NaN state
+
+
+def test_an_explosion_is_energy_gained_not_speed():
+    """Energy that gravity's work gives is no explosion however fast the marble goes; energy
+    from nowhere, beyond lifting every marble by its radius, is one."""
+    w = scenes.build("incline")
+    mass = 1.0 / w.inv_mass
+    g = np.linalg.norm(w.gravity)
+    budget = EnergyBudget(w)
+    assert budget.allowance == pytest.approx(np.sum(mass * w.radius) * g)
+    normal = np.asarray(w.container["normal"])
+    down = np.array([normal[2], 0.0, -normal[0]])  # down the slope, in the plane
+    w.x += 3000.0 * down  # 3 km down the unbounded plane, at the speed the drop gives
+    w.v[:] = np.sqrt(2 * g * 3000.0 * normal[0]) * down
+    check = physics_check(w, budget)
+    assert check["status"] == OK and check["max_speed"] > 100
+    assert abs(check["energy_gain"]) < 1e-9 * np.sum(mass) * g * 3000.0
+    w.x[:, 2] += 0.9 * w.radius  # lifted by less than its radius: within the allowance
+    assert physics_check(w, budget)["status"] == OK
+    w.x[:, 2] += 0.2 * w.radius
+    assert physics_check(w, budget)["status"] == EXPLODED
+    budget.work = np.sum(mass * w.radius) * g  # work done on it from outside counts
+    assert physics_check(w, budget)["status"] == OK
+    budget.rebase(w)
+    assert budget.start == world_energy(w) and budget.gain(w) == 0.0
+
+
+def test_fixed_marbles_carry_no_energy():
+    w = bowl_like()
+    w.inv_mass[:] = 0.0
+    w.v[:] = 50.0
+    assert world_energy(w) == 0.0 and EnergyBudget(w).allowance == 0.0
 
 
 def test_max_speed_squared_carries_nan_and_overflow():

@@ -1,0 +1,46 @@
+"""The pointer of the X server itself (the XTest extension, as xdotool uses it): wheel events
+that Qt receives from the server exactly as from a mouse. Events Qt is sent from inside the
+process are not the same: Qt never hands a synthesized wheel event on to the parents of a
+widget that ignores it, so only real ones can show where the wheel goes."""
+from __future__ import annotations
+
+import ctypes
+import os
+
+# X's buttons 4 and 5 are the wheel's notches up and down.
+WHEEL_UP, WHEEL_DOWN = 4, 5
+
+
+class XPointer:
+    """Moves the X server's pointer and turns its wheel (DISPLAY's server, Xvfb's in tests)."""
+
+    def __init__(self):
+        self._x11 = ctypes.CDLL("libX11.so.6")
+        self._xtst = ctypes.CDLL("libXtst.so.6")
+        self._x11.XOpenDisplay.restype = ctypes.c_void_p
+        self._x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
+        self._x11.XFlush.argtypes = [ctypes.c_void_p]
+        self._x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+        self._xtst.XTestFakeMotionEvent.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+                                                    ctypes.c_int, ctypes.c_ulong]
+        self._xtst.XTestFakeButtonEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int,
+                                                    ctypes.c_ulong]
+        self._display = self._x11.XOpenDisplay(os.environ["DISPLAY"].encode())
+        if not self._display:
+            raise RuntimeError(f"cannot open X display {os.environ['DISPLAY']}")
+
+    def wheel(self, widget, notches: int) -> None:
+        """Move the pointer to the middle of `widget` and turn the wheel `notches` notches
+        (> 0: down, towards the user; < 0: up)."""
+        centre = widget.mapToGlobal(widget.rect().center())
+        self._xtst.XTestFakeMotionEvent(self._display, -1, centre.x(), centre.y(), 0)
+        button = WHEEL_DOWN if notches > 0 else WHEEL_UP
+        for _ in range(abs(notches)):
+            self._xtst.XTestFakeButtonEvent(self._display, button, 1, 0)
+            self._xtst.XTestFakeButtonEvent(self._display, button, 0, 0)
+        self._x11.XFlush(self._display)
+
+    def close(self) -> None:
+        if self._display:
+            self._x11.XCloseDisplay(self._display)
+            self._display = None
