@@ -66,7 +66,13 @@ class DeviceSolve:
         self.partial = b.get("measure_partial", (self.blocks * gj.MEASURES,))
 
     def solve(self, lam, count: int) -> tuple[tuple, tuple]:
-        """λ kept, measured, `count` iterations, measured again: the two readings."""
+        """λ kept, measured, `count` iterations, measured again (one launch): the two
+        readings."""
+        self._solve_launch(lam, count)
+        both = self.readings.copy_to_host()
+        return (self._reading(both[:gj.MEASURES]), self._reading(both[gj.MEASURES:]))
+
+    def _solve_launch(self, lam, count: int) -> None:
         p = self.problem
         if self.frictional:
             gj.frictional_solve[self.blocks, THREADS](
@@ -76,8 +82,6 @@ class DeviceSolve:
             gj.solve[self.blocks, THREADS](p.A, self.system, self.beta, lam, p.csr,
                                            (self.dv, self.start, self.partial), count,
                                            self.readings)
-        both = self.readings.copy_to_host()
-        return (self._reading(both[:gj.MEASURES]), self._reading(both[gj.MEASURES:]))
 
     def sweep(self, lam, count: int) -> None:
         p = self.problem
@@ -150,7 +154,7 @@ class DeviceColouredGs(DeviceSolve):
         gj.row_steps[max(1, (p.size + THREADS - 1) // THREADS), THREADS](1.0, p.diag, step)
         self.system = (p.rhs, step, p.diag)
 
-    def solve(self, lam, count: int) -> tuple[tuple, tuple]:
+    def _solve_launch(self, lam, count: int) -> None:
         p = self.problem
         if self.frictional:
             gs.frictional_solve[self.blocks, THREADS](
@@ -160,8 +164,6 @@ class DeviceColouredGs(DeviceSolve):
             gs.solve[self.blocks, THREADS](p.A, self.system, lam, p.csr, self.colours,
                                            (self.dv, self.start, self.partial), count,
                                            self.readings)
-        both = self.readings.copy_to_host()
-        return (self._reading(both[:gj.MEASURES]), self._reading(both[gj.MEASURES:]))
 
     def sweep(self, lam, count: int) -> None:
         p = self.problem
