@@ -19,32 +19,57 @@ from .laws import CONE, NSGS, PROX, contact_step, coulomb_block, coulomb_diagona
 from .operator import local_steps
 
 
+# A block is diag(a, b, b) to rounding when its off-diagonal entries, and the difference of its
+# tangent entries, are below this many ε times its largest entry: a block this program writes
+# (J M^-1 Jᵀ of a sphere's contact) carries off-diagonal rounding of a few ε, and a block
+# another tool computed from the same geometry no more.
+ROUNDING = 64.0 * float(np.finfo(np.float64).eps)
+# local's counts: problems enumeration could not solve, solved in closed form, by enumeration
+FAILED, CLOSED_FORM, ENUMERATED = 0, 1, 2
+
+
 @njit(inline="always", cache=True, nogil=True)
-def _local_solution(W, c, old, u, mu, failures):
+def _diagonal_to_rounding(W, c):
+    """Whether block c is diag(a, b, b) up to ROUNDING × its largest entry, with b > 0."""
+    top = 0.0
+    for i in range(3):
+        for j in range(3):
+            top = max(top, abs(W[c, i, j]))
+    tol = ROUNDING * top
+    return (abs(W[c, 0, 1]) <= tol and abs(W[c, 0, 2]) <= tol and abs(W[c, 1, 0]) <= tol
+            and abs(W[c, 2, 0]) <= tol and abs(W[c, 1, 2]) <= tol and abs(W[c, 2, 1]) <= tol
+            and abs(W[c, 1, 1] - W[c, 2, 2]) <= tol and W[c, 1, 1] > 0.0)
+
+
+@njit(inline="always", cache=True, nogil=True)
+def _local_solution(W, c, old, u, mu, counts):
     """nsgs: the exact solution of contact c's problem with the others fixed; W (m, 3, 3) the
-    diagonal blocks, old = (λ_n, λ_1, λ_2), u = (u_n, u_1, u_2)."""
+    diagonal blocks, old = (λ_n, λ_1, λ_2), u = (u_n, u_1, u_2); counts by the slots above.
+    A block diagonal to rounding takes the closed form (its tangent entry the mean of the
+    two): the exact solution of a problem that differs from it by rounding."""
     ln, l1, l2 = old
     un, u1, u2 = u
     qn = un - (W[c, 0, 0] * ln + W[c, 0, 1] * l1 + W[c, 0, 2] * l2)
     q1 = u1 - (W[c, 1, 0] * ln + W[c, 1, 1] * l1 + W[c, 1, 2] * l2)
     q2 = u2 - (W[c, 2, 0] * ln + W[c, 2, 1] * l1 + W[c, 2, 2] * l2)
-    if (W[c, 0, 1] == 0.0 and W[c, 0, 2] == 0.0 and W[c, 1, 0] == 0.0 and W[c, 2, 0] == 0.0
-            and W[c, 1, 2] == 0.0 and W[c, 2, 1] == 0.0 and W[c, 1, 1] == W[c, 2, 2]
-            and W[c, 1, 1] > 0.0):
-        return coulomb_diagonal(qn, q1, q2, W[c, 0, 0], W[c, 1, 1], mu)
+    if _diagonal_to_rounding(W, c):
+        counts[CLOSED_FORM] += 1
+        return coulomb_diagonal(qn, q1, q2, W[c, 0, 0], 0.5 * (W[c, 1, 1] + W[c, 2, 2]), mu)
+    counts[ENUMERATED] += 1
     n0, n1, n2, ok = coulomb_block(W, c, qn, q1, q2, mu)
     if not ok:
-        failures[0] += 1
+        counts[FAILED] += 1
     return n0, n1, n2
 
 
 @njit(**ROW_KERNEL)
-def matrix_sweeps(W, local, rule, u, lam, count, failures):
+def matrix_sweeps(W, local, rule, u, lam, count, counts):
     """`count` Gauss-Seidel sweeps over the contacts in place. W = (t_indptr, t_indices,
     t_data, blocks): W's columns (the CSR of Wᵀ) and its (m, 3, 3) diagonal blocks; local =
     (steps, scale, mu): steps (m, 3) s_n, s_t (0: an inert contact, skipped), times `scale`,
-    and μ (m,); rule = (law, naive); u (size,) = W λ + q, kept consistent with λ; failures[0]
-    counts local problems nsgs could not solve (none for a positive definite block)."""
+    and μ (m,); rule = (law, naive); u (size,) = W λ + q, kept consistent with λ; counts (3,)
+    int64, nsgs's local solves by FAILED (none for a positive definite block), CLOSED_FORM
+    and ENUMERATED."""
     t_indptr, t_indices, t_data, blocks = W
     steps, scale, mu = local
     law, naive = rule
@@ -58,7 +83,7 @@ def matrix_sweeps(W, local, rule, u, lam, count, failures):
             un, u1, u2 = u[k], u[k + 1], u[k + 2]
             if law == NSGS:
                 n0, n1, n2 = _local_solution(blocks, c, (ln, l1, l2), (un, u1, u2), mu[c],
-                                             failures)
+                                             counts)
             else:
                 step_law = CONE if law == PROX else law
                 n0, n1, n2 = contact_step((step_law, naive, law != PROX), (ln, l1, l2),
@@ -76,18 +101,21 @@ def matrix_sweeps(W, local, rule, u, lam, count, failures):
 def solve_matrix(problem, lam0: np.ndarray, settings: SolveSettings, law: int,
                  omega: float = 1.0, naive: bool = False):
     """Gauss-Seidel sweeps of `law` (steps ω / A_nn and ω / λmax(A_tt)) over an explicit
-    problem, through the driver. info: local_failures (nsgs)."""
+    problem, through the driver. info (nsgs): local_failures, and how many local problems
+    were solved in closed form (blocks diagonal to rounding) and by enumeration."""
     lam = np.array(lam0, dtype=np.float64)
     u = problem.error(lam)
     steps = local_steps(problem, omega)
-    failures = np.zeros(1, dtype=np.int64)
+    counts = np.zeros(3, dtype=np.int64)
     info: dict = {}
     p = problem
 
     def sweep(count: int) -> None:
-        matrix_sweeps(p.columns, (steps, 1.0, p.mu), (law, naive), u, lam, count, failures)
+        matrix_sweeps(p.columns, (steps, 1.0, p.mu), (law, naive), u, lam, count, counts)
         if law == NSGS:
-            info["local_failures"] = int(failures[0])
+            info["local_failures"] = int(counts[FAILED])
+            info["local_closed_form"] = int(counts[CLOSED_FORM])
+            info["local_enumerated"] = int(counts[ENUMERATED])
 
     def sync() -> None:
         u[:] = problem.error(lam)

@@ -203,8 +203,8 @@ def prox_gs_matrix(columns, base, mu, rules, iterate, failures, progress, count)
     every row of a contact from the velocities before its update); returns the number
     performed. columns: W by its columns and blocks (MatrixProblem.columns); base (m, 3): R0;
     mu (m,); rules: proximal.adaptation's; iterate = (u (size,) = W λ + q, kept consistent with
-    λ; λ (size,); u_old, lam_old: their copies for a rollback); failures (1,) int64:
-    matrix_sweeps' count; progress = (state, counts) by the slots of proximal and this
+    λ; λ (size,); u_old, lam_old: their copies for a rollback); failures (3,) int64:
+    matrix_sweeps' counts; progress = (state, counts) by the slots of proximal and this
     module."""
     adapt, objective = rules[0], rules[1]
     u, lam, u_old, lam_old = iterate
@@ -352,7 +352,7 @@ def solve_gs_matrix(problem, lam0: np.ndarray, settings: SolveSettings):
     state = progress[0]
     u = problem.error(lam)
     iterate = (u, lam, np.empty_like(u), lam_old)
-    failures = np.zeros(1, dtype=np.int64)
+    failures = np.zeros(3, dtype=np.int64)  # matrix_sweeps' counts (nsgs's; unused here)
     columns, mu = problem.columns, problem.mu
 
     def sweep(count: int) -> int:

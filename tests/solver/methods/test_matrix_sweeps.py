@@ -36,10 +36,10 @@ def single(W, q, mu):
 def sweep(problem, law, count, omega=1.0):
     lam = np.zeros(problem.size)
     u = problem.error(lam)
-    failures = np.zeros(1, dtype=np.int64)
+    counts = np.zeros(3, dtype=np.int64)
     matrix_sweeps(problem.columns, (local_steps(problem, omega), 1.0, problem.mu), (law, False),
-                  u, lam, count, failures)
-    return lam, u, failures[0]
+                  u, lam, count, counts)
+    return lam, u, counts[0]
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -48,3 +48,28 @@ def test_nsgs_converges_on_a_coupled_pile():
         k = slice(3 * c, 3 * c + 3)
         local_q = u[k] - W[k, k] @ result.lam[k]
         assert coulomb_violation(W[k, k], local_q, 0.3, result.lam[k]) < 1e-9
+
+
+def test_on_the_programs_own_export_every_local_problem_takes_the_closed_form(frictional_bowl):
+    """W = J M^-1 Jᵀ assembled into a file carries off-diagonal rounding in its blocks; nsgs
+    treats them as the diagonal blocks they are (the closed form, pgs's iterates to rounding)
+    and says so."""
+    W = MatrixProblem.from_problem(frictional_bowl)
+    blocks = W.blocks
+    off = np.abs(blocks - blocks * np.eye(3)).max(axis=(1, 2))
+    assert off.max() > 0.0  # rounding the exact test would have sent to enumeration
+    result = solve("nsgs", W, 40, abs_tol=0.0)
+    live = int(np.count_nonzero(frictional_bowl.diag[0::3] > 0.0))
+    assert result.info["local_closed_form"] == 40 * live
+    assert result.info["local_enumerated"] == result.info["local_failures"] == 0
+    pgs = solve("pgs", frictional_bowl, 40, abs_tol=0.0)
+    np.testing.assert_allclose(result.trace, pgs.trace, rtol=1e-9, atol=1e-14)
+
+
+def test_a_block_coupled_beyond_rounding_is_enumerated():
+    rng = np.random.default_rng(5)
+    W = np.diag([1.0, 3.5, 3.5]) + 1e-9 * rng.normal(size=(3, 3))
+    W = 0.5 * (W + W.T)
+    p = MatrixProblem.from_dense(W, np.array([-1.0, 0.2, 0.1]), np.array([0.3]))
+    result = solve("nsgs", p, 3, abs_tol=0.0)
+    assert result.info["local_enumerated"] == 3 and result.info["local_closed_form"] == 0
