@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from solver.contact_states import contact_states, states_text
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS
 from solver.options import AUTO_MARBLES, DEVICE, GPU_SOLVERS
@@ -141,9 +142,13 @@ def _lines(args, loaded: Loaded, settings, result, errors: list | None,
                  "# iteration  residual_m_per_s  seconds"]
         lines += [f"{k:6d}  {r:.6e}  {s:.6e}" for k, (r, s)
                   in enumerate(zip(result.trace, result.seconds))]
+        states = ""
+        if loaded.frictional:
+            states = "; " + states_text(contact_states(problem, result.lam, result.residual))
         return lines + [f"{args.solver}: {result.status} after {result.iterations} iterations, "
                         f"residual {result.residual:.6e} m/s"
-                        + ("" if stored is None else f" (stored lam: {stored:.6e} m/s)")]
+                        + ("" if stored is None else f" (stored lam: {stored:.6e} m/s)")
+                        + states]
     title = loaded.extras["title"]
     lines = [f"# {path}: FCLIB local 3D problem, {problem.m} contacts"
              + (f" ({title})" if title else "") + start,
@@ -152,7 +157,8 @@ def _lines(args, loaded: Loaded, settings, result, errors: list | None,
               in enumerate(zip(result.trace, errors, result.seconds))]
     return lines + [f"{args.solver}: {result.status} after {result.iterations} iterations, "
                     f"residual {result.residual:.6e} m/s, FCLIB error "
-                    f"{problem.fclib_error(result.lam):.6e}"]
+                    f"{problem.fclib_error(result.lam):.6e}; "
+                    f"{states_text(contact_states(problem, result.lam, result.residual))}"]
 
 
 def _json(args, loaded: Loaded, settings, result, errors: list | None,
@@ -168,13 +174,15 @@ def _json(args, loaded: Loaded, settings, result, errors: list | None,
                 "seconds": result.seconds.tolist(), "iterations": result.iterations,
                 "status": result.status, "residual": result.residual,
                 "final_fclib_error": problem.fclib_error(result.lam),
+                "contact_states": contact_states(problem, result.lam, result.residual),
                 "lam": result.lam.tolist(), "info": result.info}
     return {"lcp": str(loaded.path), "solver": args.solver, "device": device,
             "contacts": problem.m,
             "marbles": problem.n, "start": args.start,
             "settings": {"iterations": settings.iterations, **settings.params},
             "metric": FRICTIONAL_METRIC if loaded.frictional else METRIC,
-            **({"rows": problem.rows, "fclib_error": problem.fclib_error(result.lam)}
+            **({"rows": problem.rows, "fclib_error": problem.fclib_error(result.lam),
+                "contact_states": contact_states(problem, result.lam, result.residual)}
                if loaded.frictional else {}),
             "trace": result.trace.tolist(), "seconds": result.seconds.tolist(),
             "iterations": result.iterations, "status": result.status,

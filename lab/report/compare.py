@@ -22,6 +22,7 @@ import numpy as np
 
 import scenes
 from solver import metrics
+from solver.contact_states import contact_states
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS, SolveSettings
 from solver.options import AUTO_MARBLES, DEVICE
@@ -162,6 +163,16 @@ def _solver_names(solvers: Iterable[str] | None, frictional: bool) -> list[str]:
     return names
 
 
+def _start(lam0: np.ndarray | None, problem) -> np.ndarray:
+    """The impulses every solver starts from: λ0 checked, or zero."""
+    size, rows = problem.size, problem.rows
+    start = np.zeros(size) if lam0 is None else np.array(lam0, dtype=np.float64)
+    if (start.shape != (size,) or not np.all(np.isfinite(start))
+            or np.any(start[::rows] < 0)):
+        raise ParamError(f"lam0 must be {size} finite impulses, the normal ones non-negative")
+    return start
+
+
 def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | None = None,
             lam0: np.ndarray | None = None, params: dict[str, dict] | None = None,
             progress: Callable[[int, int, str], None] | None = None, repeats: int = 3,
@@ -181,11 +192,8 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
     frozen = problem.copy()
     if frozen.block_count > 1:  # frozen in blocks: solved on as many threads (Numba's count
         activate(frozen.block_count)  # is per calling thread)
-    size, rows = frozen.size, frozen.rows
-    start = np.zeros(size) if lam0 is None else np.array(lam0, dtype=np.float64)
-    if (start.shape != (size,) or not np.all(np.isfinite(start))
-            or np.any(start[::rows] < 0)):
-        raise ParamError(f"lam0 must be {size} finite impulses, the normal ones non-negative")
+    rows = frozen.rows
+    start = _start(lam0, frozen)
     settings = {name: registry.settings(name, iterations, True,
                                         {**NO_STOP, **(params or {}).get(name, {})})
                 for name in names}
@@ -194,6 +202,7 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
     width = iterations + 1
     rows_r, rows_s, status = [], [], []
     done_its, runs, errors, nondeterministic = {}, {}, {}, []
+    states = {}  # with friction: what each answer says the contacts do
     devices = {name: device_of(name, device, frozen) for name in names}
     for k, name in enumerate(names):
         method = _method_on(name, devices[name])
@@ -219,6 +228,8 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
             rows_s.append(seconds)
             status.append(result.status)
             done_its[name], runs[name] = int(result.iterations), len(curves)
+            if frictional and not diverged:
+                states[name] = contact_states(own, result.lam, result.residual)
             if not deterministic:
                 nondeterministic.append(name)
         if progress is not None:
@@ -234,10 +245,10 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
             "compile_seconds": compile_seconds, "devices": devices,
             "params": {name: (params or {}).get(name, {}) for name in names},
             "solver_settings": {name: s.params for name, s in settings.items()}}
-    if errors:
-        meta["errors"] = errors
-    if nondeterministic:
-        meta["nondeterministic"] = nondeterministic
+    for key, value in (("contact_states", states), ("errors", errors),
+                       ("nondeterministic", nondeterministic)):
+        if value:  # each only when it has something to say
+            meta[key] = value
     return ComparisonTable(names, np.array(rows_r), np.array(rows_s), status, meta)
 
 

@@ -59,6 +59,24 @@ def test_both_formats_of_one_step_give_the_same_trace(saved, run_main):
     assert traces[0] == traces[1] and len(traces[0]) == 7
 
 
+def test_both_formats_say_alike_what_the_answer_makes_the_contacts_do(saved, run_main,
+                                                                      tmp_path):
+    """The JSON's contact_states and the summary's phrase, the same for the LCP snapshot and
+    the FCLIB file of one step (the counts add up to the step's contacts)."""
+    found = []
+    for option, path in zip(("--lcp", "--fclib"), saved):
+        out_json = tmp_path / f"{option[2:]}.json"
+        code, out, err = run_main("solve", option, str(path), "--solver", "nsgs",
+                                  "--iterations", "40", "--json", str(out_json))
+        assert code == 0, err
+        report = json.loads(out_json.read_text())
+        states = report["contact_states"]
+        assert sum(states[k] for k in ("separated", "sticking", "sliding")) == report["contacts"]
+        assert f"{states['sticking']} stick" in out.splitlines()[-1]
+        found.append(states)
+    assert found[0] == found[1]
+
+
 @pytest.mark.parametrize("args, fragment", [
     (["problem.txt"], "unknown format"),
     ([], "one of the arguments FILE --lcp --fclib is required"),

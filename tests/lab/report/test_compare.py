@@ -10,8 +10,10 @@ from lab.report import compare as cmp
 from solver import metrics
 from solver.methods import registry
 from solver.methods.driver import Method, run
+from solver.contact_states import contact_states
 from solver.params import ParamError
 from solver.problem import ContactProblem
+from solver.step import Simulation
 from tests.lab.helpers import PNG
 
 PGS20 = registry.settings("pgs", 20, False)
@@ -231,3 +233,22 @@ def test_a_pile_settled_with_threads_is_compared_in_its_blocks():
     np.testing.assert_array_equal(blocked.residual, serial.residual)
     again = cmp.compare(frozen.problem, 20, ["pgs"], repeats=1)  # the step started from zero
     np.testing.assert_array_equal(again.residual[0], frozen.report.result.trace)
+
+
+def test_a_frictional_comparison_says_what_each_answer_makes_the_contacts_do():
+    sim = Simulation(scenes.build("bowl", {"n": 30, "mu": 0.5, "mu_wall": 0.5}),
+                     registry.settings("pgs", 20, False), warm_start=1.0)
+    for _ in range(60):
+        sim.step()
+    problem = sim.problem.copy()
+    table = cmp.compare(problem, 30, ["pgs", "apgd"], repeats=1)
+    live = int(np.count_nonzero(problem.diag[0::3] > 0.0))
+    for name in ("pgs", "apgd"):
+        states = table.meta["contact_states"][name]
+        assert states["separated"] + states["sticking"] + states["sliding"] == live
+        lam = registry.get(name).solve(problem.copy(), np.zeros(problem.size),
+                                       registry.settings(name, 30, True, cmp.NO_STOP))
+        assert states == contact_states(problem, lam.lam, lam.residual)
+
+def test_a_frictionless_comparison_has_no_contact_states(disk_frozen):
+    assert "contact_states" not in cmp.compare(disk_frozen.problem, 5, ["pgs"], repeats=1).meta
