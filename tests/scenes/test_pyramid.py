@@ -122,9 +122,12 @@ def test_arches_within_a_layer_carry_part_of_a_tall_pyramid(thresholds):
     assert smallest_mu(5, False, same_layer=False) > 1.05 * thresholds[5][0]
 
 
-# The simulation: the cone complementarity law (friction=ccp, whose velocities are unique:
-# docs/friction.md) with 200 sweeps and a full warm start, 10 s at the scene's dt = 0.02 s.
-STATICS_SOLVER = ("pgs", 200, {"friction": "ccp"})
+# The simulation: apgd, which solves the cone complementarity relaxation (whose velocities are
+# unique, and static wherever statics allows: docs/friction.md) by projected gradients, to its
+# 1e-12 m/s tolerance within 300 iterations, with a full warm start, 10 s at dt = 0.02 s. pgs's
+# ccp sweeps reach the same relaxation but settle on impulses under which five layers creep
+# (test_ccp_sweeps_let_five_layers_creep).
+STATICS_SOLVER = ("apgd", 300, {})
 
 
 def simulate_pyramid(layers, mu, solver=STATICS_SOLVER, seconds=10.0, stop_beyond=None):
@@ -143,7 +146,7 @@ def simulate_pyramid(layers, mu, solver=STATICS_SOLVER, seconds=10.0, stop_beyon
     return moved
 
 
-@pytest.mark.parametrize("layers", [2, 3])
+@pytest.mark.parametrize("layers", [2, 3, 5])
 def test_a_pyramid_with_enough_friction_stands(thresholds, layers):
     """20% above the statics threshold no marble moves 1% of its radius in 10 s."""
     assert simulate_pyramid(layers, 1.2 * thresholds[layers][1]) < 0.01 * R
@@ -156,15 +159,12 @@ def test_a_pyramid_without_enough_friction_collapses(thresholds, layers, factor)
     assert simulate_pyramid(layers, factor * thresholds[layers][0], stop_beyond=R) > R
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="known disagreement: the five-layer pyramid 20% above "
-                   "its statics threshold does not stand (docs/friction.md, Pyramid)")
-def test_five_layers_twenty_percent_above_the_threshold_stand(thresholds):
-    assert simulate_pyramid(5, 1.2 * thresholds[5][1], stop_beyond=0.01 * R) < 0.01 * R
-
-
-def test_five_layers_stand_with_more_friction(thresholds):
-    """What five layers need in the simulation: about three times the statics threshold."""
-    assert simulate_pyramid(5, 2.0) < 0.01 * R
+def test_ccp_sweeps_let_five_layers_creep(thresholds):
+    """The same relaxation by pgs's ccp sweeps (200 a step): the impulses they settle on let a
+    growing mode through, and five layers 20% above the threshold move a hundredth of a radius
+    within 10 s (docs/friction.md, Pyramid)."""
+    assert simulate_pyramid(5, 1.2 * thresholds[5][1], solver=("pgs", 200, {"friction": "ccp"}),
+                            stop_beyond=0.01 * R) > 0.01 * R
 
 
 def first_step_problem(layers, mu):
