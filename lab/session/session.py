@@ -24,7 +24,8 @@ from solver.step import Simulation, StepReport
 from solver.warmup import warmup
 from solver.world import World
 
-from ..report.compare import ComparisonTable, compare, write_benchmark
+from ..report.compare import (ComparisonTable, ScenePlan, benchmark_meta, compare,
+                              write_benchmark)
 from . import commands as cmd
 from . import files as session_files
 from . import network
@@ -551,21 +552,30 @@ class Session:
                   ) -> tuple[ComparisonTable, list[Path], dict]:
         """Every registered solver that can solve the current step's frozen problem (with
         friction: the friction solvers), from zero impulses, `iterations` each; writes
-        out/benchmark.npy, .json and .png as one unit (what `marbles-bench compare` writes;
-        compare.write_benchmark). Returns (table, paths, meta). ParamError when there is no
-        problem yet; OutputError when the files cannot be written."""
+        out/benchmark.npy, .json and .png as one unit, described as `marbles-bench compare`
+        describes its comparison (compare.benchmark_meta, compare.write_benchmark). Returns
+        (table, paths, meta). ParamError when there is no problem yet; OutputError when the
+        files cannot be written."""
         sim = self.sim
         if sim.problem is None:
             raise ParamError("no contact problem yet: run at least one step")
+        wall = time.perf_counter()
         names = registry.friction_solvers() if sim.problem.frictional else list(registry.METHODS)
         self.ensure_compiled(*names)
-        table = compare(sim.problem, iterations, names, progress=progress)
         s = self.spec
-        meta = {"scene": s.scene, "scene_params": s.scene_params, "step": sim.steps,
-                "time": sim.world.time, "contacts": sim.problem.m, "dt": sim.world.dt,
-                "settings": {"solver": s.solver, "iterations": s.iterations,
-                             "params": s.solver_params, "warm_start": s.warm_start},
-                "source": source}
+        # The run so far as a plan of `marbles-bench compare`: settled for the steps made,
+        # with the solver of the frozen step, compared from zero impulses on the CPU.
+        state = self.origin_snapshot
+        unnamed = state is not None and state.scene is None
+        plan = ScenePlan("state" if unnamed else s.scene, None if unnamed else s.scene_params,
+                         sim.steps, iterations, names, s.solve, s.warm_start,
+                         stabilise=s.stabilise, threads=s.threads, state=self.origin or None,
+                         source=source)
+        table = compare(sim.problem, iterations, names, progress=progress, repeats=plan.repeats,
+                        budget=plan.budget)
+        residual = math.nan if self.last_report is None else self.last_report.result.residual
+        meta = benchmark_meta(plan, sim.world, sim.steps, sim.problem, float(residual))
+        meta["wall_seconds"] = time.perf_counter() - wall
         return table, write_benchmark(out, table, meta), meta
 
 
