@@ -90,6 +90,8 @@ class Session:
         self._solver_params = {spec.solver: spec.solver_params}
         # Per scene, the friction the friction key turned off, to turn back on.
         self._friction_off: dict[str, tuple[float, float, float, float]] = {}
+        # What the friction key chose last (None: never pressed, each scene its own).
+        self._friction_on: bool | None = None
         self._compiled: set[tuple[str, int]] = set()  # (solver, blocks) warmed up
         self._blocks = 1
         self._last_trace_wall = -math.inf
@@ -325,22 +327,50 @@ class Session:
                         if solver != STABLE_SOLVER else f"{STABLE_SOLVER}: reset")
 
     def _set_scene(self, c: cmd.SetScene) -> None:
-        """A scene with friction while the solver cannot solve it: FRICTION_FALLBACK, said."""
+        """The friction key's choice carries over (_switched_friction). A scene with friction
+        while the solver cannot solve it: FRICTION_FALLBACK, said."""
         scene = scenes.get(c.name)
         params = self._scene_params.get(c.name) or resolve(scene.params, {}, c.name)
+        params, kept, carried = self._switched_friction(c.name, params)
         spec = self.spec.changed(scene=c.name, scene_params=params)
         switch = scenes.has_friction(params) and not registry.get(spec.solver).friction
         if switch:
             self.ensure_compiled(FRICTION_FALLBACK)
             spec = spec.changed(solve=self._settings_of(FRICTION_FALLBACK))
         world = spec.build_world()  # may refuse: then nothing changes
+        if carried:
+            self.message = carried
         if switch:
-            self.message = (f"{self.spec.solver} solves frictionless contacts only: "
-                            f"switched to {FRICTION_FALLBACK} for {c.name}")
+            self.message = "; ".join(filter(None, (
+                carried, f"{self.spec.solver} solves frictionless contacts only: switched to "
+                         f"{FRICTION_FALLBACK} for {c.name}")))
             self._solver_params[FRICTION_FALLBACK] = spec.solver_params
+        if kept is not None:
+            self._friction_off[c.name] = kept
         self._scene_params[c.name] = params
         self.spec = self._follow_friction(spec)
         self._new_world(world)
+
+    def _switched_friction(self, scene: str, params: dict
+                           ) -> tuple[dict, tuple | None, str]:
+        """`scene`'s parameters with the friction the friction key chose last, which holds
+        for every scene after it until pressed again: on, the scene's friction (kept, or its
+        default, else μ = FRICTION_ON, as the key gives it); off, μ = 0. Returns (params, the
+        friction turned off to keep for the key or None, what to say or "")."""
+        on = self._friction_on
+        if on is None or scenes.has_friction(params) == on:
+            return params, None, ""
+        if on:
+            friction = self._friction_off.get(scene) or _default_friction(scene)
+            kept, said = None, f"friction on (the friction key): {friction_text(friction)}"
+        else:
+            friction = (0.0, 0.0, 0.0, 0.0)
+            kept, said = scenes.friction_of(params), "friction off (the friction key): μ = 0"
+        params = dict(params)
+        for name, value in zip(FRICTION_NAMES, friction):
+            if name in params:
+                params[name] = value
+        return params, kept, said
 
     def _cycle_scene(self, c: cmd.CycleScene) -> None:
         self._set_scene(cmd.SetScene(_cycled(list(scenes.SCENES), self.spec.scene, c.delta)))
@@ -365,10 +395,11 @@ class Session:
 
     def _toggle_friction(self, c: cmd.ToggleFriction) -> None:
         """Friction off (every μ 0, kept for this scene) or back on: the values kept, else the
-        scene's own defaults, else μ = FRICTION_ON. On the current world, from the next step:
-        a pile that friction held collapses. Turning it on with a solver that cannot solve
+        scene's own defaults, else μ = FRICTION_ON; the next scenes follow (_switched_friction).
+        On the current world, from the next step: a pile that friction held collapses. Turning it on with a solver that cannot solve
         friction switches to FRICTION_FALLBACK and says so."""
         w, scene = self.world, self.spec.scene
+        self._friction_on = not w.frictional
         if w.frictional:
             self._friction_off[scene] = world_friction(w)
             self._set_friction((0.0, 0.0, 0.0, 0.0))

@@ -33,3 +33,46 @@ def test_the_b_keys_benchmark_json_has_the_keys_of_compares(qtbot, make_window, 
     assert mine["step"] == paused.steps and mine["wall_seconds"] > 0
     assert mine["time"] == (paused.steps - 1) * paused.dt  # at the start of the frozen step
     assert mine["settings"]["settle_solver"] == "pgs" and "B key" in mine["source"]
+
+
+def _choose_in_dock(qtbot, window, scene: str) -> None:
+    """Open the dock's scene list with a click, type `scene`'s name and Enter (a click on an
+    item is ignored for a double-click interval after the list opens)."""
+    box = window.controls.scene_box
+    window.controls.ensureWidgetVisible(box)
+    qtbot.mouseClick(box, Qt.MouseButton.LeftButton)
+    view = box.view()
+    qtbot.waitUntil(view.isVisible, timeout=HANG_MS)
+    qtbot.keyClicks(view, scene)
+    assert view.currentIndex().data() == scene
+    qtbot.keyClick(view, Qt.Key.Key_Return)
+
+
+def test_friction_the_f_key_turned_on_or_off_holds_for_the_next_scenes(qtbot, make_window):
+    """F on the disk gives it μ 0.5; N then gives the column μ 0.5 too (F's value where a
+    scene has none), the dock's incline its own μ 0.3; F off, then the dock's heap runs
+    without its own friction, and F brings that back."""
+    window = make_window(scene="disk", solver="apgd")
+    activate(qtbot, window)
+
+    def switch(press, scene: str, friction: tuple) -> None:
+        generation = window.latest.state.generation
+        press()
+        f = wait_state(qtbot, window, lambda f: f.state.generation > generation)
+        assert (f.state.scene, f.state.friction) == (scene, friction)
+        assert f.state.solver == "apgd"
+
+    on, off = (0.5, 0.5, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0)
+    _press(qtbot, window, "F")
+    wait_state(qtbot, window, lambda f: f.state.friction == on)
+    switch(lambda: _press(qtbot, window, "N"), "column", on)
+    assert window.status_label.text() == "friction on (the friction key): μ 0.5"
+    switch(lambda: _press(qtbot, window, "Shift+N"), "disk", on)
+    switch(lambda: _choose_in_dock(qtbot, window, "incline"), "incline", (0.3, 0.3, 0.0, 0.0))
+    activate(qtbot, window)
+    _press(qtbot, window, "F")
+    wait_state(qtbot, window, lambda f: f.state.friction == off)
+    switch(lambda: _choose_in_dock(qtbot, window, "heap"), "heap", off)
+    activate(qtbot, window)
+    _press(qtbot, window, "F")
+    wait_state(qtbot, window, lambda f: f.state.friction == (0.5, 0.5, 0.03, 0.0))
