@@ -112,6 +112,11 @@ class Session:
     def world(self) -> World:
         return self.sim.world
 
+    @property
+    def scene_named(self) -> bool:
+        """False while the world comes from a state file that names no scene."""
+        return self.origin_snapshot is None or self.origin_snapshot.scene is not None
+
     def ensure_compiled(self, *names: str) -> None:
         """Compile (or load from Numba's cache) the kernels of solvers not yet used."""
         # The kernels the steps will run: a pile below MIN_MARBLES steps serially whatever the
@@ -257,6 +262,7 @@ class Session:
             generation=self.generation, message=self.message,
             friction=world_friction(self.world), alarm=self.alarm, message_seq=self.message_seq,
             scene_params=dict(s.scene_params), origin=self.origin, network=self.network,
+            scene_named=self.scene_named, marbles=self.world.n,
             picked=self.picked, stabilise=s.stabilise, threads=s.threads, blocks=self.sim.blocks,
             device=self.sim.device)
 
@@ -596,9 +602,8 @@ class Session:
         s = self.spec
         # The run so far as a plan of `marbles-bench compare`: settled for the steps made,
         # with the solver of the frozen step, compared from zero impulses on the CPU.
-        state = self.origin_snapshot
-        unnamed = state is not None and state.scene is None
-        plan = ScenePlan("state" if unnamed else s.scene, None if unnamed else s.scene_params,
+        named = self.scene_named
+        plan = ScenePlan(s.scene if named else "state", s.scene_params if named else None,
                          sim.steps, iterations, names, s.solve, s.warm_start,
                          stabilise=s.stabilise, threads=s.threads, state=self.origin or None,
                          source=source)

@@ -76,3 +76,30 @@ def test_friction_the_f_key_turned_on_or_off_holds_for_the_next_scenes(qtbot, ma
     activate(qtbot, window)
     _press(qtbot, window, "F")
     wait_state(qtbot, window, lambda f: f.state.friction == (0.5, 0.5, 0.03, 0.0))
+
+
+def test_a_state_file_that_names_no_scene_opens_as_the_file(qtbot, make_window, tmp_path):
+    """A state written without its scene record (an older file, or one made by hand) is the
+    file's world, not the default scene: the HUD and the dock say `state FILE` with its
+    marble count, and the scene's own fields, which are not this world's, are not shown."""
+    import scenes
+    from lab.io.snapshot import save_state
+
+    path = tmp_path / "seven.npz"
+    save_state(path, scenes.build("column", {}))
+    window = make_window(state=str(path))  # as `marbles --state FILE` opens it
+    f = window.latest.state
+    assert f.origin == str(path) and len(window.latest.radius) == 7
+    controls = window.controls
+    assert controls.scene_box.currentIndex() == -1
+    assert controls.scene_box.placeholderText() == "state seven.npz: 7 marbles"
+    assert not controls.editors["n"].widget.isVisible()
+    qtbot.waitUntil(lambda: window.hud.text().startswith("state seven.npz   7 marbles"),
+                    timeout=HANG_MS)
+    activate(qtbot, window)
+    generation = f.generation
+    _press(qtbot, window, "N")  # a scene from the list replaces the file's world
+    qtbot.waitUntil(lambda: window.latest.state.generation > generation, timeout=HANG_MS)
+    assert window.latest.state.scene_named
+    assert controls.scene_box.currentText() == window.latest.state.scene
+    assert controls.editors["seed"].widget.isVisible()
