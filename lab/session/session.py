@@ -81,6 +81,8 @@ class Session:
         self.last_report: StepReport | None = None
         self.trace: np.ndarray | None = None  # residual per iteration of the last traced step
         self.trace_step = -1
+        # The alarm of the step the trace is of ("jacobi diverged"), "" for an ordinary step.
+        self.trace_alarm = ""
         self.compile_seconds = 0.0
         self.sim: Simulation | None = None
         self._energy: EnergyBudget | None = None  # what the marbles may gain (an explosion)
@@ -152,6 +154,7 @@ class Session:
             self._last_trace_wall = now
             self.trace = report.result.trace.copy()
             self.trace_step = self.sim.steps
+            self.trace_alarm = ""
         self._check_world(report)
         self.log.add(self.world.time, float(report.result.residual), report.timings)
         return report
@@ -163,23 +166,31 @@ class Session:
         once; a further gain of energy), so the window never runs on silently with marbles
         flying through the glass."""
         w = self.world
-        what = ""
+        what = why = ""
         if report.result.status == DIVERGENCE:
             what = f"{report.method} diverged"
         else:
             budget = self._energy
             gain = budget.gain(w)
             if budget.exceeded(gain):
-                what = (f"marbles exploded (their energy rose by {gain:.3g} J, over the "
-                        f"{budget.allowance:.3g} J of lifting each by its radius)"
-                        if math.isfinite(gain) else "marbles became non-finite")
+                what = "marbles exploded" if math.isfinite(gain) else "marbles became non-finite"
+                why = (f" (their energy rose by {gain:.3g} J, over the {budget.allowance:.3g} J"
+                       " of lifting each by its radius)" if math.isfinite(gain) else "")
                 budget.rebase(w)
         if not what:
             return
+        if self.trace_step != self.sim.steps:
+            # Only a few steps a second are traced: the plot of the latest step would show
+            # an earlier, calm one. The step that raised the alarm is solved again, traced.
+            trace = self.sim.retrace()
+            if trace is not None:
+                self.trace, self.trace_step = trace.copy(), self.sim.steps
+        if self.trace_step == self.sim.steps:
+            self.trace_alarm = what
         self.diverged = True
         self.paused = True
         self._clock = None
-        self.alarm = f"{what} at step {self.sim.steps} (t = {w.time:.2f} s)"
+        self.alarm = f"{what}{why} at step {self.sim.steps} (t = {w.time:.2f} s)"
         self._tell(f"{self.alarm}: paused; R resets, X switches to {STABLE_SOLVER} and resets")
 
     def _tell(self, message: str) -> None:
@@ -580,6 +591,7 @@ class Session:
         self.log.clear()
         self.trace = None
         self.trace_step = -1
+        self.trace_alarm = ""
         self._drag = None
         self._clock = None
 

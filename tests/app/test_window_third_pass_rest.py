@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from PySide6.QtCore import Qt
 
 from lab.cli import bench
@@ -103,3 +105,21 @@ def test_a_state_file_that_names_no_scene_opens_as_the_file(qtbot, make_window, 
     assert window.latest.state.scene_named
     assert controls.scene_box.currentText() == window.latest.state.scene
     assert controls.editors["seed"].widget.isVisible()
+
+
+def test_the_latest_step_plot_shows_the_step_that_diverged(qtbot, make_window):
+    """Only a few steps a second are traced, and jacobi with β = 1 on the bowl diverges at an
+    untraced one: the plot of the latest step must show that step, up to its divergence, with
+    the divergence marked, not an earlier calm step (or the single point of step 1)."""
+    window = make_window(scene="bowl", solver="jacobi", solver_params={"beta": 1.0},
+                         speed=0.0)  # flat out: the steps come faster than the traces
+    f = wait_state(qtbot, window, lambda f: f.state.diverged and f.state.paused, since=0,
+                   timeout=HANG_MS)
+    plots = window.plots
+    plots.refresh()  # what its timer does next: the frames received so far, drawn
+    x, y = plots.curve_data()["trace"]
+    assert x.size == f.iterations_done + 1 > 1
+    assert 10 ** y[-1] == pytest.approx(f.residual, rel=1e-9)  # that step's own solve
+    assert list(plots.curve_data()["alarm"][0]) == [x[-1], x[-1]]
+    assert plots.trace_title == f"residual per iteration (step {f.steps}: marbles exploded)"
+    assert plots.trace_plot.titleLabel.text == plots.trace_title
