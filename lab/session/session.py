@@ -413,8 +413,9 @@ class Session:
     def _toggle_friction(self, c: cmd.ToggleFriction) -> None:
         """Friction off (every μ 0, kept for this scene) or back on: the values kept, else the
         scene's own defaults, else μ = FRICTION_ON; the next scenes follow (_switched_friction).
-        On the current world, from the next step: a pile that friction held collapses. Turning it on with a solver that cannot solve
-        friction switches to FRICTION_FALLBACK and says so."""
+        On the current world, from the next step: a pile that friction held collapses.
+        Turning it on with a solver that cannot solve friction switches to FRICTION_FALLBACK
+        and says so."""
         w, scene = self.world, self.spec.scene
         self._friction_on = not w.frictional
         if w.frictional:
