@@ -24,6 +24,7 @@ from lab.session import commands as cmd
 from lab.session.colours import COLOUR_MODES
 from lab.session.session import MATERIAL_PARAMS
 from lab.session.spec import SIM_PARAMS
+from lab.session.state import source_text
 from solver.methods import registry
 from solver.methods.driver import COMMON_PARAMS, ITERATIONS
 
@@ -210,6 +211,18 @@ class ControlsPanel(QScrollArea):
         self._shown_key = (scene, solver)
 
     # --------------------------------------------------------------------------- showing
+    def _show_source(self, state) -> None:
+        """A world from a state file that names no scene is not the scene its parameters
+        belong to: the list shows the file and no scene, the scene's own rows are hidden
+        (their values are another world's); choosing a scene replaces the file's world."""
+        named = state.scene_named
+        if not named:
+            self.scene_box.blockSignals(True)
+            self.scene_box.setCurrentIndex(-1)
+            self.scene_box.blockSignals(False)
+            self.scene_box.setPlaceholderText(f"{source_text(state)}: {state.marbles} marbles")
+        for row in range(self.scene.rowCount()):
+            self.scene.setRowVisible(row, named)
     def show_state(self, state) -> None:
         """Show what the Session says (a SessionState), rebuilding the rows when the scene or
         the solver changed."""
@@ -227,6 +240,7 @@ class ControlsPanel(QScrollArea):
             box.blockSignals(True)
             box.setCurrentText(value)
             box.blockSignals(False)
+        self._show_source(state)
         frictional = any(value > 0 for value in state.friction)
         model = self.solver_box.model()
         for k in range(model.rowCount()):

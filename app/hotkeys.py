@@ -32,7 +32,8 @@ HOTKEYS: tuple[Hotkey, ...] = (
     Hotkey("step", ("S",), "single step (pauses first)"),
     Hotkey("reset", ("R",), "reset the scene (a pause stays; a divergence's pause ends)"),
     Hotkey("recover", ("X",), "switch to a stable solver (pgs) and reset: out of a divergence"),
-    Hotkey("next_scene", ("N",), "next scene (with friction on a solver without: pgs)"),
+    Hotkey("next_scene", ("N",), "next scene (friction that `F` turned on or off stays so; "
+           "with friction on a solver without: pgs)"),
     Hotkey("prev_scene", ("Shift+N",), "previous scene"),
     Hotkey("next_solver", ("M",), "next solver (method; with friction, those that solve it)"),
     Hotkey("prev_solver", ("Shift+M",), "previous solver (method)"),
@@ -42,7 +43,8 @@ HOTKEYS: tuple[Hotkey, ...] = (
     Hotkey("omega_down", ("Left",), "relaxation down by 0.1"),
     Hotkey("warm_start", ("W",), "warm start: off, half, full (of last step's impulses)"),
     Hotkey("friction", ("F",), "friction off / on (μ = 0, or back to the scene's; 0.5 where "
-           "it has none); a solver without friction switches to pgs"),
+           "it has none), for this scene and the next ones; a solver without friction switches "
+           "to pgs"),
     Hotkey("colour", ("C",), "colour mode: by marble / speed / contact impulse / slip speed"),
     Hotkey("network", ("K",), "contact network on / off: every contact a ribbon between the "
            "marbles, width and colour by its normal impulse (force chains); click a marble "

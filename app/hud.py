@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QLabel, QWidget
 
-from lab.session.state import STABLE_SOLVER, friction_text
+from lab.session.state import STABLE_SOLVER, friction_text, source_text
 from solver.methods import registry
 from solver.methods.driver import COMMON_PARAMS
 from solver.metrics import DIVERGENCE
@@ -150,7 +150,7 @@ def hud_text(frame, fps: float, steps_per_second: float) -> str:
     if status == DIVERGENCE:
         status = "DIVERGENCE"
     lines = [
-        f"scene {s.scene}   {len(frame.radius)} marbles   {frame.contacts} contacts   "
+        f"{source_text(s)}   {len(frame.radius)} marbles   {frame.contacts} contacts   "
         f"{friction_text(s.friction)}",
         f"solver {s.solver} ({label}) {params}".rstrip(),
         f"iterations {s.iterations}   warm start {warm_text(s.warm_start)}   "

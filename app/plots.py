@@ -47,6 +47,8 @@ TRACE_COLOUR = PALETTE[3]
 HISTORY_COLOUR = PALETTE[2]
 PHASE_COLOURS = tuple(PALETTE[k] for k in (0, 1, 6, 3))
 MARKER_COLOUR = PALETTE[7]
+ALARM_COLOUR = PALETTE[5]  # the iteration where the traced step's alarm was raised
+TRACE_TITLE = "residual per iteration (latest step)"
 MARKER_SPAN = 40.0  # marker lines reach from 1e-40 to 1e40 (log10 units): any range shown
 # Where time, residual and the phases sit in a frame's records, by name.
 _COLUMNS = [RECORD_FIELDS.index(name) for name in ("time", "residual") + PHASES]
@@ -223,7 +225,7 @@ class LivePlots(QWidget):
         # some itself (its view box zooms on + and -).
         self.canvas.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         hold = self._on_hold
-        self.trace_plot = _plot(self.canvas, 0, "residual per iteration (latest step)",
+        self.trace_plot = _plot(self.canvas, 0, TRACE_TITLE,
                                 "iteration", "residual (m/s)", hold)
         self.history_plot = _plot(self.canvas, 1, "final residual per step", TIME_LABEL,
                                   "residual (m/s)", hold)
@@ -234,6 +236,13 @@ class LivePlots(QWidget):
         # makes) redoes the log mapping, the bounds and a scatter item in Python on every
         # setData, and paints in Python.
         self.trace_curve = _curve(self.trace_plot, TRACE_COLOUR, width=2)
+        # A step that diverged (or whose marbles gained energy from nowhere): a dashed line
+        # at its last iteration, and the title names the step and what went wrong.
+        self.alarm_line = _curve(self.trace_plot, ALARM_COLOUR, width=2)
+        pen = self.alarm_line.pen()
+        pen.setStyle(Qt.PenStyle.DashLine)
+        self.alarm_line.setPen(pen)
+        self.trace_title = TRACE_TITLE
         self.history_curve = _curve(self.history_plot, HISTORY_COLOUR)
         # In a row of its own under the step-time plot, so it never covers data; cached as a
         # pixmap, so it is painted (in Python) once, not on every refresh.
@@ -265,6 +274,7 @@ class LivePlots(QWidget):
         self._state_key: tuple | None = None  # (generation, scene, solver) last seen
         self._trace: np.ndarray | None = None
         self._trace_step = -1
+        self._trace_alarm = ""
         self._shown_trace_step = -2
         self._dirty = False
         self.frames_added = 0
@@ -310,6 +320,7 @@ class LivePlots(QWidget):
         self.markers = []
         self._trace = None
         self._trace_step = -1
+        self._trace_alarm = ""
         self._dirty = True
 
     @property
@@ -363,6 +374,7 @@ class LivePlots(QWidget):
         if frame.trace is not None and frame.trace_step != self._trace_step:
             self._trace = frame.trace
             self._trace_step = frame.trace_step
+            self._trace_alarm = getattr(frame, "trace_alarm", "")
         self.frames_added += 1
         self._dirty = True
 
@@ -378,8 +390,12 @@ class LivePlots(QWidget):
             self.trace_curve.setData(x, y)
             set_view(self.trace_plot, x, [y])
             self._shown_trace_step = self._trace_step
+            self._show_alarm(x[-1] if self._trace_alarm else None,
+                             f"residual per iteration (step {self._trace_step}: "
+                             f"{self._trace_alarm})" if self._trace_alarm else TRACE_TITLE)
         elif self._trace is None and self._shown_trace_step != -2:
             self.trace_curve.setData(_EMPTY, _EMPTY)
+            self._show_alarm(None, TRACE_TITLE)
             self._shown_trace_step = -2
         rows = self._rows
         if rows.shape[0] == 0:
@@ -396,6 +412,17 @@ class LivePlots(QWidget):
             curve.setData(t, rows[:, 2 + k])
         set_view(self.timing_plot, t, [rows[:, 2:]], history=True)
         self._draw_markers(float(rows[-1, 0]))
+
+    def _show_alarm(self, iteration: float | None, title: str) -> None:
+        """The alarm line at `iteration` (None: none) and the trace plot's title."""
+        if iteration is None:
+            self.alarm_line.setData(_EMPTY, _EMPTY)
+        else:
+            self.alarm_line.setData(np.array([iteration, iteration]),
+                                    np.array([-MARKER_SPAN, MARKER_SPAN]))
+        if title != self.trace_title:  # a new title re-lays the plot out
+            self.trace_title = title
+            self.trace_plot.setTitle(title, size="9pt")
 
     def _draw_markers(self, now: float) -> None:
         """Vertical lines at the markers of the last HISTORY_SECONDS (relative to `now`, the
@@ -421,6 +448,7 @@ class LivePlots(QWidget):
 
     def curve_data(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """What the curves currently show (x, y), for tests and the screenshot check."""
-        out = {"trace": self.trace_curve.getData(), "history": self.history_curve.getData()}
+        out = {"trace": self.trace_curve.getData(), "history": self.history_curve.getData(),
+               "alarm": self.alarm_line.getData()}
         out.update({f"phase:{k}": c.getData() for k, c in self.phase_curves.items()})
         return {k: (np.asarray(x), np.asarray(y)) for k, (x, y) in out.items()}

@@ -116,6 +116,7 @@ class Frame:
     # of the last step's contacts (lab.session.network); else None.
     network: tuple | None = None
     card: object = None  # the picked marble's lab.session.network.MarbleCard, or None
+    trace_alarm: str = ""  # the alarm of the traced step ("jacobi diverged"), "" if none
 
 
 @dataclass
@@ -323,7 +324,8 @@ class SimWorker(QObject):
             iterations_done=result.iterations if result is not None else 0,
             residual=float(result.residual) if result is not None else math.nan,
             trace=None if s.trace is None else _frozen(s.trace, np.float64),
-            trace_step=s.trace_step, state=s.state(), compile_seconds=s.compile_seconds,
+            trace_step=s.trace_step, trace_alarm=s.trace_alarm, state=s.state(),
+            compile_seconds=s.compile_seconds,
             wall=time.perf_counter(), records=records, orientation=_frozen(w.orientation),
             network=(tuple(_frozen(a) for a in s.contact_network()) if s.network else None),
             card=s.card(), record=record)

@@ -94,6 +94,9 @@ class Simulation:
         self._order: np.ndarray | None = None  # slot -> marble of the last step, when renumbered
         self._world_problem = None
         self._lam = np.zeros(0)
+        # The last solve's method, λ0 and settings with the trace on (references, no copies:
+        # the methods copy λ0), so that `retrace` can solve it again.
+        self._solved = None
         self._last = Impulses.none()
         self._behind = False  # the host's world is older than the backend's
         self.steps = 0
@@ -205,6 +208,7 @@ class Simulation:
                                         (self._last, options.warm_start))
         t2 = time.perf_counter()
         result = backend.solve(self.method, problem, lam0, self._by_trace[bool(trace)])
+        self._solved = (self.method, lam0, self._by_trace[True])
         t3 = time.perf_counter()
         backend.integrate(w, problem, prediction, result.lam, order, blocks)
         w.time += float(w.dt)
@@ -217,6 +221,17 @@ class Simulation:
         timings = {"collide": t1 - t0, "assemble": t2 - t1, "solve": t3 - t2,
                    "integrate": t4 - t3, "total": t4 - t0}
         return StepReport(timings, contacts.m, result, self.method.name)
+
+    def retrace(self) -> np.ndarray | None:
+        """The residual after each iteration (m/s, index 0 before the first) of the last
+        step's solve, solved again from its λ0 with the trace on, on a copy of its problem
+        (the step is not redone): the trace of a step that was not traced, as it went. None
+        before a step, and on a GPU, whose λ0 buffer the next solves reuse."""
+        if self._solved is None or self.backend.name != "cpu":
+            return None
+        method, lam0, settings = self._solved
+        result = self.backend.solve(method, self._problem.copy(), lam0, settings)
+        return result.trace
 
     @property
     def problem(self):

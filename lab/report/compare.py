@@ -410,6 +410,7 @@ class ScenePlan:
     stabilise: float = STABILISE.default
     threads: int = 1
     device: str = "cpu"  # where the compared solvers that run on the GPU solve (compare())
+    source: str = "marbles-bench"  # the program that ran the comparison (benchmark.json)
 
 
 def compare_scene(plan: ScenePlan, world: World | None = None, label: str | None = None,
@@ -417,7 +418,7 @@ def compare_scene(plan: ScenePlan, world: World | None = None, label: str | None
                   ) -> tuple[ComparisonTable, dict]:
     """Build the scene (or take `world` and the `impulses` of its step before, as a state
     snapshot has them), settle it, compare the solvers on the frozen step; returns (table,
-    benchmark.json meta). Shared by `compare`, `report` and the window."""
+    benchmark.json meta). Shared by `compare` and `report`."""
     if world is None:
         world = scenes.build(plan.scene, plan.scene_params)
     if plan.dt is not None:
@@ -431,20 +432,29 @@ def compare_scene(plan: ScenePlan, world: World | None = None, label: str | None
     table = compare(frozen.problem, plan.iterations, plan.solvers,
                     frozen.warm if plan.from_previous else None, plan.solver_params, progress,
                     repeats=plan.repeats, budget=plan.budget, device=plan.device)
-    settle_settings = plan.settle_settings
+    meta = benchmark_meta(plan, world, frozen.step, frozen.problem,
+                          float(frozen.report.result.residual))
+    return table, meta
+
+
+def benchmark_meta(plan: ScenePlan, world: World, step: int, problem: ContactProblem,
+                   step_residual: float) -> dict:
+    """benchmark.json's description of a comparison on the problem of step `step` of `world`
+    (the world after that step) run as `plan` says: the one definition that `compare` and
+    the window's benchmark share, so their files carry the same keys (docs/cli.md)."""
+    settings = plan.settle_settings
     origin = {"scene": plan.scene, **({"state": str(plan.state)} if plan.state else {}),
               **({} if plan.scene_params is None else {"scene_params": plan.scene_params})}
-    meta = {**origin, "n_marbles": world.n,
-            "step": frozen.step, "time": frozen.time, "dt": world.dt,
-            "contact_count": frozen.problem.m,
-            "settings": {"settle": plan.settle, "settle_solver": settle_settings.method,
-                         "settle_iterations": settle_settings.iterations,
-                         "settle_params": settle_settings.params,
+    return {**origin, "n_marbles": world.n,
+            "step": step, "time": world.time - world.dt, "dt": world.dt,
+            "contact_count": problem.m,
+            "settings": {"settle": plan.settle, "settle_solver": settings.method,
+                         "settle_iterations": settings.iterations,
+                         "settle_params": settings.params,
                          "simulation": {"warm_start": plan.warm_start,
                                         "stabilise": plan.stabilise},
                          "iterations": plan.iterations, "warm_start": plan.from_previous,
                          "threads": plan.threads, "device": plan.device,
                          "solver_params": plan.solver_params, "repeats": plan.repeats,
                          "repeat_budget_seconds": plan.budget},
-            "settle_step_residual": float(frozen.report.result.residual)}
-    return table, meta
+            "settle_step_residual": step_residual, "source": plan.source}

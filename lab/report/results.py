@@ -78,7 +78,8 @@ def _compare_scenes(o: dict, out, say, quiet: bool, wall: float, stages: int):
             f" x {n_it} iterations ({time.perf_counter() - wall:.0f} s so far)")
         plan = ScenePlan(scene, resolve(scenes.get(scene).params, {}, f"scene {scene}"),
                          n_settle, n_it, o["solvers"], registry.settings("pgs", 20, False),
-                         repeats=o["repeats"], budget=REPEAT_BUDGET)
+                         repeats=o["repeats"], budget=REPEAT_BUDGET,
+                         source="marbles-bench report")
         table, meta = compare_scene(plan, quiet=quiet)
         overridden = o["settle"] is not None or o["iterations"] is not None
         meta["why"] = (f"{n_settle} settling steps, {n_it} iterations (overridden on the "

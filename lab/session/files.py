@@ -81,8 +81,7 @@ def save_state(session, c: cmd.SaveState) -> None:
     """The world now, the last step's impulses and the scene (none when the run came from a
     state file that named none)."""
     s = session.spec
-    known = session.origin_snapshot is None or session.origin_snapshot.scene is not None
-    scene = {"name": s.scene, "params": s.scene_params} if known else None
+    scene = {"name": s.scene, "params": s.scene_params} if session.scene_named else None
     try:
         snapshot.save_state(c.path, session.world, session.sim.impulses(), scene)
     except ValueError as err:

@@ -24,7 +24,8 @@ from solver.step import Simulation, StepReport
 from solver.warmup import warmup
 from solver.world import World
 
-from ..report.compare import ComparisonTable, compare, write_benchmark
+from ..report.compare import (ComparisonTable, ScenePlan, benchmark_meta, compare,
+                              write_benchmark)
 from . import commands as cmd
 from . import files as session_files
 from . import network
@@ -80,6 +81,8 @@ class Session:
         self.last_report: StepReport | None = None
         self.trace: np.ndarray | None = None  # residual per iteration of the last traced step
         self.trace_step = -1
+        # The alarm of the step the trace is of ("jacobi diverged"), "" for an ordinary step.
+        self.trace_alarm = ""
         self.compile_seconds = 0.0
         self.sim: Simulation | None = None
         self._energy: EnergyBudget | None = None  # what the marbles may gain (an explosion)
@@ -89,6 +92,8 @@ class Session:
         self._solver_params = {spec.solver: spec.solver_params}
         # Per scene, the friction the friction key turned off, to turn back on.
         self._friction_off: dict[str, tuple[float, float, float, float]] = {}
+        # What the friction key chose last (None: never pressed, each scene its own).
+        self._friction_on: bool | None = None
         self._compiled: set[tuple[str, int]] = set()  # (solver, blocks) warmed up
         self._blocks = 1
         self._last_trace_wall = -math.inf
@@ -108,6 +113,11 @@ class Session:
     @property
     def world(self) -> World:
         return self.sim.world
+
+    @property
+    def scene_named(self) -> bool:
+        """False while the world comes from a state file that names no scene."""
+        return self.origin_snapshot is None or self.origin_snapshot.scene is not None
 
     def ensure_compiled(self, *names: str) -> None:
         """Compile (or load from Numba's cache) the kernels of solvers not yet used."""
@@ -144,6 +154,7 @@ class Session:
             self._last_trace_wall = now
             self.trace = report.result.trace.copy()
             self.trace_step = self.sim.steps
+            self.trace_alarm = ""
         self._check_world(report)
         self.log.add(self.world.time, float(report.result.residual), report.timings)
         return report
@@ -155,23 +166,31 @@ class Session:
         once; a further gain of energy), so the window never runs on silently with marbles
         flying through the glass."""
         w = self.world
-        what = ""
+        what = why = ""
         if report.result.status == DIVERGENCE:
             what = f"{report.method} diverged"
         else:
             budget = self._energy
             gain = budget.gain(w)
             if budget.exceeded(gain):
-                what = (f"marbles exploded (their energy rose by {gain:.3g} J, over the "
-                        f"{budget.allowance:.3g} J of lifting each by its radius)"
-                        if math.isfinite(gain) else "marbles became non-finite")
+                what = "marbles exploded" if math.isfinite(gain) else "marbles became non-finite"
+                why = (f" (their energy rose by {gain:.3g} J, over the {budget.allowance:.3g} J"
+                       " of lifting each by its radius)" if math.isfinite(gain) else "")
                 budget.rebase(w)
         if not what:
             return
+        if self.trace_step != self.sim.steps:
+            # Only a few steps a second are traced: the plot of the latest step would show
+            # an earlier, calm one. The step that raised the alarm is solved again, traced.
+            trace = self.sim.retrace()
+            if trace is not None:
+                self.trace, self.trace_step = trace.copy(), self.sim.steps
+        if self.trace_step == self.sim.steps:
+            self.trace_alarm = what
         self.diverged = True
         self.paused = True
         self._clock = None
-        self.alarm = f"{what} at step {self.sim.steps} (t = {w.time:.2f} s)"
+        self.alarm = f"{what}{why} at step {self.sim.steps} (t = {w.time:.2f} s)"
         self._tell(f"{self.alarm}: paused; R resets, X switches to {STABLE_SOLVER} and resets")
 
     def _tell(self, message: str) -> None:
@@ -254,6 +273,7 @@ class Session:
             generation=self.generation, message=self.message,
             friction=world_friction(self.world), alarm=self.alarm, message_seq=self.message_seq,
             scene_params=dict(s.scene_params), origin=self.origin, network=self.network,
+            scene_named=self.scene_named, marbles=self.world.n,
             picked=self.picked, stabilise=s.stabilise, threads=s.threads, blocks=self.sim.blocks,
             device=self.sim.device)
 
@@ -324,22 +344,50 @@ class Session:
                         if solver != STABLE_SOLVER else f"{STABLE_SOLVER}: reset")
 
     def _set_scene(self, c: cmd.SetScene) -> None:
-        """A scene with friction while the solver cannot solve it: FRICTION_FALLBACK, said."""
+        """The friction key's choice carries over (_switched_friction). A scene with friction
+        while the solver cannot solve it: FRICTION_FALLBACK, said."""
         scene = scenes.get(c.name)
         params = self._scene_params.get(c.name) or resolve(scene.params, {}, c.name)
+        params, kept, carried = self._switched_friction(c.name, params)
         spec = self.spec.changed(scene=c.name, scene_params=params)
         switch = scenes.has_friction(params) and not registry.get(spec.solver).friction
         if switch:
             self.ensure_compiled(FRICTION_FALLBACK)
             spec = spec.changed(solve=self._settings_of(FRICTION_FALLBACK))
         world = spec.build_world()  # may refuse: then nothing changes
+        if carried:
+            self.message = carried
         if switch:
-            self.message = (f"{self.spec.solver} solves frictionless contacts only: "
-                            f"switched to {FRICTION_FALLBACK} for {c.name}")
+            self.message = "; ".join(filter(None, (
+                carried, f"{self.spec.solver} solves frictionless contacts only: switched to "
+                         f"{FRICTION_FALLBACK} for {c.name}")))
             self._solver_params[FRICTION_FALLBACK] = spec.solver_params
+        if kept is not None:
+            self._friction_off[c.name] = kept
         self._scene_params[c.name] = params
         self.spec = self._follow_friction(spec)
         self._new_world(world)
+
+    def _switched_friction(self, scene: str, params: dict
+                           ) -> tuple[dict, tuple | None, str]:
+        """`scene`'s parameters with the friction the friction key chose last, which holds
+        for every scene after it until pressed again: on, the scene's friction (kept, or its
+        default, else μ = FRICTION_ON, as the key gives it); off, μ = 0. Returns (params, the
+        friction turned off to keep for the key or None, what to say or "")."""
+        on = self._friction_on
+        if on is None or scenes.has_friction(params) == on:
+            return params, None, ""
+        if on:
+            friction = self._friction_off.get(scene) or _default_friction(scene)
+            kept, said = None, f"friction on (the friction key): {friction_text(friction)}"
+        else:
+            friction = (0.0, 0.0, 0.0, 0.0)
+            kept, said = scenes.friction_of(params), "friction off (the friction key): μ = 0"
+        params = dict(params)
+        for name, value in zip(FRICTION_NAMES, friction):
+            if name in params:
+                params[name] = value
+        return params, kept, said
 
     def _cycle_scene(self, c: cmd.CycleScene) -> None:
         self._set_scene(cmd.SetScene(_cycled(list(scenes.SCENES), self.spec.scene, c.delta)))
@@ -364,10 +412,12 @@ class Session:
 
     def _toggle_friction(self, c: cmd.ToggleFriction) -> None:
         """Friction off (every μ 0, kept for this scene) or back on: the values kept, else the
-        scene's own defaults, else μ = FRICTION_ON. On the current world, from the next step:
-        a pile that friction held collapses. Turning it on with a solver that cannot solve
-        friction switches to FRICTION_FALLBACK and says so."""
+        scene's own defaults, else μ = FRICTION_ON; the next scenes follow (_switched_friction).
+        On the current world, from the next step: a pile that friction held collapses.
+        Turning it on with a solver that cannot solve friction switches to FRICTION_FALLBACK
+        and says so."""
         w, scene = self.world, self.spec.scene
+        self._friction_on = not w.frictional
         if w.frictional:
             self._friction_off[scene] = world_friction(w)
             self._set_friction((0.0, 0.0, 0.0, 0.0))
@@ -542,6 +592,7 @@ class Session:
         self.log.clear()
         self.trace = None
         self.trace_step = -1
+        self.trace_alarm = ""
         self._drag = None
         self._clock = None
 
@@ -551,21 +602,29 @@ class Session:
                   ) -> tuple[ComparisonTable, list[Path], dict]:
         """Every registered solver that can solve the current step's frozen problem (with
         friction: the friction solvers), from zero impulses, `iterations` each; writes
-        out/benchmark.npy, .json and .png as one unit (what `marbles-bench compare` writes;
-        compare.write_benchmark). Returns (table, paths, meta). ParamError when there is no
-        problem yet; OutputError when the files cannot be written."""
+        out/benchmark.npy, .json and .png as one unit, described as `marbles-bench compare`
+        describes its comparison (compare.benchmark_meta, compare.write_benchmark). Returns
+        (table, paths, meta). ParamError when there is no problem yet; OutputError when the
+        files cannot be written."""
         sim = self.sim
         if sim.problem is None:
             raise ParamError("no contact problem yet: run at least one step")
+        wall = time.perf_counter()
         names = registry.friction_solvers() if sim.problem.frictional else list(registry.METHODS)
         self.ensure_compiled(*names)
-        table = compare(sim.problem, iterations, names, progress=progress)
         s = self.spec
-        meta = {"scene": s.scene, "scene_params": s.scene_params, "step": sim.steps,
-                "time": sim.world.time, "contacts": sim.problem.m, "dt": sim.world.dt,
-                "settings": {"solver": s.solver, "iterations": s.iterations,
-                             "params": s.solver_params, "warm_start": s.warm_start},
-                "source": source}
+        # The run so far as a plan of `marbles-bench compare`: settled for the steps made,
+        # with the solver of the frozen step, compared from zero impulses on the CPU.
+        named = self.scene_named
+        plan = ScenePlan(s.scene if named else "state", s.scene_params if named else None,
+                         sim.steps, iterations, names, s.solve, s.warm_start,
+                         stabilise=s.stabilise, threads=s.threads, state=self.origin or None,
+                         source=source)
+        table = compare(sim.problem, iterations, names, progress=progress, repeats=plan.repeats,
+                        budget=plan.budget)
+        residual = math.nan if self.last_report is None else self.last_report.result.residual
+        meta = benchmark_meta(plan, sim.world, sim.steps, sim.problem, float(residual))
+        meta["wall_seconds"] = time.perf_counter() - wall
         return table, write_benchmark(out, table, meta), meta
 
 

@@ -4,6 +4,7 @@ display shows the Session's truth), with the text of a world's friction."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -80,12 +81,24 @@ class SessionState:
     message_seq: int = 0
     scene_params: dict = field(default_factory=dict)  # every parameter of the scene, resolved
     origin: str = ""  # the state file the world came from ("": built from its scene)
+    # False for a world from a state file (`origin`) that names no scene: `scene` and
+    # `scene_params` then only hold the world's drag and friction, not where it came from.
+    scene_named: bool = True
+    marbles: int = 0  # the world's marble count
     network: bool = False  # the contact network is shown
     picked: int = -1  # the marble whose card is shown (-1: none)
     stabilise: float = 1.0  # the fraction of a penetration the next step removes
     threads: int = 1  # the core's threads asked for (--threads)
     blocks: int = 1  # the threads the step uses: 1 below parallel.MIN_MARBLES marbles
     device: str = "cpu"  # where the steps run: cpu or cuda (auto resolved for this pile)
+
+
+def source_text(state: SessionState) -> str:
+    """Where the world came from: 'scene bowl', or 'state FILE' (the file's name) for a state
+    file that names no scene, as a report names it (lab.io.snapshot.StateSnapshot.origin)."""
+    if state.scene_named:
+        return f"scene {state.scene}"
+    return f"state {Path(state.origin).name}"
 
 
 def friction_text(friction) -> str:

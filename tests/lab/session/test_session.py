@@ -355,7 +355,7 @@ def test_the_comparison_of_the_current_step(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths)
     info = json.loads((tmp_path / "benchmark.json").read_text())
     assert info["scene"] == "column" and info["step"] == 1 and info["source"] == "test"
-    assert meta["contacts"] == s.sim.problem.m
+    assert meta["contact_count"] == info["contacts"] == s.sim.problem.m
 
 
 def test_an_unknown_command_is_a_type_error():
