@@ -22,6 +22,8 @@ MAX_FUNCTION_LINES = 80
 TESTED_ELSEWHERE = {
     "lab/session/commands.py": "plain data; every command is applied in "
                                "tests/lab/session/test_session.py",
+    "lab/session/friction_key.py": "the Session's friction key, pressed in "
+                                   "tests/lab/session/test_session.py and the window's tests",
     "app/main.py": "the command line of the window, run in tests/app/test_window.py",
     "solver/methods/psor.py": "PGS's kernel with ω; tests/solver/methods/test_pgs.py",
     "solver/methods/ppcg.py": "pcg's kernel preconditioned; tests/solver/methods/test_pcg.py",

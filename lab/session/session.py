@@ -2,8 +2,8 @@
 between two steps. It holds everything the desktop program shows or controls that is not
 drawing: pacing in real time or flat out, divergence (pause and say so), the per-iteration trace
 of a few steps per second, the numbers of every step (`StepLog`), the colour of every marble,
-the mouse spring, friction switched off and on, compiling kernels with progress, and the solver
-comparison of the current step.
+the mouse spring, friction switched off and on (lab/session/friction_key.py), compiling kernels
+with progress, and the solver comparison of the current step.
 The window's worker is a thread adapter around it; scripts and tests use it directly.
 """
 from __future__ import annotations
@@ -31,8 +31,9 @@ from . import files as session_files
 from . import network
 # COLOUR_MODES, IMPULSE_SCALE, heat and contact_slip are re-exported: the Session's colours.
 from .colours import COLOUR_MODES, IMPULSE_SCALE, contact_slip, heat, marble_colours
+from .friction_key import FRICTION_ON, FrictionKey  # noqa: F401 (FRICTION_ON: the window's)
 from .run import EnergyBudget
-from .spec import SIM_PARAMS, SPEED, RunSpec, default_warm_start, route_assignments
+from .spec import SIM_PARAMS, SPEED, RunSpec, route_assignments
 from .state import (FRICTION_FALLBACK, RECORD_FIELDS, STABLE_SOLVER,  # noqa: F401
                     SessionState, StepLog, friction_text, world_friction)
 
@@ -51,14 +52,11 @@ SPRING_TIME = 0.08  # s
 DAMPING_TIME = 0.03  # s
 DRAG_MAX_SPEED = 4.0  # m/s, so a fast mouse cannot fire a marble through the pile
 MAX_CATCH_UP = 10  # steps one call may do to keep real time (200 ms at 50 Hz)
-# The friction key on a scene without friction of its own gives it this μ, marbles and walls
-# (the issue's bowl with friction).
-FRICTION_ON = 0.5
 FRICTION_NAMES = scenes.FRICTION_NAMES  # mu, mu_wall, mu_roll, mu_spin
 # Scene parameters that a world carries as they are, so they change without a rebuild.
 MATERIAL_PARAMS = ("damping",) + FRICTION_NAMES
 
-class Session:
+class Session(FrictionKey):
     """A run of `spec` (its world built by `start`, or `world` if given). `progress(text, done,
     total)` reports kernel compilation (total 0: finished) and may raise to cancel it."""
 
@@ -368,27 +366,6 @@ class Session:
         self.spec = self._follow_friction(spec)
         self._new_world(world)
 
-    def _switched_friction(self, scene: str, params: dict
-                           ) -> tuple[dict, tuple | None, str]:
-        """`scene`'s parameters with the friction the friction key chose last, which holds
-        for every scene after it until pressed again: on, the scene's friction (kept, or its
-        default, else μ = FRICTION_ON, as the key gives it); off, μ = 0. Returns (params, the
-        friction turned off to keep for the key or None, what to say or "")."""
-        on = self._friction_on
-        if on is None or scenes.has_friction(params) == on:
-            return params, None, ""
-        if on:
-            friction = self._friction_off.get(scene) or _default_friction(scene)
-            kept, said = None, f"friction on (the friction key): {friction_text(friction)}"
-        else:
-            friction = (0.0, 0.0, 0.0, 0.0)
-            kept, said = scenes.friction_of(params), "friction off (the friction key): μ = 0"
-        params = dict(params)
-        for name, value in zip(FRICTION_NAMES, friction):
-            if name in params:
-                params[name] = value
-        return params, kept, said
-
     def _cycle_scene(self, c: cmd.CycleScene) -> None:
         self._set_scene(cmd.SetScene(_cycled(list(scenes.SCENES), self.spec.scene, c.delta)))
 
@@ -409,48 +386,6 @@ class Session:
         names = [name for name, method in registry.METHODS.items()
                  if method.friction or not frictional]
         self._set_solver(cmd.SetSolver(_cycled(names, self.spec.solver, c.delta)))
-
-    def _toggle_friction(self, c: cmd.ToggleFriction) -> None:
-        """Friction off (every μ 0, kept for this scene) or back on: the values kept, else the
-        scene's own defaults, else μ = FRICTION_ON; the next scenes follow (_switched_friction).
-        On the current world, from the next step: a pile that friction held collapses.
-        Turning it on with a solver that cannot solve friction switches to FRICTION_FALLBACK
-        and says so."""
-        w, scene = self.world, self.spec.scene
-        self._friction_on = not w.frictional
-        if w.frictional:
-            self._friction_off[scene] = world_friction(w)
-            self._set_friction((0.0, 0.0, 0.0, 0.0))
-            self.message = "friction off: μ = 0 (the friction key turns it back on)"
-            return
-        friction = self._friction_off.get(scene) or _default_friction(scene)
-        switched = ""
-        if not registry.get(self.spec.solver).friction:
-            switched = (f"; {self.spec.solver} solves frictionless contacts only: switched to "
-                        f"{FRICTION_FALLBACK}")
-            self._set_solver(cmd.SetSolver(FRICTION_FALLBACK))
-        self._set_friction(friction)
-        self.message = f"friction on: {friction_text(friction)}{switched}"
-
-    def _set_friction(self, friction: tuple[float, float, float, float]) -> None:
-        """The world's mu, mu_wall, mu_roll, mu_spin, and the scene parameters that give them
-        (a reset keeps them; a scene without mu_wall has mu everywhere)."""
-        w = self.world
-        w.mu, w.mu_wall, w.mu_roll, w.mu_spin = friction
-        params = dict(self.spec.scene_params)
-        for name, value in zip(FRICTION_NAMES, friction):
-            if name in params:
-                params[name] = value
-        self._scene_params[self.spec.scene] = params
-        self.spec = self._follow_friction(self.spec.changed(scene_params=params))
-        self.sim.options = self.spec.options
-
-    @staticmethod
-    def _follow_friction(spec: RunSpec) -> RunSpec:
-        """Unless the user chose a warm start, the one the friction of `spec` wants."""
-        if spec.warm_start_given:
-            return spec
-        return spec.changed(warm_start=default_warm_start(spec.scene_params))
 
     def _set_iterations(self, c: cmd.SetIterations) -> None:
         self._use(registry.settings(self.spec.solver, c.iterations, False,
@@ -561,7 +496,7 @@ class Session:
                  cmd.SetParameter: _set_parameter, cmd.Relax: _relax,
                  cmd.CycleWarmStart: _cycle_warm_start, cmd.SetColourMode: _set_colour_mode,
                  cmd.SetSpeed: _set_speed, cmd.DragStart: _drag_start, cmd.DragMove: _drag_move,
-                 cmd.DragEnd: _drag_end, cmd.ToggleFriction: _toggle_friction,
+                 cmd.DragEnd: _drag_end, cmd.ToggleFriction: FrictionKey._toggle_friction,
                  cmd.ToggleNetwork: _toggle_network, cmd.Pick: _pick,
                  **session_files.HANDLERS}
 
@@ -626,14 +561,6 @@ class Session:
         meta = benchmark_meta(plan, sim.world, sim.steps, sim.problem, float(residual))
         meta["wall_seconds"] = time.perf_counter() - wall
         return table, write_benchmark(out, table, meta), meta
-
-
-def _default_friction(scene: str) -> tuple[float, float, float, float]:
-    """The friction of `scene`'s default parameters, or μ = FRICTION_ON if it has none."""
-    params = resolve(scenes.get(scene).params, {}, f"scene {scene}")
-    if not scenes.has_friction(params):
-        return (FRICTION_ON, FRICTION_ON, 0.0, 0.0)
-    return scenes.friction_of(params)
 
 
 def _cycled(names: list[str], current: str, delta: int) -> str:

@@ -1,0 +1,93 @@
+"""The friction key's part of the Session: friction off (every μ 0, the values kept per scene)
+and back on, and the choice carried to the scenes after it. A mixin of lab.session.session.Session,
+whose state (world, spec, the kept and chosen friction, the message) it reads and changes."""
+from __future__ import annotations
+
+import scenes
+from solver.methods import registry
+from solver.params import resolve
+
+from . import commands as cmd
+from .spec import RunSpec, default_warm_start
+from .state import FRICTION_FALLBACK, friction_text, world_friction
+
+# The friction key on a scene without friction of its own gives it this μ, marbles and walls
+# (the bowl with friction).
+FRICTION_ON = 0.5
+FRICTION_NAMES = scenes.FRICTION_NAMES  # mu, mu_wall, mu_roll, mu_spin
+
+
+class FrictionKey:
+    """The Session's friction key (see the module docstring)."""
+
+    def _switched_friction(self, scene: str, params: dict
+                           ) -> tuple[dict, tuple | None, str]:
+        """`scene`'s parameters with the friction the friction key chose last, which holds
+        for every scene after it until pressed again: on, the scene's friction (kept, or its
+        default, else μ = FRICTION_ON, as the key gives it); off, μ = 0. Returns (params, the
+        friction turned off to keep for the key or None, what to say or "")."""
+        on = self._friction_on
+        if on is None or scenes.has_friction(params) == on:
+            return params, None, ""
+        if on:
+            friction = self._friction_off.get(scene) or _default_friction(scene)
+            kept, said = None, f"friction on (the friction key): {friction_text(friction)}"
+        else:
+            friction = (0.0, 0.0, 0.0, 0.0)
+            kept, said = scenes.friction_of(params), "friction off (the friction key): μ = 0"
+        params = dict(params)
+        for name, value in zip(FRICTION_NAMES, friction):
+            if name in params:
+                params[name] = value
+        return params, kept, said
+
+    def _toggle_friction(self, c: cmd.ToggleFriction) -> None:
+        """Friction off (every μ 0, kept for this scene) or back on: the values kept, else the
+        scene's own defaults, else μ = FRICTION_ON; the next scenes follow (_switched_friction).
+        On the current world, from the next step: a pile that friction held collapses.
+        Turning it on with a solver that cannot solve friction switches to FRICTION_FALLBACK
+        and says so."""
+        w, scene = self.world, self.spec.scene
+        self._friction_on = not w.frictional
+        if w.frictional:
+            self._friction_off[scene] = world_friction(w)
+            self._set_friction((0.0, 0.0, 0.0, 0.0))
+            self.message = "friction off: μ = 0 (the friction key turns it back on)"
+            return
+        friction = self._friction_off.get(scene) or _default_friction(scene)
+        switched = ""
+        if not registry.get(self.spec.solver).friction:
+            switched = (f"; {self.spec.solver} solves frictionless contacts only: switched to "
+                        f"{FRICTION_FALLBACK}")
+            self._set_solver(cmd.SetSolver(FRICTION_FALLBACK))
+        self._set_friction(friction)
+        self.message = f"friction on: {friction_text(friction)}{switched}"
+
+    def _set_friction(self, friction: tuple[float, float, float, float]) -> None:
+        """The world's mu, mu_wall, mu_roll, mu_spin, and the scene parameters that give them
+        (a reset keeps them; a scene without mu_wall has mu everywhere)."""
+        w = self.world
+        w.mu, w.mu_wall, w.mu_roll, w.mu_spin = friction
+        params = dict(self.spec.scene_params)
+        for name, value in zip(FRICTION_NAMES, friction):
+            if name in params:
+                params[name] = value
+        self._scene_params[self.spec.scene] = params
+        self.spec = self._follow_friction(self.spec.changed(scene_params=params))
+        self.sim.options = self.spec.options
+
+    @staticmethod
+    def _follow_friction(spec: RunSpec) -> RunSpec:
+        """Unless the user chose a warm start, the one the friction of `spec` wants."""
+        if spec.warm_start_given:
+            return spec
+        return spec.changed(warm_start=default_warm_start(spec.scene_params))
+
+
+
+def _default_friction(scene: str) -> tuple[float, float, float, float]:
+    """The friction of `scene`'s default parameters, or μ = FRICTION_ON if it has none."""
+    params = resolve(scenes.get(scene).params, {}, f"scene {scene}")
+    if not scenes.has_friction(params):
+        return (FRICTION_ON, FRICTION_ON, 0.0, 0.0)
+    return scenes.friction_of(params)
