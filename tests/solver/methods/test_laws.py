@@ -12,7 +12,7 @@ from solver.methods.laws import (BOX, CCP, CONE, contact_step, coulomb_block, co
                                  project_composite)
 from tests.solver.methods.coulomb import coulomb_violation, enumerate_solutions, random_block
 
-PROPERTY = settings(max_examples=60, deadline=None, derandomize=True,
+PROPERTY = settings(max_examples=30, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
 CASES = st.sampled_from(["separate", "stick", "slide"])
 
