@@ -73,15 +73,21 @@ class StepOptions:
 
     def device_for(self, n: int) -> str:
         """The device a world of n marbles steps on: `device`, with auto resolved."""
-        if self.device != "auto":
-            return self.device
-        from .cuda import usable
-
-        return "cuda" if n >= AUTO_MARBLES and usable(self.solve.method) else "cpu"
+        return self.device if self.device != "auto" else auto_device(self.solve.method, n)
 
     def but(self, **changes) -> "StepOptions":
         """A copy with `changes` (field names of this class), validated again."""
         return dataclasses.replace(self, **changes)
+
+
+def auto_device(solver: str, n: int) -> str:
+    """What `auto` means for `solver` on n marbles: cuda from AUTO_MARBLES when the GPU can
+    run the solver here, else cpu."""
+    if n < AUTO_MARBLES:
+        return "cpu"
+    from .cuda import usable
+
+    return "cuda" if usable(solver) else "cpu"
 
 
 def _number(value: object) -> object:

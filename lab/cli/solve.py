@@ -14,7 +14,7 @@ import numpy as np
 from solver.contact_states import contact_states, states_text
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS
-from solver.options import AUTO_MARBLES, DEVICE, GPU_SOLVERS
+from solver.options import AUTO_MARBLES, DEVICE, GPU_SOLVERS, auto_device
 from solver.params import ParamError, parse_assignments
 from solver.warmup import warmup
 
@@ -117,11 +117,10 @@ def _device(args: argparse.Namespace, loaded: Loaded) -> str:
     device = str(DEVICE.parse(args.device))
     if device == "cpu":
         return device
+    if device == "auto":
+        return auto_device(args.solver, loaded.problem.n) if loaded.kind == "lcp" else "cpu"
     from solver import cuda
 
-    if device == "auto":
-        usable = loaded.kind == "lcp" and cuda.usable(args.solver)
-        return "cuda" if usable and loaded.problem.n >= AUTO_MARBLES else "cpu"
     if loaded.kind == "fclib":
         raise ParamError("--device cuda: an FCLIB file holds W, not marbles, and the GPU's "
                          "kernels solve over marbles; use --device cpu")

@@ -25,7 +25,7 @@ from solver import metrics
 from solver.contact_states import contact_states
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS, SolveSettings
-from solver.options import AUTO_MARBLES, DEVICE
+from solver.options import DEVICE, auto_device
 from solver.parallel import activate
 from solver.params import Param, ParamError
 from solver.problem import ContactProblem
@@ -132,11 +132,11 @@ def device_of(name: str, device: str, problem) -> str:
     as a step decides), else the CPU, so a comparison on the GPU still shows every solver."""
     if device == "cpu" or problem.explicit:
         return "cpu"
-    from solver import cuda
-
     if device == "auto":
-        return "cuda" if problem.n >= AUTO_MARBLES and cuda.usable(name) else "cpu"
-    return "cuda" if cuda.usable(name) else "cpu"
+        return auto_device(name, problem.n)
+    from solver.cuda import usable
+
+    return "cuda" if usable(name) else "cpu"
 
 
 def _method_on(name: str, device: str):

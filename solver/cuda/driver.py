@@ -260,10 +260,7 @@ class DeviceProxJacobi(_Stateful):
         strategy = settings["r"]
         spread = max(1, (p.m + THREADS - 1) // THREADS)
         factor = settings["r_global"] if strategy == "global" else settings["gamma"]
-        if strategy == "global":
-            nu, grow = settings["nu"] or 0.1, settings["grow"] or proximal.GLOBAL_GROW
-        else:
-            nu, grow = settings["nu"] or 0.9, settings["grow"] or 1.0
+        nu, grow = proximal.scale_rules(settings)
         if frictional:
             base = b.get("prox_base", (p.m, 3))
             code = {"local": gp.LOCAL, "blocked": gp.BLOCKED, "global": gp.GLOBAL}[strategy]

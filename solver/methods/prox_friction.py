@@ -34,7 +34,8 @@ from .driver import SolveSettings, run
 from .laws import CONE, PROX
 from .matrix_sweeps import matrix_sweeps
 from .operator import block_bound, local_steps, operator, product
-from .proximal import ACCEPTED, E_VALID, PRODUCTS, SCALE, STOP, adaptation, hooks, judge
+from .proximal import (ACCEPTED, E_VALID, PRODUCTS, SCALE, STOP, adaptation, hooks, judge,
+                       scale_rules)
 from .sweeps import BIAS, STEP_N, frictional_range, pack
 
 MERIT = 3  # slot of the float64 state: FCLIB's squared error of the current λ (inf: unknown)
@@ -55,17 +56,17 @@ HISTORY = 5  # first slot of the window in the state array
 def friction_strategy(problem, settings):
     """(base (m, 3), nu, grow): R0 per contact for the normal, both tangents and the rolling
     rows by the `r` strategy (0 for an inert contact), and the adaptation's ν and growth."""
-    nu, grow = settings["nu"], settings["grow"]
+    nu, grow = scale_rules(settings)
     if settings["r"] == "global":
         base = np.where(local_steps(problem, 1.0) > 0.0, settings["r_global"], 0.0)
-        return base, (nu or 0.1), (grow or 1.1)
+        return base, nu, grow
     base = local_steps(problem, settings["gamma"])
     if settings["r"] == "blocked":
         block = inverse_diag(block_bound(problem), settings["gamma"])
         live = base[:, 0] > 0.0
         base[live, 0] = block[live]
         base[live, 1] = block[live]
-    return base, (nu or 0.9), (grow or 1.0)
+    return base, nu, grow
 
 
 def fresh_friction_state():

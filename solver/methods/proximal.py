@@ -86,13 +86,21 @@ PARAMS = (
 GLOBAL_GROW = 1.1  # the default growth of the global strategy (its ν = 0.1 cuts R tenfold)
 
 
+def scale_rules(settings: SolveSettings) -> tuple[float, float]:
+    """(ν, grow) of the adaptation, the settings' own or, at 0, the `r` strategy's defaults:
+    0.1 and GLOBAL_GROW for global, 0.9 and 1 (off) for local and blocked."""
+    if settings["r"] == "global":
+        return settings["nu"] or 0.1, settings["grow"] or GLOBAL_GROW
+    return settings["nu"] or 0.9, settings["grow"] or 1.0
+
+
 def strategy(problem: ContactProblem, settings: SolveSettings):
     """(denom, factor, nu, grow) of the chosen r-factor strategy: R_c = s factor / denom_c,
     and denom_c = 0 marks an inert row (A_cc = 0, both ends fixed), which the kernels skip."""
-    nu, grow = settings["nu"], settings["grow"]
+    nu, grow = scale_rules(settings)
     if settings["r"] == "global":
-        return (problem.diag != 0.0).astype(np.float64), settings["r_global"], (nu or 0.1), (grow or GLOBAL_GROW)
-    return problem.diag, settings["gamma"], (nu or 0.9), (grow or 1.0)
+        return (problem.diag != 0.0).astype(np.float64), settings["r_global"], nu, grow
+    return problem.diag, settings["gamma"], nu, grow
 
 
 def adaptation(settings: SolveSettings, nu: float, grow: float) -> tuple:
