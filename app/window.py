@@ -20,22 +20,21 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QProgressBar
 
-from lab.io.files import OutputError
 from lab.report.compare import COMPARE_ITERATIONS
 from lab.session import commands as cmd
 from lab.session.run import PHYSICS_FAILED
 from lab.session.spec import RunSpec
 
-from . import dialogs, hotkeys
+from . import hotkeys
 from .benchmark_window import BenchmarkWindow
 from .controls import ControlsPanel
 from .hud import Hud, RateMeter, hud_text
-from .images import write_image
 from .overlays import ColourBar, ViewStack, overlay_label
 from .plots import MIN_WIDTH as PLOT_MIN_WIDTH
 from .plots import LivePlots
 from .recording import Recording
-from .worker import Benchmark, BenchmarkResult, Frame, SimThread, SimWorker
+from .window_actions import WindowActions
+from .worker import BenchmarkResult, Frame, SimThread, SimWorker
 
 TICK_MS = 16  # hand the newest frame to the view at up to ~60 Hz
 PLOT_MS = 40  # plots at 25 Hz: a margin over the 20 Hz goal for late timer ticks
@@ -70,7 +69,7 @@ def _view_class():
     return MarbleView
 
 
-class MainWindow(QMainWindow):
+class MainWindow(WindowActions, QMainWindow):
     """`sim` is the SimThread; `latest` the newest Frame; `exit_code` for app.main."""
 
     benchmarkShown = Signal(object)  # the BenchmarkWindow, for tests and scripts
@@ -432,85 +431,6 @@ class MainWindow(QMainWindow):
                                 "compiled kernels from Numba's cache)")
             self.notice.show()
             self.stack.place()
-
-    # --------------------------------------------------------------------------- screenshot
-    def grab_image(self):
-        """The whole window, 3D view included, as a QImage."""
-        return self.grab().toImage()
-
-    def save_screenshot(self, path: str, fatal: bool = True) -> bool:
-        """The window as an image file, written atomically like every output (lab.io.files: a
-        temporary name in the same folder, then a rename); the folder is created if needed.
-        A failure is one line on stderr and in the status bar; `fatal` (the scripted
-        --screenshot, whose whole point is the file) also makes the exit code 1."""
-        try:
-            write_image(self.grab_image(), path, make_folder=True)
-        except OutputError as err:
-            sys.stderr.write(f"marbles: error: screenshot not saved: {err}\n")
-            self.status_label.setText(f"screenshot not saved: {err}")
-            if fatal:
-                self.exit_code = 1
-            return False
-        self.screenshots.append(str(path))
-        self.status_label.setText(f"screenshot saved: {path}")
-        return True
-
-    def _screenshot_key(self) -> None:
-        name = time.strftime("marbles-%Y%m%d-%H%M%S.png")
-        self.save_screenshot(str(Path(self.options.benchmark_out) / name), fatal=False)
-
-    # --------------------------------------------------------------------------- files
-    def _default_path(self, stem: str, suffix: str) -> str:
-        """A new name in the output folder: stem-YYYYmmdd-HHMMSS.suffix."""
-        return str(Path(self.options.benchmark_out) / time.strftime(f"{stem}-%Y%m%d-%H%M%S")) \
-            + suffix
-
-    def _save_state(self) -> None:
-        path = dialogs.ask_save_path(self, "Save the state", self._default_path(
-            "marbles-state", ".npz"), dialogs.STATES)
-        if path:
-            self.sim.send(cmd.SaveState(path))
-
-    def _open_state(self) -> None:
-        path = dialogs.ask_open_path(self, "Open a saved state", self.options.benchmark_out,
-                                     dialogs.STATES)
-        if path:
-            self.sim.send(cmd.OpenState(path))
-
-    def _export_problem(self) -> None:
-        path = dialogs.ask_save_path(self, "Export the contact problem", self._default_path(
-            "marbles-lcp", ".npz"), dialogs.PROBLEMS)
-        if path:
-            self.sim.send(cmd.ExportProblem(path))
-
-    # --------------------------------------------------------------------------- benchmark
-    def run_benchmark(self, reason: str = "key") -> None:
-        """Queue a comparison of every solver on the current frozen problem (worker thread)."""
-        self.status_label.setText("benchmark queued")
-        self.sim.send(Benchmark(reason))
-
-    def _on_benchmark_done(self, result: BenchmarkResult) -> None:
-        self.last_benchmark = result
-        written = f"benchmark written: {', '.join(result.paths)}"
-        self.status_label.setText(written)
-        if result.reason == "close":
-            # Quitting never waits for the user: the files are the result, and this line says
-            # where they are (the comparison window would close with this one).
-            print(f"marbles: {written}", flush=True)
-            self._close_benchmark = "done"
-            QTimer.singleShot(0, self._finish_close)
-            return
-        window = BenchmarkWindow(result.table, result.paths, result.meta)
-        self.benchmark_windows.append(window)
-        window.show()
-        self.benchmarkShown.emit(window)
-
-    def _on_benchmark_failed(self, reason: str, message: str) -> None:
-        sys.stderr.write(f"marbles: {message}\n")
-        self.status_label.setText(message)
-        if reason == "close":
-            self._close_benchmark = "failed"
-            QTimer.singleShot(0, self._finish_close)
 
     # --------------------------------------------------------------------------- errors
     def _on_gl_failed(self, message: str) -> None:
