@@ -10,12 +10,14 @@ import os
 import time
 from collections import deque
 
+import numpy as np
+
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QLabel, QWidget
 
-from lab.session.state import STABLE_SOLVER, friction_text, source_text
+from lab.session.state import PHASES, STABLE_SOLVER, friction_text, source_text
 from solver.methods import registry
 from solver.methods.driver import COMMON_PARAMS
 from solver.metrics import DIVERGENCE
@@ -71,6 +73,40 @@ class RateMeter:
         self._stamps.clear()
 
 
+class StepTimes:
+    """The wall time per phase of the last `keep` steps, for a median that one slow step (a
+    garbage collection, a scene's first step) does not move: the HUD's step time."""
+
+    def __init__(self, keep: int = 100):
+        self.keep = keep
+        self._rows: deque = deque()
+        self._count = 0
+
+    def add(self, records) -> None:
+        """records: the steps of one frame (lab.session.state.RECORD_DTYPE rows)."""
+        if len(records):
+            self._rows.append(records)
+            self._count += len(records)
+        while self._rows and self._count - len(self._rows[0]) >= self.keep:
+            self._count -= len(self._rows.popleft())
+
+    def __len__(self) -> int:
+        return min(self._count, self.keep)
+
+    def median(self) -> dict:
+        """Seconds per phase (median over the steps kept), {} when none are."""
+        if not self._rows:
+            return {}
+        rows = np.concatenate(list(self._rows))[-self.keep:]
+        return {name: float(np.median(rows[name])) for name in PHASES}
+
+    def reset(self) -> None:
+        self._rows.clear()
+        self._count = 0
+
+
+# Seconds a message stays in the status bar and on the HUD.
+MESSAGE_SECONDS = 12.0
 # The HUD warns when the simulation makes less than this share of the real-time factor asked.
 SLOW_SHARE = 0.9
 
@@ -135,16 +171,24 @@ def slow_text(frame, steps_per_second: float) -> str | None:
             f"{_number(step_ms, '.1f')} ms, real time allows {1e3 * frame.dt / s.speed:.1f} ms")
 
 
-def hud_text(frame, fps: float, steps_per_second: float) -> str:
+def hud_text(frame, fps: float, steps_per_second: float, timings: dict | None = None,
+             steps_timed: int = 1, show_message: bool = True, compact: bool = False) -> str:
     """Lines of the HUD for `frame` (app.worker.Frame); rates in 1/s of wall time (NaN: not
     measured yet, shown as —): 3D frames drawn and simulation steps, whose product with dt is
-    the real-time factor (simulated seconds per second)."""
+    the real-time factor (simulated seconds per second); while paused no steps are made, so
+    that rate is 0 whatever the meter still remembers. `timings`: seconds per phase to show
+    (StepTimes.median over `steps_timed` steps; default the frame's last step); `show_message`:
+    whether the Session's message is still fresh enough to show; `compact`: only what a small
+    view has room for (what runs, where it is, how it goes)."""
     s = frame.state
     label = registry.METHODS[s.solver].label if s.solver in registry.METHODS else s.solver
     params = _fmt_params(s.solver, s.solver_params)
-    t = frame.timings
-    ms = {k: 1e3 * t.get(k, math.nan) for k in ("collide", "assemble", "solve", "integrate",
-                                                 "total")}
+    t = frame.timings if timings is None else timings
+    ms = {k: _number(1e3 * t.get(k, math.nan), ".2f")
+          for k in ("collide", "assemble", "solve", "integrate", "total")}
+    if s.paused:
+        steps_per_second = 0.0
+    median = f" (median of {steps_timed})" if steps_timed > 1 else ""
     residual = "—" if math.isnan(frame.residual) else f"{frame.residual:.3e} m/s"
     status = frame.status or "—"
     if status == DIVERGENCE:
@@ -155,20 +199,59 @@ def hud_text(frame, fps: float, steps_per_second: float) -> str:
         f"solver {s.solver} ({label}) {params}".rstrip(),
         f"iterations {s.iterations}   warm start {warm_text(s.warm_start)}   "
         f"colour by {s.colour_mode}",
-        f"step {ms['total']:.2f} ms: collide {ms['collide']:.2f}  assemble {ms['assemble']:.2f}"
-        f"  solve {ms['solve']:.2f}  integrate {ms['integrate']:.2f}   {threads_text(s)}",
+        f"step {ms['total']} ms{median}:   collide {ms['collide']}  assemble {ms['assemble']}"
+        f"  solve {ms['solve']}  integrate {ms['integrate']}   {threads_text(s)}",
         f"{_number(fps, '.1f')} frames/s   {_number(steps_per_second, '.1f')} steps/s   "
         f"{_number(steps_per_second * frame.dt, '.2f')}x real time",
         f"t = {frame.time:.2f} s (step {frame.steps}, dt {frame.dt:g} s)   residual {residual}"
         f"   {status} after {frame.iterations_done} it",
-        run_text(s),
     ]
-    slow = slow_text(frame, steps_per_second)
-    if slow:
-        lines.append(slow)
-    if s.message:
+    if compact:
+        lines = [f"{source_text(s)}   {len(frame.radius)} marbles   solver {s.solver}",
+                 f"t = {frame.time:.2f} s   residual {residual}   "
+                 f"{_number(steps_per_second * frame.dt, '.2f')}x real time"]
+    # A run too slow for the pace asked says so instead of claiming that pace.
+    lines.append(slow_text(frame, steps_per_second) or run_text(s))
+    if s.message and show_message and not (s.alarm and s.alarm in s.message) \
+            and s.message not in lines[-1]:
         lines.append(s.message)
     return "\n".join(lines)
+
+
+FIELD_GAP = "   "  # between the fields of a HUD line: where a line too wide may break
+
+
+def _break_fields(line: str, metrics, room: float) -> list[str]:
+    """`line` as few lines as fit `room` px, broken only at FIELD_GAP (continuations indented)."""
+    fields = line.split(FIELD_GAP)
+    out = [fields[0]]
+    for field in fields[1:]:
+        joined = out[-1] + FIELD_GAP + field
+        if metrics.horizontalAdvance(joined) <= room:
+            out[-1] = joined
+        else:
+            out.append("  " + field)
+    return out
+
+
+class StatusLine(QLabel):
+    """The status bar's text. A message goes after MESSAGE_SECONDS, so the bar never shows a
+    minutes-old line as news; `hold` shows one that stays until replaced (a compilation under
+    way)."""
+
+    def __init__(self, text: str = ""):
+        super().__init__(text)
+        self._expiry = QTimer(self)
+        self._expiry.setSingleShot(True)
+        self._expiry.timeout.connect(lambda: QLabel.setText(self, ""))
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt name)
+        super().setText(text)
+        self._expiry.start(int(1e3 * MESSAGE_SECONDS))
+
+    def hold(self, text: str) -> None:
+        self._expiry.stop()
+        super().setText(text)
 
 
 class Hud(QLabel):
@@ -187,10 +270,25 @@ class Hud(QLabel):
                            " padding: 6px; border-radius: 4px; }")
         self.setText("starting…")
 
+    def show(self, text: str) -> None:
+        """Set the HUD's text (lines of fields separated by FIELD_GAP; see `fit`)."""
+        self._text = text
+        self.setText(text)
+
     def fit(self, max_width: int, margin: int = 8) -> None:
-        """Size to the text, at most `max_width` px wide (lines wrap at spaces beyond it), at
-        (margin, margin) of the parent. The HUD sits over the view, outside any layout, so its
-        text never widens the window's layout and squeezes the plot panel."""
+        """Size to the text, at most `max_width` px wide, at (margin, margin) of the parent.
+        A line too wide breaks between its fields (FIELD_GAP), never inside one ("1 thread",
+        "0.90 ms" stay whole); only a single field wider than the HUD wraps at its spaces. The
+        HUD sits over the view, outside any layout, so its text never widens the window's
+        layout and squeezes the plot panel."""
+        text = getattr(self, "_text", self.text())
+        metrics = QFontMetrics(self.font())
+        pad = 2 * 6 + 2  # the stylesheet's padding and a pixel of rounding each side
+        room = max(60, max_width - 2 * margin - pad)
+        lines = [part for line in text.split("\n") for part in _break_fields(line, metrics, room)]
+        shown = "\n".join(lines)
+        if shown != self.text():
+            self.setText(shown)
         self.setWordWrap(False)
         natural = self.sizeHint()
         width = max(60, min(natural.width(), max_width - 2 * margin))

@@ -7,6 +7,7 @@ import argparse
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import scenes
@@ -124,6 +125,7 @@ def _set_up_qt():
     return app
 
 
+PROBE_RETRIES, PROBE_RETRY_WAIT = 2, 0.5  # more tries of a refused display, s between them
 PROBE_SECONDS = 5.0  # an X server that has not answered by then is taken as not answering
 XCB_ERRORS = {1: "no X server answers there, or it refused the connection",
               2: "the X server lacks a required extension", 3: "out of memory",
@@ -192,6 +194,14 @@ def display_problem(environ=os.environ) -> str | None:
     if not display:
         return f"no display: DISPLAY is not set and QT_QPA_PLATFORM is xcb ({HEADLESS_HINT})"
     why = x_display_error(display)
+    # A busy X server (a machine under load, many clients starting at once) may refuse one
+    # connection and take the next: tried again before the program gives up, so a launch is
+    # not refused, or aborted later by Qt's own connection, for a moment's refusal.
+    for _ in range(PROBE_RETRIES):
+        if why is None:
+            break
+        time.sleep(PROBE_RETRY_WAIT)
+        why = x_display_error(display)
     return None if why is None else f"cannot open display {display} ({why}; {HEADLESS_HINT})"
 
 
@@ -207,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     problem = display_problem()
     if problem:
         cli.fail(problem)  # one line, exit code 2, before Qt could abort the process
+    if sys.stderr.isatty():
+        sys.stderr.write("marbles: the world is built; opening the window\n")
 
     app = _set_up_qt()
     from PySide6.QtCore import QTimer

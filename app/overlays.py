@@ -11,11 +11,14 @@ from . import qt_compat  # noqa: F401  (before any signal is emitted: see its do
 import numpy as np
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QLinearGradient, QPainter
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QTextBrowser, QWidget
 
 from lab.session.colours import ColourScale, colour_scale, heat
 
 MARGIN = 8  # px between the view's edge and an overlay
+COMPACT_SIZE = (480, 420)  # px: a view smaller than this gets the HUD's short form
+HELP_WIDTH = 760  # px: the F1 help's widest (its table reads badly wider)
+HELP_BACKGROUND = "rgb(16, 16, 24)"
 PANEL_STYLE = ("QLabel {{ color: #f4f4f4; background: rgba(10, 10, 16, {alpha});"
                " padding: {pad}px; border-radius: 6px; {extra}}}")
 
@@ -27,6 +30,33 @@ def overlay_label(alpha: int = 215, pad: int = 12, extra: str = "") -> QLabel:
     label.setStyleSheet(PANEL_STYLE.format(alpha=alpha, pad=pad, extra=extra))
     label.hide()
     return label
+
+
+class HelpPanel(QTextBrowser):
+    """The F1 help over the view: opaque (the HUD's text must not show through it), at most
+    HELP_WIDTH px wide and never wider than the view, its table wrapped to that width and
+    scrolled with the wheel when taller than the view. It takes no focus, so every key still
+    reaches the window (F1 and Esc close it)."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setStyleSheet(f"QTextBrowser {{ color: #f4f4f4; background: {HELP_BACKGROUND};"
+                           " border-radius: 6px; }")
+        self.document().setDocumentMargin(12)
+        self.hide()
+
+    def fit(self, width: int, height: int) -> None:
+        """Size to the text within `width` x `height` px (the view less its margins)."""
+        width = max(1, min(width, HELP_WIDTH))
+        # Measured on a copy: the panel lays its own document out to its viewport's width.
+        layout = self.document().clone(self)
+        layout.setTextWidth(width)
+        wanted = int(np.ceil(layout.size().height())) + 2
+        layout.deleteLater()
+        self.resize(width, max(1, min(height, wanted)))
 
 
 class ColourBar(QWidget):
@@ -103,6 +133,11 @@ class ViewStack(QWidget):
         self.bottom_right: list[QWidget] = []
         self.setMinimumSize(200, 150)
 
+    @property
+    def compact(self) -> bool:
+        """The view is too small for the full HUD over it (it would cover most of the view)."""
+        return self.width() < COMPACT_SIZE[0] or self.height() < COMPACT_SIZE[1]
+
     def add(self, widget: QWidget, where: str) -> QWidget:
         """Put `widget` over the view at `where`: "corner", "centred", "bottom_left" or
         "bottom_right"."""
@@ -122,8 +157,11 @@ class ViewStack(QWidget):
         self.hud.fit(w)
         self.hud.raise_()
         for widget in self.centred:
-            widget.setMaximumSize(max(1, w - 2 * MARGIN), max(1, h - 2 * MARGIN))
-            widget.adjustSize()
+            if isinstance(widget, HelpPanel):
+                widget.fit(w - 2 * MARGIN, h - 2 * MARGIN)
+            else:
+                widget.setMaximumSize(max(1, w - 2 * MARGIN), max(1, h - 2 * MARGIN))
+                widget.adjustSize()
             widget.move((w - widget.width()) // 2, (h - widget.height()) // 2)
             widget.raise_()
         for widget in self.corner:

@@ -20,6 +20,8 @@ so does a reset, a new scene or a new solver.
 """
 from __future__ import annotations
 
+import math
+
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
 import numpy as np
 import pyqtgraph as pg
@@ -438,13 +440,23 @@ class LivePlots(QWidget):
             self.history_plot.getViewBox().addItem(label, ignoreBounds=True)
             self._marker_labels.append(label)
         top = getattr(self.history_plot, "_shown_range", (0.0, 0.0, 0.0, 0.0))[3]
-        for k, label in enumerate(self._marker_labels):
-            if k < len(self.markers):
+        # Labels never overlap: going back from the newest, a label is shown only if it ends
+        # left of the one shown after it (its line stays, so close events still show).
+        seconds_per_px = self.history_plot.getViewBox().viewPixelSize()[0]
+        next_left = math.inf
+        for k in range(len(self._marker_labels) - 1, -1, -1):
+            label = self._marker_labels[k]
+            shown = k < len(self.markers)
+            if shown:
                 t, text = self.markers[k]
                 if label.textItem.toPlainText() != text:
                     label.setText(text)
                 label.setPos(t - now, top)
-            label.setVisible(k < len(self.markers))
+                width = label.textItem.boundingRect().width() * seconds_per_px
+                shown = t - now + width < next_left
+                if shown:
+                    next_left = t - now
+            label.setVisible(shown)
 
     def curve_data(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """What the curves currently show (x, y), for tests and the screenshot check."""

@@ -18,7 +18,7 @@ from . import qt_compat  # noqa: F401  (before any signal is emitted: see its do
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QProgressBar
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QProgressBar
 
 from lab.report.compare import COMPARE_ITERATIONS
 from lab.session import commands as cmd
@@ -28,8 +28,8 @@ from lab.session.spec import RunSpec
 from . import hotkeys
 from .benchmark_window import BenchmarkWindow
 from .controls import ControlsPanel
-from .hud import Hud, RateMeter, hud_text
-from .overlays import ColourBar, ViewStack, overlay_label
+from .hud import MESSAGE_SECONDS, Hud, RateMeter, StatusLine, StepTimes, hud_text
+from .overlays import ColourBar, HelpPanel, ViewStack, overlay_label
 from .plots import MIN_WIDTH as PLOT_MIN_WIDTH
 from .plots import LivePlots
 from .recording import Recording
@@ -46,6 +46,7 @@ HUD_PERIOD = 0.1  # s: the HUD rides on the plot timer at 10 Hz (one window repa
 # threads run at a lower priority, so a frame then takes longer: app.view.render_thread.RENDER_NICE).
 # With a GPU a frame costs a few ms and the cap stays at TICK_MS.
 VIEW_SHARE = 0.7
+PROGRESS_DELAY_MS = 400  # work in the worker shorter than this is not shown as progress
 PLOT_SHARE = 0.25  # the plot panel's least share of the window's width
 @dataclass
 class Options:
@@ -88,6 +89,8 @@ class MainWindow(WindowActions, QMainWindow):
         self._scene_shown = None
         self._fps = RateMeter()
         self._sps = RateMeter()
+        self._step_times = StepTimes()
+        self._message_at = 0.0
         self._frames_drawn = 0
         self._scripted_done = False
         self._closing = False  # close requested; waiting for the benchmark or its window
@@ -125,7 +128,11 @@ class MainWindow(WindowActions, QMainWindow):
         self._plot_timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._plot_timer.timeout.connect(self._refresh_plots)
         self._plot_timer.start(PLOT_MS)
-        self._timers = [self._tick_timer, self._plot_timer]
+        self._progress = None  # (text, done, total) of the work under way, or None
+        self._progress_timer = QTimer(self)
+        self._progress_timer.setSingleShot(True)
+        self._progress_timer.timeout.connect(self._show_progress)
+        self._timers = [self._tick_timer, self._plot_timer, self._progress_timer]
         self.sim.start()
 
     def _build_centre(self, view_class) -> None:
@@ -135,8 +142,7 @@ class MainWindow(WindowActions, QMainWindow):
         self.view.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.hud = Hud()
         self.stack = ViewStack(self.view, self.hud)
-        self.help = self.stack.add(overlay_label(), "centred")
-        self.help.setTextFormat(Qt.TextFormat.RichText)
+        self.help = self.stack.add(HelpPanel(), "centred")
         # The start-up compilation, shown in the middle of the view.
         self.notice = self.stack.add(overlay_label(200, 14, "font-size: 12pt; "), "centred")
         self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -173,7 +179,7 @@ class MainWindow(WindowActions, QMainWindow):
                               | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
         self.resizeDocks([self.dock], [420], Qt.Orientation.Horizontal)
-        self.status_label = QLabel("starting")
+        self.status_label = StatusLine("starting")
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(260)
         self.progress.hide()
@@ -226,7 +232,7 @@ class MainWindow(WindowActions, QMainWindow):
     def _toggle_help(self) -> None:
         if not self.help.isVisible():
             solver = self.latest.state.solver if self.latest is not None else None
-            self.help.setText(hotkeys.help_html(solver))
+            self.help.setHtml(hotkeys.help_html(solver))
         self.help.setVisible(not self.help.isVisible())
         self.stack.place()
 
@@ -274,18 +280,21 @@ class MainWindow(WindowActions, QMainWindow):
         if frame.stepped:
             # Stamped by the worker: queued delivery arrives in bursts while the GUI draws.
             self._sps.add(len(frame.records), now=frame.wall)
+            self._step_times.add(frame.records)
         # Every frame: the plots mark a change of scene, solver or a reset even while paused.
         self.plots.add_frame(frame)
         state = frame.state
         if state.generation != self._generation:
             self._generation = state.generation
             self._sps.reset()
+            self._step_times.reset()
             self.view.set_container(frame.container)
             if state.scene != self._scene_shown:
                 self._scene_shown = state.scene
                 self.view.reset_camera()
         if state.message_seq != self._message_seq:
             self._message_seq = state.message_seq
+            self._message_at = time.perf_counter()
             if state.message:
                 self.status_label.setText(state.message)
         self.hud.set_alarm(state.diverged)
@@ -372,7 +381,10 @@ class MainWindow(WindowActions, QMainWindow):
     def _refresh_hud(self) -> None:
         if self.latest is None:
             return
-        self.hud.setText(hud_text(self.latest, self.fps, self.steps_per_second))
+        fresh = time.perf_counter() - self._message_at < MESSAGE_SECONDS
+        self.hud.show(hud_text(self.latest, self.fps, self.steps_per_second,
+                               self._step_times.median() or None, len(self._step_times),
+                               show_message=fresh, compact=self.stack.compact))
         self.hud.fit(self.stack.width())
 
     @property
@@ -413,11 +425,24 @@ class MainWindow(WindowActions, QMainWindow):
 
     # --------------------------------------------------------------------------- progress
     def _on_progress(self, text: str, done: int, total: int) -> None:
+        """Long work in the worker (compilations, a benchmark, a new world's first step) is
+        shown once it has lasted PROGRESS_DELAY: what ends sooner is not flashed on screen."""
+        self._progress = (text, done, total) if total > 0 else None
         if total <= 0:
-            self.notice.hide()
-            self.progress.hide()
-            self.status_label.setText("ready")
+            if self.progress.isVisible() or self.notice.isVisible():
+                self.notice.hide()
+                self.progress.hide()
+                self.status_label.setText("ready")
             return
+        if self.progress.isVisible():
+            self._show_progress()
+        elif not self._progress_timer.isActive():
+            self._progress_timer.start(PROGRESS_DELAY_MS)
+
+    def _show_progress(self) -> None:
+        if self._progress is None:
+            return
+        text, done, total = self._progress
         if total == 1 and done == 0:
             self.progress.setRange(0, 0)  # one long item (a compilation): a busy bar
         else:
@@ -425,8 +450,8 @@ class MainWindow(WindowActions, QMainWindow):
             self.progress.setValue(done)
             self.progress.setFormat(f"{done}/{total}")
         self.progress.show()
-        self.status_label.setText(text)
-        if self.latest is None:
+        self.status_label.hold(text)
+        if self.latest is None or "compil" in text:
             self.notice.setText(f"{text}\n(the window stays responsive; later runs load the "
                                 "compiled kernels from Numba's cache)")
             self.notice.show()

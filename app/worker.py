@@ -166,6 +166,7 @@ class SimWorker(QObject):
         self._record_every = 0  # steps between record frames (0: not recording)
         self._record_due = 0  # steps left to the next record frame
         self._record_wait = False  # a record frame is out, not yet acknowledged
+        self._announced = -1  # the world generation whose first step was announced
 
     # ----------------------------------------------------------------------------- thread side
     def cancel(self) -> None:
@@ -291,6 +292,13 @@ class SimWorker(QObject):
         s = self.session
         stepped = 0
         limit = self._record_due if self._record_every else None
+        # A new world's first step compiles (or loads from Numba's cache) the kernels of its
+        # kind of scene: seconds, said as progress so the window can show it if it lasts.
+        first = not s.paused and s.sim.steps == 0 and self._announced != s.generation
+        if first:
+            self._announced = s.generation
+            self.progress.emit(f"{s.spec.scene}: first step (compiling or loading its Numba "
+                               "kernels)", 0, 1)
         if not s.paused and not self._record_wait:
             stepped = (s.run_for(BATCH_SECONDS, limit) if s.spec.speed <= 0
                        else s.catch_up(limit=limit))
@@ -301,6 +309,8 @@ class SimWorker(QObject):
                 self._record_wait = True
                 self._emit_frame(record=True)
                 stepped = 0
+        if first:
+            self.progress.emit("", 0, 0)
         if stepped:
             self._emit_frame()
         self._arm_timer()  # a divergence may have paused it

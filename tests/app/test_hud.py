@@ -19,7 +19,7 @@ def frame(timings=None, **state) -> Frame:
     return Frame(seq=1, stepped=True, x=np.zeros((3, 3), np.float32),
                  radius=np.full(3, 0.1, np.float32), colour=np.zeros((3, 3), np.float32),
                  container={}, time=1.5, steps=75, dt=0.02, contacts=12,
-                 timings=timings or {"collide": 1e-4, "assemble": 1e-5, "solve": 2e-4,
+                 timings=timings if timings is not None else {"collide": 1e-4, "assemble": 1e-5, "solve": 2e-4,
                                      "integrate": 1e-5, "total": 3.2e-4}, status="max_iterations", iterations_done=20,
                  residual=3.2e-3, trace=None, trace_step=-1, state=SessionState(**s))
 
@@ -53,7 +53,7 @@ ALARM = "jacobi diverged at step 6 (t = 0.12 s)"
     (dict(message="omega=1.9 is at its limit"), "omega=1.9 is at its limit"),
 ])
 def test_the_hud_states_the_run(state, line):
-    assert line in hud_text(frame(**state), 10.0, 50.0).splitlines()
+    assert line in hud_text(frame(**state), 10.0, 100.0).splitlines()
 
 
 def test_rates_not_measured_yet_are_a_dash_not_zero():
@@ -162,3 +162,67 @@ def test_the_step_line_says_when_the_gpu_steps(monkeypatch, simulated, shown):
     step_line = [line for line in hud_text(frame(device="cuda", threads=2, blocks=1), 10.0, 50.0)
                  .splitlines() if line.startswith("step ")][0]
     assert step_line.endswith("   " + shown)
+
+
+def test_a_reset_world_shows_no_nan_and_a_paused_one_makes_no_steps():
+    """After R there is no step yet: its times are a dash, not 'nan'; paused, the rate of steps
+    is 0 whatever the meter still remembers of the steps before."""
+    text = hud_text(frame(timings={}, paused=True), 12.0, 0.3)
+    assert "nan" not in text
+    assert "step — ms" in text and "0.0 steps/s   0.00x real time" in text
+
+
+def test_the_step_time_is_the_median_not_the_last_step():
+    from app.hud import StepTimes
+    from lab.session.state import StepLog
+
+    log = StepLog()
+    times = StepTimes(keep=50)
+    for k in range(60):
+        total = 8.6e-3 if k == 59 else 0.9e-3
+        log.add(0.02 * k, 1e-3, {"collide": 1e-4, "assemble": 1e-4, "solve": total - 3e-4,
+                                 "integrate": 1e-4, "total": total})
+        if k % 7 == 6 or k == 59:
+            times.add(log.take())
+    assert len(times) == 50
+    text = hud_text(frame(timings={"total": 8.6e-3}), 12.0, 50.0, times.median(), len(times))
+    assert "step 0.90 ms (median of 50)" in text and "8.60" not in text
+
+
+def test_a_divergence_is_said_once_and_slow_replaces_the_pace_claimed():
+    alarm_message = f"{ALARM}: paused; R resets, X switches to pgs and resets"
+    text = hud_text(frame(diverged=True, paused=True, alarm=ALARM, message=alarm_message),
+                    10.0, 50.0)
+    assert text.count(ALARM) == 1
+    slow = dict(timings={"collide": 1e-3, "assemble": 1e-3, "solve": 28e-3, "integrate": 1e-3,
+                         "total": 31e-3})
+    text = hud_text(frame(**slow), 10.0, 32.0)
+    assert "SLOWER THAN REAL TIME" in text and "running in real time" not in text
+    assert "old news" not in hud_text(frame(message="old news"), 10.0, 50.0, show_message=False)
+
+
+def test_a_narrow_hud_breaks_lines_between_fields_not_inside_them(qtbot):
+    """At 360 px the thread count ('1 thread (--threads 2 from ... marbles)') and the step
+    times move to a line of their own, whole."""
+    hud = Hud()
+    qtbot.addWidget(hud)
+    hud.show(hud_text(frame(threads=2, blocks=1), 10.0, 50.0))
+    hud.fit(360)
+    lines = hud.text().splitlines()
+    assert any(line.strip() == f"1 thread (--threads 2 from {MIN_MARBLES} marbles)"
+               for line in lines)
+    assert any(line.strip().startswith("step 0.32 ms:") for line in lines)
+    assert hud.width() <= 360
+
+
+def test_status_messages_go_but_a_held_one_stays(qtbot, monkeypatch):
+    import app.hud as hud_module
+
+    monkeypatch.setattr(hud_module, "MESSAGE_SECONDS", 0.2)
+    line = hud_module.StatusLine()
+    qtbot.addWidget(line)
+    line.setText("screenshot saved: a.png")
+    qtbot.waitUntil(lambda: line.text() == "", timeout=3000)
+    line.hold("compiling Numba kernels: pgs")
+    qtbot.wait(500)
+    assert line.text() == "compiling Numba kernels: pgs"

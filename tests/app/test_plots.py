@@ -302,3 +302,28 @@ def test_residuals_are_clamped_for_the_log_axis():
 
     got = clamp_residual([0.0, np.nan, np.inf, -np.inf, 2.0, 1e-300])
     np.testing.assert_array_equal(got, [FLOOR, CEILING, CEILING, FLOOR, 2.0, FLOOR])
+
+
+def test_event_labels_close_in_time_do_not_overlap(qtbot):
+    """Three solver switches 0.1 s apart (M pressed quickly): every switch keeps its line, and
+    of the labels only those that do not overlap are shown, the newest among them."""
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    plots.resize(420, 500)
+    plots.show()
+    qtbot.waitExposed(plots)
+    start = 0
+    for solver in ("pgs", "jacobi", "psor", "pgs-sm"):
+        for f in frames(0.02, 5, 5, start=start):
+            plots.add_frame(with_state(f, solver=solver))
+        start += 5
+    for f in frames(0.02, 100, 50, start=start):
+        plots.add_frame(with_state(f, solver="pgs-sm"))
+    plots.refresh()
+    assert len(plots.markers) == 3
+    assert len(plots._marker_lines[0].getData()[0]) == 6  # a line for each
+    shown = [item for item in plots._marker_labels if item.isVisible()]
+    assert shown and shown[-1] is plots._marker_labels[2]
+    boxes = [item.mapRectToScene(item.boundingRect()) for item in shown]
+    for a, b in zip(boxes, boxes[1:]):
+        assert a.right() <= b.left(), "event labels overlap"

@@ -1,0 +1,46 @@
+"""What the window says while the worker is busy: a new scene's first step that compiles its
+kernels is shown in the view and the status bar while it lasts, and work too short to notice is
+not flashed (nor does its end overwrite the message of the command that caused it)."""
+from __future__ import annotations
+
+import time
+
+from lab.session.session import Session
+from tests.app.conftest import HANG_MS
+from tests.app.test_window import _press, make_window, wait_state  # noqa: F401 (fixture)
+from tests.app.test_window_third_pass import activate
+
+
+def test_a_new_scenes_slow_first_step_is_shown_while_it_lasts(qtbot, make_window, monkeypatch):
+    window = make_window(scene="column")
+    activate(qtbot, window)
+    step = Session.step
+
+    def slow_first_step(self, now=None):
+        if self.sim.steps == 0 and self.spec.scene != "column":
+            time.sleep(1.5)  # as long as loading a scene's kernels from a cold cache
+        return step(self, now)
+
+    monkeypatch.setattr(Session, "step", slow_first_step)
+    _press(qtbot, window, "N")
+    qtbot.waitUntil(window.notice.isVisible, timeout=HANG_MS)
+    scene = window.sim.worker.session.spec.scene
+    assert scene != "column"
+    assert f"{scene}: first step" in window.notice.text()
+    assert "first step" in window.status_label.text() and window.progress.isVisible()
+    wait_state(qtbot, window, lambda f: f.state.scene == scene and f.steps > 0)
+    qtbot.waitUntil(lambda: not window.notice.isVisible(), timeout=HANG_MS)
+    assert not window.progress.isVisible()
+
+
+def test_a_quick_first_step_leaves_the_commands_message(qtbot, make_window):
+    """X resets with a message; the reset world's first step is quick: no progress flashes
+    and the status bar keeps the message."""
+    window = make_window(scene="column", solver="jacobi")
+    activate(qtbot, window)
+    generation = window.latest.state.generation
+    _press(qtbot, window, "X")
+    wait_state(qtbot, window, lambda f: f.state.generation > generation and f.steps > 3)
+    qtbot.wait(600)  # past the progress delay
+    assert "switched from jacobi to pgs" in window.status_label.text()
+    assert not window.progress.isVisible() and not window.notice.isVisible()
