@@ -34,6 +34,7 @@ from .plots import MIN_WIDTH as PLOT_MIN_WIDTH
 from .plots import LivePlots
 from .recording import Recording
 from .window_actions import WindowActions
+from .window_overlays import WindowOverlays
 from .worker import BenchmarkResult, Frame, SimThread, SimWorker
 
 TICK_MS = 16  # hand the newest frame to the view at up to ~60 Hz
@@ -69,7 +70,7 @@ def _view_class():
     return MarbleView
 
 
-class MainWindow(WindowActions, QMainWindow):
+class MainWindow(WindowActions, WindowOverlays, QMainWindow):
     """`sim` is the SimThread; `latest` the newest Frame; `exit_code` for app.main."""
 
     benchmarkShown = Signal(object)  # the BenchmarkWindow, for tests and scripts
@@ -129,8 +130,8 @@ class MainWindow(WindowActions, QMainWindow):
         self.sim.start()
 
     def _build_centre(self, view_class) -> None:
-        """The 3D view with its overlays: the HUD, the F1 help, the start-up notice and the
-        colour bar (app.overlays.ViewStack places them)."""
+        """The 3D view with its overlays: the HUD, the F1 help, the start-up notice, the
+        colour bar, the card and the warning (app.overlays.ViewStack places them)."""
         self.view = view_class()
         self.view.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.hud = Hud()
@@ -140,10 +141,8 @@ class MainWindow(WindowActions, QMainWindow):
         # The start-up compilation, shown in the middle of the view.
         self.notice = self.stack.add(overlay_label(200, 14, "font-size: 12pt; "), "centred")
         self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.colour_bar = self.stack.add(ColourBar(), "bottom_left")
-        # The clicked marble's card (lab.session.network.MarbleCard), bottom right, above the badge.
-        self.card = self.stack.add(overlay_label(200, 8, "font-family: monospace; "),
-                                   "bottom_right")
+        self.colour_bar = self.stack.add(ColourBar(), "bottom_left", readout=True)
+        self._build_readouts()
         self.setCentralWidget(self.stack)
 
     def _build_controls(self) -> None:
@@ -220,7 +219,7 @@ class MainWindow(WindowActions, QMainWindow):
                          "export_problem": self._export_problem,
                          "camera": self.view.reset_camera, "help": self._toggle_help,
                          "controls": self._toggle_controls, "record": self.recording.toggle,
-                         "quit": self.close})
+                         "readouts": self.toggle_readouts, "quit": self.close})
         return handlers
 
     def _toggle_help(self) -> None:
@@ -295,15 +294,7 @@ class MainWindow(WindowActions, QMainWindow):
         if state != self._controls_state:
             self._controls_state = state
             self.controls.show_state(state)
-        self._show_card(frame.card)
-
-    def _show_card(self, card) -> None:
-        """The picked marble's card over the view's top right corner, or none."""
-        text = card.text() if card is not None else ""
-        if text != self.card.text() or self.card.isVisible() != bool(text):
-            self.card.setText(text)
-            self.card.setVisible(bool(text))
-            self.stack.place()
+        self._show_readouts(frame)
 
     def _refresh_plots(self) -> None:
         """Plots at 25 Hz and the HUD at 10 Hz, independent of the 3D view: repainting them
@@ -327,6 +318,7 @@ class MainWindow(WindowActions, QMainWindow):
             return
         self._drawn_seq = frame.seq
         self.view.set_network(frame.network)
+        self.view.set_picked(frame.state.picked)
         self.view.set_marbles(frame.x, frame.radius, frame.colour, frame.orientation)
         self.view.update()
         self._awaiting_render = self.view.marbles_version
@@ -374,6 +366,7 @@ class MainWindow(WindowActions, QMainWindow):
             return
         self.hud.setText(hud_text(self.latest, self.fps, self.steps_per_second))
         self.hud.fit(self.stack.width())
+        self.stack.place_under_hud()
 
     @property
     def fps(self) -> float:
