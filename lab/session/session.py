@@ -1,6 +1,7 @@
 """The Session: one simulation run under a RunSpec, changed only by typed commands applied
 between two steps. It holds everything the desktop program shows or controls that is not
-drawing: pacing in real time or flat out, divergence (pause and say so), the per-iteration trace
+drawing: pacing in real time or flat out, divergence (pause and say so), marbles out of the
+container and deep overlaps (say so and run on: lab/session/watch.py), the per-iteration trace
 of a few steps per second, the numbers of every step (`StepLog`), the colour of every marble,
 the mouse spring, friction switched off and on (lab/session/friction_key.py), compiling kernels
 with progress, and the solver comparison of the current step.
