@@ -59,6 +59,8 @@ HOTKEYS: tuple[Hotkey, ...] = (
            "(marbles-YYYYmmdd-HHMMSS.mp4, one second of video per simulated second)"),
     Hotkey("camera", ("V",), "reset the camera"),
     Hotkey("controls", ("D",), "show / hide the controls dock"),
+    Hotkey("readouts", ("H",), "hide / show the readouts over the view (HUD, colour bar, "
+           "marble card, physics warning)"),
     Hotkey("help", ("F1",), "show / hide this help (Esc hides it too)"),
     Hotkey("quit", ("Q", "Ctrl+Q"), "quit (runs the benchmark on close unless --no-benchmark "
            "or the scene has friction)"),
@@ -71,6 +73,8 @@ MOUSE: tuple[tuple[str, str], ...] = (
     ("right drag (or Shift + left drag)", "pan"),
     ("wheel", "zoom; over the controls dock, scroll it (a field takes the wheel once clicked)"),
     ("Ctrl + left drag on a marble", "pull the marble with a damped spring"),
+    ("left click on a marble", "outline it and show its card: its contacts with their normal "
+     "and tangential impulses, gap and slip (a click on empty space: none)"),
 )
 
 

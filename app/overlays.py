@@ -3,7 +3,9 @@ notices, the colour bar, the picked marble's card), and the colour bar of the co
 
 The overlays are children of `ViewStack` placed by hand in its resizeEvent, not items of a
 layout: a layout would take their size hints into the window's minimum size, and a long HUD
-line would then squeeze the plot panel.
+line would then squeeze the plot panel. Those the H key hides (the readouts: HUD, colour bar,
+card, warning) are children of one transparent layer over the view, hidden as a whole, so each
+keeps showing or hiding itself as before and reappears as it was.
 """
 from __future__ import annotations
 
@@ -117,17 +119,22 @@ class ColourBar(QWidget):
 
 class ViewStack(QWidget):
     """The central widget: the 3D view filling it, and overlays placed over it on every resize:
-    `hud` top left (fitted to the width: app.hud.Hud.fit), `corner` top right, `centred` ones
-    in the middle, `bottom_left` (the colour bar) and `bottom_right` (the recording badge,
-    the picked marble's card), stacked upwards."""
+    `hud` top left (fitted to the width: app.hud.Hud.fit), `under_hud` below it (the physics
+    warning: labels, wrapped where the view is narrower than their text), `corner` top right, `centred`
+    ones in the middle, `bottom_left` (the colour bar) and `bottom_right` (the recording badge,
+    the picked marble's card), stacked upwards. The HUD and the overlays added as `readout`s
+    lie on `layer`, which `show_readouts` hides and shows."""
 
     def __init__(self, view: QWidget, hud, parent: QWidget | None = None):
         super().__init__(parent)
         self.view = view
         self.hud = hud
         view.setParent(self)
-        hud.setParent(self)
+        self.layer = QWidget(self)
+        self.layer.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        hud.setParent(self.layer)
         self.corner: list[QWidget] = []
+        self.under_hud: list[QWidget] = []
         self.centred: list[QWidget] = []
         self.bottom_left: list[QWidget] = []
         self.bottom_right: list[QWidget] = []
@@ -138,24 +145,52 @@ class ViewStack(QWidget):
         """The view is too small for the full HUD over it (it would cover most of the view)."""
         return self.width() < COMPACT_SIZE[0] or self.height() < COMPACT_SIZE[1]
 
-    def add(self, widget: QWidget, where: str) -> QWidget:
-        """Put `widget` over the view at `where`: "corner", "centred", "bottom_left" or
-        "bottom_right"."""
-        widget.setParent(self)
+    def add(self, widget: QWidget, where: str, readout: bool = False) -> QWidget:
+        """Put `widget` over the view at `where`: "under_hud", "corner", "centred",
+        "bottom_left" or "bottom_right"; a `readout` is hidden with the HUD (show_readouts)."""
+        widget.setParent(self.layer if readout else self)
         getattr(self, where).append(widget)
         self.place()
         return widget
+
+    @property
+    def readouts_shown(self) -> bool:
+        return not self.layer.isHidden()
+
+    def show_readouts(self, shown: bool) -> None:
+        """Show or hide the HUD and every readout at once."""
+        self.layer.setVisible(shown)
+        self.place()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)
         self.view.setGeometry(self.rect())
         self.place()
 
+    def place_under_hud(self) -> None:
+        """The `under_hud` overlays below the HUD as it is now (its height changes with its
+        text: the window calls this after each refit)."""
+        top = self.hud.geometry().bottom() + 1 + MARGIN if self.hud.isVisibleTo(self) else MARGIN
+        for widget in self.under_hud:
+            # One line as long as the text, wrapped at spaces where the view is narrower.
+            widget.setWordWrap(False)
+            natural = widget.sizeHint()
+            width = max(60, min(natural.width(), self.width() - 2 * MARGIN))
+            widget.setWordWrap(width < natural.width())
+            height = widget.heightForWidth(width) if widget.wordWrap() else natural.height()
+            widget.setGeometry(MARGIN, top, width, max(height, natural.height()))
+            widget.raise_()
+            if widget.isVisibleTo(self):
+                top += widget.height() + MARGIN
+
     def place(self) -> None:
         """Lay the overlays out over the view at its current size."""
         w, h = self.width(), self.height()
+        self.layer.setGeometry(self.rect())  # its children are placed in the stack's frame
+        self.layer.raise_()
         self.hud.fit(w)
         self.hud.raise_()
+        self.place_under_hud()
         for widget in self.centred:
             if isinstance(widget, HelpPanel):
                 widget.fit(w - 2 * MARGIN, h - 2 * MARGIN)
@@ -176,5 +211,5 @@ class ViewStack(QWidget):
             widget.adjustSize()
             widget.move(w - widget.width() - MARGIN, bottom - widget.height())
             widget.raise_()
-            if not widget.isHidden():
+            if widget.isVisibleTo(self):
                 bottom -= widget.height() + MARGIN

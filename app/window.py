@@ -34,6 +34,7 @@ from .plots import MIN_WIDTH as PLOT_MIN_WIDTH
 from .plots import LivePlots
 from .recording import Recording
 from .window_actions import WindowActions
+from .window_overlays import WindowOverlays
 from .worker import BenchmarkResult, Frame, SimThread, SimWorker
 
 TICK_MS = 16  # hand the newest frame to the view at up to ~60 Hz
@@ -70,7 +71,7 @@ def _view_class():
     return MarbleView
 
 
-class MainWindow(WindowActions, QMainWindow):
+class MainWindow(WindowActions, WindowOverlays, QMainWindow):
     """`sim` is the SimThread; `latest` the newest Frame; `exit_code` for app.main."""
 
     benchmarkShown = Signal(object)  # the BenchmarkWindow, for tests and scripts
@@ -129,6 +130,7 @@ class MainWindow(WindowActions, QMainWindow):
         self._plot_timer.timeout.connect(self._refresh_plots)
         self._plot_timer.start(PLOT_MS)
         self._progress = None  # (text, done, total) of the work under way, or None
+        self._status_before = ""  # the status bar's text when the progress was shown
         self._progress_timer = QTimer(self)
         self._progress_timer.setSingleShot(True)
         self._progress_timer.timeout.connect(self._show_progress)
@@ -136,8 +138,8 @@ class MainWindow(WindowActions, QMainWindow):
         self.sim.start()
 
     def _build_centre(self, view_class) -> None:
-        """The 3D view with its overlays: the HUD, the F1 help, the start-up notice and the
-        colour bar (app.overlays.ViewStack places them)."""
+        """The 3D view with its overlays: the HUD, the F1 help, the start-up notice, the
+        colour bar, the card and the warning (app.overlays.ViewStack places them)."""
         self.view = view_class()
         self.view.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.hud = Hud()
@@ -146,10 +148,8 @@ class MainWindow(WindowActions, QMainWindow):
         # The start-up compilation, shown in the middle of the view.
         self.notice = self.stack.add(overlay_label(200, 14, "font-size: 12pt; "), "centred")
         self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.colour_bar = self.stack.add(ColourBar(), "bottom_left")
-        # The clicked marble's card (lab.session.network.MarbleCard), bottom right, above the badge.
-        self.card = self.stack.add(overlay_label(200, 8, "font-family: monospace; "),
-                                   "bottom_right")
+        self.colour_bar = self.stack.add(ColourBar(), "bottom_left", readout=True)
+        self._build_readouts()
         self.setCentralWidget(self.stack)
 
     def _build_controls(self) -> None:
@@ -226,7 +226,7 @@ class MainWindow(WindowActions, QMainWindow):
                          "export_problem": self._export_problem,
                          "camera": self.view.reset_camera, "help": self._toggle_help,
                          "controls": self._toggle_controls, "record": self.recording.toggle,
-                         "quit": self.close})
+                         "readouts": self.toggle_readouts, "quit": self.close})
         return handlers
 
     def _toggle_help(self) -> None:
@@ -304,15 +304,7 @@ class MainWindow(WindowActions, QMainWindow):
         if state != self._controls_state:
             self._controls_state = state
             self.controls.show_state(state)
-        self._show_card(frame.card)
-
-    def _show_card(self, card) -> None:
-        """The picked marble's card over the view's top right corner, or none."""
-        text = card.text() if card is not None else ""
-        if text != self.card.text() or self.card.isVisible() != bool(text):
-            self.card.setText(text)
-            self.card.setVisible(bool(text))
-            self.stack.place()
+        self._show_readouts(frame)
 
     def _refresh_plots(self) -> None:
         """Plots at 25 Hz and the HUD at 10 Hz, independent of the 3D view: repainting them
@@ -336,6 +328,7 @@ class MainWindow(WindowActions, QMainWindow):
             return
         self._drawn_seq = frame.seq
         self.view.set_network(frame.network)
+        self.view.set_picked(frame.state.picked)
         self.view.set_marbles(frame.x, frame.radius, frame.colour, frame.orientation)
         self.view.update()
         self._awaiting_render = self.view.marbles_version
@@ -386,6 +379,7 @@ class MainWindow(WindowActions, QMainWindow):
                                self._step_times.median() or None, len(self._step_times),
                                show_message=fresh, compact=self.stack.compact))
         self.hud.fit(self.stack.width())
+        self.stack.place_under_hud()
 
     @property
     def fps(self) -> float:
@@ -432,7 +426,8 @@ class MainWindow(WindowActions, QMainWindow):
             if self.progress.isVisible() or self.notice.isVisible():
                 self.notice.hide()
                 self.progress.hide()
-                self.status_label.setText("ready")
+                # What the status bar said before the work (a command's message) comes back.
+                self.status_label.setText(self._status_before or "ready")
             return
         if self.progress.isVisible():
             self._show_progress()
@@ -449,6 +444,8 @@ class MainWindow(WindowActions, QMainWindow):
             self.progress.setRange(0, total)
             self.progress.setValue(done)
             self.progress.setFormat(f"{done}/{total}")
+        if not self.progress.isVisible():
+            self._status_before = self.status_label.text()
         self.progress.show()
         self.status_label.hold(text)
         if self.latest is None or "compil" in text:

@@ -5,7 +5,8 @@ marble.frag intersects the view ray with the sphere and writes the hit's normal,
 depth into a G-buffer, which one full-screen pass shades. A directional key light casts shadows
 through a shadow map made by the same impostors seen orthographically from the light. The
 container is drawn after the marbles as glass (the bowl, the tube, the box walls) or as a rim
-(the planar disk), over a checker floor (tilted for a plane), so marbles inside stay visible.
+(the planar disk), over a checker floor (tilted for a plane), so marbles inside stay visible;
+the picked marble's outline goes over everything.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from .geometry import (box_walls_mesh, checker_period, circle_segments, containe
 from .glsl import (GBuffer, GLFailure, Impostors, Mesh, Target, Uniforms, blend_over,
                    check_version, no_context_message, program, shadow_map, surface_format)
 from .network import NetworkMesh, ribbon_vertices
+from .outline import Outline
 from .render_thread import share_priority
 
 SHADOW_MAP_SIZE = 512  # texels; 4.5 mm each over the 1 m bowl, ample for 10 cm marbles
@@ -76,6 +78,7 @@ class Scene:
     # marbles are drawn at `marble_scale` of their radius (lab.session.network.MARBLE_SCALE).
     network: tuple | None = None
     marble_scale: float = 1.0
+    picked: int = -1  # the marble outlined (app.view.outline), -1: none
 
 
 @dataclass(frozen=True)
@@ -274,6 +277,7 @@ class Renderer(QObject):
         }
         self._bg_prog = program("background.vert", "background.frag")
         self._network = NetworkMesh()
+        self._outline = Outline()
         self._uniforms = Uniforms()
 
     def _set(self, prog: int, name: str, value) -> None:
@@ -373,6 +377,7 @@ class Renderer(QObject):
         if not scene.debug_flat:
             self._line_pass(frame)
             self._glass_pass(frame)
+        self._outline.draw(scene, self._surface_progs["line"], self._uniforms)
         # Leave a neutral state for the next frame.
         GL.glBindVertexArray(0)
         GL.glUseProgram(0)

@@ -84,6 +84,7 @@ class MarbleView(QWidget):
         self._container_version = 0
         self._frame_on_marbles = False
         self._network: tuple | None = None  # see set_network
+        self._picked = -1  # see set_picked
         self._drag: dict | None = None
         self._press_pos: QPointF | None = None
         self._click_at: QPointF | None = None
@@ -161,6 +162,17 @@ class MarbleView(QWidget):
             self._marbles_version += 1  # the marbles' drawn radius changes
         self._network = network
         self.update()
+
+    def set_picked(self, index: int) -> None:
+        """Outline marble `index` of those set last (app.view.outline); -1 outlines none."""
+        index = int(index)
+        if index != self._picked:
+            self._picked = index
+            self.update()
+
+    @property
+    def picked(self) -> int:
+        return self._picked
 
     @property
     def marbles_version(self) -> int:
@@ -271,7 +283,8 @@ class MarbleView(QWidget):
                       drag_line=drag_line, debug_flat=self.debug_flat, shadows=self.shadows,
                       exact_quads=self.exact_quads, soft_shadows=self.soft_shadows,
                       network=self._network,
-                      marble_scale=1.0 if self._network is None else MARBLE_SCALE)
+                      marble_scale=1.0 if self._network is None else MARBLE_SCALE,
+                      picked=self._picked)
 
     def _on_rendered(self, result: Result) -> None:
         if result.seq == self._in_flight:

@@ -16,7 +16,7 @@ import numpy as np
 
 from solver.world import World
 
-from .colours import IMPULSE_SCALE, heat
+from .colours import IMPULSE_SCALE, contact_slip, heat
 
 # Ribbon widths, as fractions of the smallest marble radius: the weakest contact drawn, the
 # strongest (at IMPULSE_SCALE and above).
@@ -74,20 +74,72 @@ def network_style(impulse: np.ndarray, world: World) -> tuple[np.ndarray, np.nda
 
 
 @dataclass(frozen=True)
+class CardContact:
+    """One contact of a clicked marble in the last step's problem: other, the body on the other
+    side (a marble's index, -1 for the container); normal, its normal impulse (N s); tangential,
+    the length of its tangential (friction) impulse (N s, 0 without friction); gap, the gap the
+    step's problem had (m, negative: an overlap); slip, the speed at which the two surfaces
+    slide over each other after the step (m/s, lab.session.colours.contact_slip)."""
+
+    other: int
+    normal: float
+    tangential: float
+    gap: float
+    slip: float
+
+    def row(self) -> str:
+        who = "wall" if self.other < 0 else f"#{self.other}"
+        return " ".join([f"{who:<5}"] + [f"{v:>9.3g}" for v in (self.normal, self.tangential,
+                                                                 1e3 * self.gap, self.slip)])
+
+
+CARD_ROWS = 12  # contacts listed on a card at most, the strongest first
+CARD_HEADER = " ".join([f"{'with':<5}"] + [f"{h:>9}" for h in ("λn N s", "|λt| N s", "gap mm",
+                                                                   "slip m/s")])
+
+
+@dataclass(frozen=True)
 class MarbleCard:
     """What a clicked marble shows: index; speed (m/s); contacts of the last step; impulse:
-    the sum of their normal impulses (N s), and that in units of its weight times dt."""
+    the sum of their normal impulses (N s), and that in units of its weight times dt; table:
+    its contacts (CardContact), the strongest normal impulse first."""
 
     index: int
     speed: float
     contacts: int
     impulse: float
     weights: float
+    table: tuple[CardContact, ...] = ()
 
     def text(self) -> str:
-        return (f"marble {self.index}\nspeed {self.speed:.3g} m/s\n{self.contacts} contacts\n"
-                f"Σ normal impulse {self.impulse:.3g} N s\n"
-                f"  = {self.weights:.3g} × its weight × dt")
+        lines = [f"marble {self.index}", f"speed {self.speed:.3g} m/s",
+                 f"{self.contacts} contacts", f"Σ normal impulse {self.impulse:.3g} N s",
+                 f"  = {self.weights:.3g} × its weight × dt"]
+        if self.table:
+            lines += [CARD_HEADER] + [c.row() for c in self.table[:CARD_ROWS]]
+            if len(self.table) > CARD_ROWS:
+                lines.append(f"… {len(self.table) - CARD_ROWS} more")
+        return "\n".join(lines)
+
+
+def card_contacts(world: World, problem, lam: np.ndarray, index: int
+                  ) -> tuple[CardContact, ...]:
+    """The contacts of marble `index` in `problem` solved by `lam` (CardContact), strongest
+    normal impulse first; none when `lam` does not belong to the problem."""
+    impulse = normal_impulses(problem, lam)
+    if impulse.size == 0:
+        return ()
+    mine = np.flatnonzero((problem.body_a == index) | (problem.body_b == index))
+    rows = int(problem.rows)
+    per_contact = np.asarray(lam, dtype=np.float64).reshape(problem.m, rows)
+    tangential = (np.hypot(per_contact[:, 1], per_contact[:, 2]) if rows >= 3
+                  else np.zeros(problem.m))
+    slip = contact_slip(problem, lam, world)
+    other = np.where(problem.body_a[mine] == index, problem.body_b[mine], problem.body_a[mine])
+    order = np.argsort(-impulse[mine], kind="stable")
+    return tuple(CardContact(int(other[k]), float(impulse[c]), float(tangential[c]),
+                             float(problem.gap[c]), float(slip[c]))
+                 for k, c in ((k, mine[k]) for k in order))
 
 
 def marble_card(world: World, problem, lam: np.ndarray, index: int) -> MarbleCard | None:
@@ -103,4 +155,4 @@ def marble_card(world: World, problem, lam: np.ndarray, index: int) -> MarbleCar
     weight_dt = float(np.abs(world.gravity[2])) * mass * float(world.dt)
     weights = total / weight_dt if np.isfinite(mass) and weight_dt > 0 else float("nan")
     return MarbleCard(index, float(np.linalg.norm(world.v[index])), int(mine.sum()), total,
-                      weights)
+                      weights, card_contacts(world, problem, lam, index))

@@ -1,6 +1,7 @@
 """The Session: one simulation run under a RunSpec, changed only by typed commands applied
 between two steps. It holds everything the desktop program shows or controls that is not
-drawing: pacing in real time or flat out, divergence (pause and say so), the per-iteration trace
+drawing: pacing in real time or flat out, divergence (pause and say so), marbles out of the
+container and deep overlaps (say so and run on: lab/session/watch.py), the per-iteration trace
 of a few steps per second, the numbers of every step (`StepLog`), the colour of every marble,
 the mouse spring, friction switched off and on (lab/session/friction_key.py), compiling kernels
 with progress, and the solver comparison of the current step.
@@ -36,6 +37,7 @@ from .run import EnergyBudget
 from .spec import SIM_PARAMS, SPEED, RunSpec, route_assignments
 from .state import (FRICTION_FALLBACK, RECORD_FIELDS, STABLE_SOLVER,  # noqa: F401
                     SessionState, StepLog, friction_text, world_friction)
+from .watch import Watch
 
 ITERATION_LADDER = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 # What the relaxation keys move, in order of preference: the relaxation factor of the
@@ -84,6 +86,7 @@ class Session(FrictionKey):
         self.compile_seconds = 0.0
         self.sim: Simulation | None = None
         self._energy: EnergyBudget | None = None  # what the marbles may gain (an explosion)
+        self.watch = Watch()  # escaped marbles and deep overlaps: warned of, not paused
         self._world = world
         # Each scene and solver keeps the parameters it was last given.
         self._scene_params = {spec.scene: spec.scene_params}
@@ -153,6 +156,10 @@ class Session(FrictionKey):
             self.trace = report.result.trace.copy()
             self.trace_step = self.sim.steps
             self.trace_alarm = ""
+        said = self.watch.check(self.world, now)
+        if said:  # before _check_world: a divergence's message is the one left to show
+            self._tell(f"{said} at step {self.sim.steps} (t = {self.world.time:.2f} s); "
+                       "the run goes on")
         self._check_world(report)
         self.log.add(self.world.time, float(report.result.residual), report.timings)
         return report
@@ -273,7 +280,7 @@ class Session(FrictionKey):
             scene_params=dict(s.scene_params), origin=self.origin, network=self.network,
             scene_named=self.scene_named, marbles=self.world.n,
             picked=self.picked, stabilise=s.stabilise, threads=s.threads, blocks=self.sim.blocks,
-            device=self.sim.device)
+            device=self.sim.device, warning=self.watch.warning)
 
     def colours(self) -> np.ndarray:
         """(n, 3) float32 RGB of every marble in the colour mode (lab.session.colours)."""
@@ -515,6 +522,7 @@ class Session(FrictionKey):
         that a divergence made ends with the world that diverged; one the user chose stays."""
         self.sim = self.spec.simulation(world)
         self._energy = EnergyBudget(world)
+        self.watch = Watch()
         if self.diverged:
             self.paused = False
         self.origin, self.origin_snapshot = origin, snapshot

@@ -69,3 +69,43 @@ def test_overlays_stay_in_their_corners_and_inside_the_view(qtbot):
         assert corner.geometry().right() == w - MARGIN - 1 and corner.y() == MARGIN
         centre = help_box.geometry().center()
         assert abs(centre.x() - w // 2) <= 1 and abs(centre.y() - h // 2) <= 1
+
+
+def test_the_readouts_hide_and_show_as_one_and_the_warning_sits_under_the_hud(qtbot):
+    """Readouts (the HUD among them) go with the layer; the others (help, badge) stay; a
+    readout's own hidden state survives; the `under_hud` label follows the HUD's height and
+    wraps where the view is narrower than its text; the badge below the card moves down to
+    the corner when the readouts are hidden."""
+    view = QWidget()
+    hud = Hud()
+    stack = ViewStack(view, hud)
+    qtbot.addWidget(stack)
+    hud.setText("one line")
+    warning = stack.add(QLabel("PHYSICS ESCAPED: " + "a long warning " * 6), "under_hud",
+                        readout=True)
+    card = stack.add(QLabel("marble 3\nspeed 0.1 m/s"), "bottom_right", readout=True)
+    badge = stack.add(QLabel("REC 00:03"), "bottom_right")
+    asleep = stack.add(QLabel("hidden by its owner"), "corner", readout=True)
+    asleep.hide()
+    help_box = stack.add(QLabel("help"), "centred")
+    stack.resize(900, 600)
+    stack.show()
+    qtbot.waitExposed(stack)
+    assert warning.y() == hud.geometry().bottom() + 1 + MARGIN and warning.x() == MARGIN
+    assert not warning.wordWrap() and warning.geometry().right() < 900 - MARGIN
+    assert badge.geometry().bottom() == card.geometry().top() - MARGIN - 1
+    hud.setText("one line\ntwo lines\nthree lines")
+    hud.fit(stack.width())
+    stack.place_under_hud()
+    assert warning.y() == hud.geometry().bottom() + 1 + MARGIN
+    stack.resize(300, 600)
+    qtbot.waitUntil(lambda: stack.width() == 300, timeout=5000)
+    assert warning.wordWrap() and warning.geometry().right() <= 300 - MARGIN
+    stack.show_readouts(False)
+    assert not stack.readouts_shown
+    assert not any(w.isVisible() for w in (hud, warning, card, asleep))
+    assert help_box.isVisible() and badge.isVisible() and view.isVisible()
+    assert badge.geometry().bottom() == 600 - MARGIN - 1  # the hidden card leaves its place
+    stack.show_readouts(True)
+    assert hud.isVisible() and warning.isVisible() and card.isVisible()
+    assert not asleep.isVisible()  # hidden by its owner, it stays so
