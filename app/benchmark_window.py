@@ -79,7 +79,6 @@ class BenchmarkWindow(QWidget):
         self.legend = pg.LegendItem(colCount=7, labelTextSize="9pt", sampleType=_Sample)
         self.canvas.addItem(self.legend, row=1, col=0, colspan=2)
         self.curves: dict[str, tuple] = {}
-        self.styles: dict[str, SolverStyle] = {}
         self._draw(table)
         self.canvas.scene().sigMouseClicked.connect(self._legend_clicked)
         header = QLabel(f"<b>{title}</b><br>metric: {table.meta.get('metric', '')}<br>"
@@ -135,7 +134,6 @@ class BenchmarkWindow(QWidget):
             b = self.by_time.plot(ms[timed], y[timed], pen=pen)
             self.legend.addItem(a, name)
             self.curves[name] = (a, b)
-            self.styles[name] = styles[k]
 
     def shown(self) -> list[str]:
         """The solvers whose curves are shown, in table order."""
@@ -146,7 +144,7 @@ class BenchmarkWindow(QWidget):
         visible = not self.curves[name][0].isVisible()
         for curve in self.curves[name]:
             curve.setVisible(visible)
-        for sample, label in self.legend.items:
+        for sample, _ in self.legend.items:
             if sample.item is self.curves[name][0]:
                 sample.update()  # its line, or the eye that says it is hidden
         self.rescale()
@@ -172,6 +170,8 @@ class BenchmarkWindow(QWidget):
         clip = not self.show_all.isChecked()
         rows = [self.table.solvers.index(n) for n in names]
         low, high = residual_range([self.curves[n][0].yData for n in names], clip=clip)
+        if high <= low:  # flat curves: a decade either side rather than a span of zero
+            low, high = low / 10.0, high * 10.0
         y = (np.log10(low), np.log10(high))
         times = np.concatenate([self.curves[n][1].xData for n in names])
         self.by_iteration.setRange(xRange=(0, self.table.residual.shape[1] - 1), yRange=y,
