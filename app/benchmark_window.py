@@ -1,12 +1,17 @@
 """The plot window of a solver comparison: residual against iterations and against solve
-time, both log scale, one colour of the program's palette per solver
-(lab.session.colours.PALETTE, a dash pattern beyond the tenth), the legend in a row of its own
-under the plots, where the files were written, and "Save figure" (an image of the window,
-written atomically like every output).
+time, both log scale, each solver in its colour and dashes of lab.report.palette (the same as
+in benchmark.png), the legend in a row of its own under the plots, where the files were
+written, and "Save figure" (an image of the window, written atomically like every output).
 
 The time axis is logarithmic: the slowest solver (pgs-sm, up to a second) otherwise squashed
 the other nine against x = 0. The start of each curve (no iteration yet, at 0 ms) has no place
 on it and is left out of that panel.
+
+A click on a solver's legend entry (its line or its name) hides it in both plots, or shows it
+again, and the axes take the range of the curves shown. The residual axis is clipped where a
+single curve goes on alone (palette.residual_range: pgs-sm's 1e-14 against the others' 1e-4),
+and the time axis ends 15% after the last shown solver reached its best within that range
+(figures.time_axis_end); "all residuals" shows everything.
 """
 from __future__ import annotations
 
@@ -17,25 +22,38 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from lab.io.files import OutputError
-from lab.session.colours import PLOT_BACKGROUND, series_style
+from lab.report.figures import time_axis_end
+from lab.report.palette import SolverStyle, residual_range, solver_styles
+from lab.session.colours import PLOT_BACKGROUND
 
 from . import dialogs
 from .axes import fit_axes
 from .images import write_image
 from .plots import clamp_residual
 
-_DASH = {"solid": Qt.PenStyle.SolidLine, "dash": Qt.PenStyle.DashLine,
-         "dot": Qt.PenStyle.DotLine, "dashdot": Qt.PenStyle.DashDotLine}
 FIGURE_NAME = "benchmark-window.png"
+PEN_WIDTH = 2  # px
+PAD = 0.03  # of each axis's span, around the curves
 
 
-def solver_pen(k: int) -> pg.QtGui.QPen:
-    """The pen of the k-th solver: its palette colour and line style, 2 px."""
-    colour, style = series_style(k)
-    return pg.mkPen(colour, width=2, style=_DASH[style])
+def solver_pen(style: SolverStyle) -> pg.QtGui.QPen:
+    """The pen of a solver of lab.report.palette's `style`: its colour, PEN_WIDTH px, its
+    dashes (in pen widths, as Qt counts them)."""
+    pen = pg.mkPen(style.colour, width=PEN_WIDTH)
+    if style.dashes is not None:
+        pen.setDashPattern(list(style.dashes))
+        pen.setDashOffset(style.offset)
+    return pen
+
+
+class _Sample(pg.ItemSample):
+    """A legend entry's line that leaves the toggling to the window (both plots at once)."""
+
+    def mouseClickEvent(self, event):  # noqa: N802 (pyqtgraph name)
+        event.accept()
 
 
 class BenchmarkWindow(QWidget):
@@ -58,19 +76,27 @@ class BenchmarkWindow(QWidget):
         self.canvas.setBackground(PLOT_BACKGROUND)
         self.by_iteration = self._plot(0, "residual against iterations", "iteration", False)
         self.by_time = self._plot(1, "residual against solve time", "solve time (ms, log)", True)
-        self.legend = pg.LegendItem(colCount=5, labelTextSize="9pt")
+        self.legend = pg.LegendItem(colCount=7, labelTextSize="9pt", sampleType=_Sample)
         self.canvas.addItem(self.legend, row=1, col=0, colspan=2)
         self.curves: dict[str, tuple] = {}
         self._draw(table)
+        self.canvas.scene().sigMouseClicked.connect(self._legend_clicked)
         header = QLabel(f"<b>{title}</b><br>metric: {table.meta.get('metric', '')}<br>"
                         f"written: {', '.join(paths) if paths else '(not written)'}")
         header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         header.setWordWrap(True)
         self.save_button = QPushButton("Save figure…")
         self.save_button.clicked.connect(lambda: self.save_figure())
+        self.show_all = QCheckBox("all residuals")
+        self.show_all.setToolTip("Unchecked, the residual axis is cut where a single curve goes "
+                                 "on alone, a decade past the next one, and the time axis "
+                                 "soon after the last solver's best; checked, both show "
+                                 "every point.")
+        self.show_all.toggled.connect(lambda _: self.rescale())
         self.status = QLabel("")
         top = QHBoxLayout()
         top.addWidget(header, 1)
+        top.addWidget(self.show_all, 0, Qt.AlignmentFlag.AlignTop)
         top.addWidget(self.save_button, 0, Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -81,6 +107,7 @@ class BenchmarkWindow(QWidget):
             QShortcut(key, self, activated=self.close)
         QShortcut(QKeySequence(QKeySequence.StandardKey.Save), self,
                   activated=lambda: self.save_figure())
+        self.rescale()
 
     def _plot(self, col: int, title: str, x_label: str, log_x: bool) -> pg.PlotItem:
         item = self.canvas.addPlot(row=0, col=col, axisItems=fit_axes())
@@ -94,10 +121,12 @@ class BenchmarkWindow(QWidget):
         return item
 
     def _draw(self, table) -> None:
-        """One curve per solver in each plot, one legend entry per solver."""
+        """One curve per solver in each plot, in table order (the later of two coinciding
+        curves on top, dashed), one legend entry per solver."""
         it = np.arange(table.residual.shape[1], dtype=np.float64)
+        styles = solver_styles(list(table.solvers), table.residual)
         for k, name in enumerate(table.solvers):
-            pen = solver_pen(k)
+            pen = solver_pen(styles[k])
             y = clamp_residual(table.residual[k])
             ms = 1e3 * np.asarray(table.seconds[k], dtype=np.float64)
             timed = np.isfinite(ms) & (ms > 0)  # a log axis has no place for t = 0
@@ -105,6 +134,53 @@ class BenchmarkWindow(QWidget):
             b = self.by_time.plot(ms[timed], y[timed], pen=pen)
             self.legend.addItem(a, name)
             self.curves[name] = (a, b)
+
+    def shown(self) -> list[str]:
+        """The solvers whose curves are shown, in table order."""
+        return [name for name, (a, _) in self.curves.items() if a.isVisible()]
+
+    def toggle(self, name: str) -> None:
+        """Hide solver `name` in both plots, or show it again; the axes follow."""
+        visible = not self.curves[name][0].isVisible()
+        for curve in self.curves[name]:
+            curve.setVisible(visible)
+        for sample, _ in self.legend.items:
+            if sample.item is self.curves[name][0]:
+                sample.update()  # its line, or the eye that says it is hidden
+        self.rescale()
+
+    def _legend_clicked(self, event) -> None:
+        """A left click on a legend entry's line or name toggles that solver."""
+        if event.button() != Qt.MouseButton.LeftButton or event.double():
+            return
+        at = event.scenePos()
+        for sample, label in self.legend.items:
+            if sample.sceneBoundingRect().contains(at) or label.sceneBoundingRect().contains(at):
+                name = next(n for n, (a, _) in self.curves.items() if a is sample.item)
+                self.toggle(name)
+                return
+
+    def rescale(self) -> None:
+        """Both plots to the shown curves: the residual range of palette.residual_range
+        (clipped unless "all residuals" is checked) and, clipped, the time axis cut after the
+        last solver's best (figures.time_axis_end); nothing changes when none is shown."""
+        names = self.shown()
+        if not names:
+            return
+        clip = not self.show_all.isChecked()
+        rows = [self.table.solvers.index(n) for n in names]
+        low, high = residual_range([self.curves[n][0].yData for n in names], clip=clip)
+        if high <= low:  # flat curves: a decade either side rather than a span of zero
+            low, high = low / 10.0, high * 10.0
+        y = (np.log10(low), np.log10(high))
+        times = np.concatenate([self.curves[n][1].xData for n in names])
+        self.by_iteration.setRange(xRange=(0, self.table.residual.shape[1] - 1), yRange=y,
+                                   padding=PAD)
+        if times.size:
+            end = time_axis_end(self.table, low, rows) if clip else None
+            right = 1e3 * end if end is not None else float(times.max())
+            self.by_time.setRange(xRange=(np.log10(times.min()), np.log10(right)), yRange=y,
+                                  padding=PAD)
 
     def default_figure_path(self) -> str:
         """Beside the benchmark files when they were written, else in the current folder."""

@@ -11,8 +11,9 @@ possible scrolled it on every refresh, and laying out an axis (tick text, grid) 
 costliest part of a refresh. The history runs on across resets and scene changes (a new world's
 clock continues where the last one ended), and a marker line with a label shows where the
 scene, the solver or a reset changed it. Residuals are clamped to `FLOOR` because a log axis
-cannot show zero. Colours come from the program's one palette (lab.session.colours.PALETTE); axes
-from app.axes, whose tick labels never overlap.
+cannot show zero. Colours come from the program's one palette (lab.session.colours.PALETTE), the
+trace in its solver's colour (lab.report.palette, as in the comparison window); axes from
+app.axes, whose tick labels never overlap.
 
 The axes follow the data. A zoom or pan with the mouse holds a plot's range; the panel's
 "follow data" button (unchecked while any plot is held) gives every plot back to the data, and
@@ -30,6 +31,7 @@ from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsPathItem, QGraphicsView, QHBoxLayout,
                                QLabel, QToolButton, QVBoxLayout, QWidget)
 
+from lab.report.palette import solver_colours
 from lab.session.colours import PALETTE, PLOT_BACKGROUND
 from lab.session.state import RECORD_FIELDS
 
@@ -45,7 +47,7 @@ MIN_WIDTH = 280  # px: the panel never gets narrower (the window keeps it at lea
 _EMPTY = np.zeros(0)
 TIME_LABEL = "simulated time before the latest step (s)"
 PHASES = ("collide", "assemble", "solve", "integrate")
-TRACE_COLOUR = PALETTE[3]
+TRACE_COLOUR = PALETTE[3]  # until a frame names the solver (then the solver's colour)
 HISTORY_COLOUR = PALETTE[2]
 PHASE_COLOURS = tuple(PALETTE[k] for k in (0, 1, 6, 3))
 MARKER_COLOUR = PALETTE[7]
@@ -340,6 +342,11 @@ class LivePlots(QWidget):
         or a reset gets a marker, and the axes follow the data again."""
         key = (state.generation, state.scene, state.solver)
         last, self._state_key = self._state_key, key
+        if last is None or key[2] != last[2]:
+            # The trace is the solver's own: drawn in its colour, as in the comparison.
+            pen = self.trace_curve.pen()
+            pen.setColor(QColor(solver_colours([state.solver])[0]))
+            self.trace_curve.setPen(pen)
         if last is None or key == last:
             return
         changes = []

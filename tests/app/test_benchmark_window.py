@@ -166,7 +166,8 @@ def fake_table(solvers=tuple(registry.METHODS), iterations=50):
 
 
 def test_the_comparison_reads_on_a_log_time_axis_in_the_palette(qtbot, tmp_path):
-    from lab.session.colours import PALETTE, PLOT_BACKGROUND
+    from lab.report.palette import solver_colours
+    from lab.session.colours import PLOT_BACKGROUND
     from app.benchmark_window import BenchmarkWindow
 
     table = fake_table()
@@ -182,9 +183,9 @@ def test_the_comparison_reads_on_a_log_time_axis_in_the_palette(qtbot, tmp_path)
         assert by_time.xData.size == table.residual.shape[1] - 1
         colours.append((by_time.opts["pen"].color().name(), by_time.opts["pen"].style()))
         assert by_iteration.opts["pen"].color().name() == colours[-1][0]
-    # The palette's ten colours in order, then again dashed: every solver its own pen.
-    assert [c for c, _ in colours] == [PALETTE[k % len(PALETTE)] for k in range(len(colours))]
-    assert len(set(colours)) == len(colours) == len(registry.METHODS) > len(PALETTE)
+    # Every solver its own colour, the one its name has (registry order).
+    assert [c for c, _ in colours] == solver_colours(list(table.solvers))
+    assert len({c for c, _ in colours}) == len(colours) == len(registry.METHODS)
     assert plot.canvas.backgroundBrush().color().name() == PLOT_BACKGROUND
     # Each solver's curve spans its own decades of time, none squashed against the axis.
     box = plot.by_time.getViewBox()
@@ -219,3 +220,153 @@ def test_save_figure_writes_the_window_atomically_or_says_why(qtbot, tmp_path, m
     assert plot.status.text().startswith("figure not saved: ") and "does not exist" in \
         plot.status.text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fig.png"]
+
+
+@pytest.fixture
+def pointer():
+    from tests.app.x_pointer import XPointer
+
+    p = XPointer()
+    yield p
+    p.close()
+
+
+def open_window(qtbot, table):
+    """A comparison window of `table` at the top left of pytest-xvfb's 800x600 screen."""
+    from app.benchmark_window import BenchmarkWindow
+
+    plot = BenchmarkWindow(table, [], {"scene": "bowl"})
+    qtbot.addWidget(plot)
+    plot.move(0, 0)
+    plot.resize(790, 560)
+    plot.show()
+    qtbot.waitExposed(plot)
+    return plot
+
+
+def window_point(plot, item, x, y):
+    """Where data point (x, y) (m/s; x in ms on the time plot) of `item` is in `plot`."""
+    from PySide6.QtCore import QPointF
+
+    box = item.getViewBox()
+    if item is plot.by_time:
+        x = np.log10(x)
+    scene = box.mapViewToScene(QPointF(float(x), float(np.log10(y))))
+    return plot.canvas.viewport().mapTo(plot, plot.canvas.mapFromScene(scene))
+
+
+def pixels(image, point, radius=2) -> np.ndarray:
+    """(k, 3) RGB of the pixels of QImage `image` within `radius` of `point`."""
+    return np.array([image.pixelColor(point.x() + dx, point.y() + dy).getRgb()[:3]
+                     for dx in range(-radius, radius + 1) for dy in range(-radius, radius + 1)],
+                    dtype=float)
+
+
+def test_the_window_and_benchmark_png_draw_each_solver_in_one_colour(qtbot, tmp_path):
+    """Every registered solver a colour of its own, the same on the window's pens, on its
+    screen and in benchmark.png (read back from the file); the time axes log in both."""
+    from lab.report import figures
+    from lab.report.palette import solver_colours
+    from tests.lab.report.test_figures import level_table, png_image, png_pixel, rgb
+
+    names = list(registry.METHODS)
+    table = level_table({n: 10.0 ** -k for k, n in enumerate(names)})
+    plot = open_window(qtbot, table)
+    fig = figures.comparison_figure(table)
+    png = png_image(fig, tmp_path / "benchmark.png")
+    assert plot.by_time.getAxis("bottom").logMode and fig.axes[1].get_xscale() == "log"
+    qtbot.wait(50)
+    screen = plot.grab().toImage()
+    colours = solver_colours(names)
+    assert len(set(colours)) == len(names)
+    for k, name in enumerate(names):
+        pens = {curve.opts["pen"].color().name() for curve in plot.curves[name]}
+        assert pens == {colours[k]}, name
+        row, col = png_pixel(fig, fig.axes[0], png, 20, 10.0 ** -k)
+        in_png = png[row - 2:row + 3, col - 2:col + 3].reshape(-1, 3)
+        on_screen = pixels(screen, window_point(plot, plot.by_iteration, 20, 10.0 ** -k))
+        for found in (in_png, on_screen):
+            assert np.linalg.norm(found - rgb(colours[k]), axis=1).min() < 12.0, name
+
+
+def test_coinciding_curves_all_show_in_the_window(qtbot):
+    """pgs, prox-gs and nsgs on one line: each colour makes up a good part of it on screen."""
+    from lab.report.palette import solver_colours
+    from tests.lab.report.test_figures import level_table, rgb
+
+    group = ["pgs", "prox-gs", "nsgs"]
+    table = level_table({"naive": 1.0, "pgs": 1e-2, "prox-gs": 1e-2, "nsgs": 1e-2,
+                         "jacobi": 1e-4})
+    plot = open_window(qtbot, table)
+    qtbot.wait(50)
+    screen = plot.grab().toImage()
+    left = window_point(plot, plot.by_iteration, 2, 1e-2)
+    right = window_point(plot, plot.by_iteration, 38, 1e-2)
+    palette = np.array([rgb(c) for c in solver_colours(group)])
+    # Per column along the line, its pixel (of the rows it straddles) nearest a group colour.
+    band = np.array([[screen.pixelColor(x, left.y() + dy).getRgb()[:3] for dy in (-1, 0, 1)]
+                     for x in range(left.x(), right.x())], dtype=float)
+    d = np.linalg.norm(band[:, :, None] - palette[None, None], axis=3).min(axis=1)
+    which = np.where(d.min(axis=1) < 30.0, d.argmin(axis=1), -1)
+    assert np.mean(which >= 0) > 0.8
+    shares = np.bincount(which[which >= 0], minlength=3) / np.sum(which >= 0)
+    assert shares.min() > 0.2, shares
+
+
+def _entry(plot, name):
+    return next((sample, label) for sample, label in plot.legend.items
+                if sample.item is plot.curves[name][0])
+
+
+def _click(pointer, plot, item):
+    """A click of the X pointer in the middle of legend item `item` (its line or name)."""
+    pointer.click(plot.canvas.viewport(),
+                  plot.canvas.mapFromScene(item.sceneBoundingRect().center()))
+
+
+def test_a_click_on_a_legend_entry_hides_the_solver_everywhere_and_rescales(qtbot, pointer):
+    """mprgp falls lowest and takes longest (fake_table): hidden, it leaves both plots and the
+    residual axis stops a decade below the next lowest, the time axis at the next slowest; a
+    click on its name brings it back."""
+    table = fake_table()
+    plot = open_window(qtbot, table)
+    box_it, box_t = plot.by_iteration.getViewBox(), plot.by_time.getViewBox()
+    before = box_it.viewRange()[1], box_t.viewRange()
+    assert before[0][0] < -14.0 < -13.0 < before[0][1]  # mprgp's 1e-14 shows
+    sample, label = _entry(plot, "mprgp")
+    _click(pointer, plot, sample)
+    qtbot.waitUntil(lambda: not plot.curves["mprgp"][0].isVisible(), timeout=5000)
+    assert not any(curve.isVisible() for curve in plot.curves["mprgp"])
+    assert "mprgp" not in plot.shown() and len(plot.shown()) == len(table.solvers) - 1
+    low, high = box_it.viewRange()[1]
+    assert -13.5 < low < -13.0  # pgs-sm's floor, 1e-13, now the lowest
+    assert box_t.viewRange()[1] == pytest.approx(box_it.viewRange()[1])
+    slowest = np.log10(1e3 * table.seconds[-2, -1])  # pgs-sm's last iteration, ms
+    assert box_t.viewRange()[0][1] == pytest.approx(slowest, abs=0.2)
+    assert box_t.viewRange()[0][1] < before[1][0][1] - 0.05  # (13/14)^3 of the time: -0.1
+    _click(pointer, plot, label)
+    qtbot.waitUntil(lambda: plot.curves["mprgp"][1].isVisible(), timeout=5000)
+    assert box_it.viewRange()[1] == pytest.approx(before[0])
+    assert np.allclose(box_t.viewRange(), before[1])
+
+
+def test_the_residual_axis_leaves_out_a_lone_curve_until_all_residuals_is_checked(qtbot,
+                                                                                  pointer):
+    """pgs-sm alone at 1e-14, the others' floors at 1e-4 and 1e-3: the axis ends a decade
+    below 1e-4 until "all residuals" shows everything."""
+    from tests.lab.helpers import table
+
+    its = np.arange(51)
+    plot = open_window(qtbot, table({"pgs": np.maximum(0.8 ** its, 1e-4),
+                                     "apgd": np.maximum(0.7 ** its, 1e-3),
+                                     "pgs-sm": np.maximum(0.5 ** its, 1e-14)}))
+    box = plot.by_iteration.getViewBox()
+    low, high = box.viewRange()[1]
+    assert -5.3 < low < -5.0 and 0.0 < high < 0.3
+    assert plot.by_time.getViewBox().viewRange()[1] == pytest.approx([low, high])
+    pointer.click(plot.show_all, plot.show_all.rect().center())
+    qtbot.waitUntil(plot.show_all.isChecked, timeout=5000)
+    assert box.viewRange()[1][0] < -14.0
+    pointer.click(plot.show_all, plot.show_all.rect().center())
+    qtbot.waitUntil(lambda: not plot.show_all.isChecked(), timeout=5000)
+    assert box.viewRange()[1][0] == pytest.approx(low)

@@ -327,3 +327,29 @@ def test_event_labels_close_in_time_do_not_overlap(qtbot):
     boxes = [item.mapRectToScene(item.boundingRect()) for item in shown]
     for a, b in zip(boxes, boxes[1:]):
         assert a.right() <= b.left(), "event labels overlap"
+
+
+def test_the_trace_is_drawn_in_its_solvers_colour(qtbot):
+    """The colour each solver has in the comparison window and benchmark.png
+    (lab.report.palette), which no other live curve uses for apgd and nsgs."""
+    from lab.report.palette import solver_colours
+
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    plots.resize(400, 600)
+    plots.show()
+    qtbot.waitExposed(plots)
+    box = plots.trace_plot.getViewBox().sceneBoundingRect()
+    top, bottom = plots.canvas.mapFromScene(box.topLeft()).y(), \
+        plots.canvas.mapFromScene(box.bottomLeft()).y()
+    for step, solver in enumerate(("apgd", "nsgs")):
+        frame = FakeFrame([(0.02 * (step + 1), 1e-3, {n: 1e-3 for n in PHASES + ("total",)})],
+                          trace=0.5 ** np.arange(30), trace_step=step)
+        frame.state = SimpleNamespace(generation=0, scene="bowl", solver=solver)
+        plots.add_frame(frame)
+        plots.refresh()
+        colour = solver_colours([solver])[0]
+        assert plots.trace_curve.pen().color().name() == colour
+        rows = curve_rows(plots, colour)
+        rows = rows[(rows >= top) & (rows <= bottom)]
+        assert rows.size > 0.5 * (bottom - top), (solver, rows.size, top, bottom)

@@ -1,5 +1,5 @@
 """The pointer of the X server itself (the XTest extension, as xdotool uses it): wheel events
-that Qt receives from the server exactly as from a mouse. Events Qt is sent from inside the
+and clicks that Qt receives from the server exactly as from a mouse. Events Qt is sent from inside the
 process are not the same: Qt never hands a synthesized wheel event on to the parents of a
 widget that ignores it, so only real ones can show where the wheel goes."""
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import ctypes
 import os
 
-# X's buttons 4 and 5 are the wheel's notches up and down.
-WHEEL_UP, WHEEL_DOWN = 4, 5
+# X's button 1 is the left one; 4 and 5 are the wheel's notches up and down.
+LEFT, WHEEL_UP, WHEEL_DOWN = 1, 4, 5
 
 
 class XPointer:
@@ -38,6 +38,15 @@ class XPointer:
         for _ in range(abs(notches)):
             self._xtst.XTestFakeButtonEvent(self._display, button, 1, 0)
             self._xtst.XTestFakeButtonEvent(self._display, button, 0, 0)
+        self._x11.XFlush(self._display)
+
+    def click(self, widget, point) -> None:
+        """Move the pointer to `point` (a QPoint in `widget`'s coordinates) and click the left
+        button there."""
+        at = widget.mapToGlobal(point)
+        self._xtst.XTestFakeMotionEvent(self._display, -1, at.x(), at.y(), 0)
+        self._xtst.XTestFakeButtonEvent(self._display, LEFT, 1, 0)
+        self._xtst.XTestFakeButtonEvent(self._display, LEFT, 0, 0)
         self._x11.XFlush(self._display)
 
     def close(self) -> None:
