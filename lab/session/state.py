@@ -91,6 +91,7 @@ class SessionState:
     threads: int = 1  # the core's threads asked for (--threads)
     blocks: int = 1  # the threads the step uses: 1 below parallel.MIN_MARBLES marbles
     device: str = "cpu"  # where the steps run: cpu or cuda (auto resolved for this pile)
+    side_by_side: tuple = ()  # the copies' labels while side by side (lab.session.side_by_side)
 
 
 def source_text(state: SessionState) -> str:
