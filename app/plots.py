@@ -280,6 +280,8 @@ class LivePlots(QWidget):
         self.frames_added = 0
         self.refreshes = 0
         self.shown_time = float("nan")  # simulated time of the latest step shown (s)
+        from .plots_copies import CopyCurves  # it builds on this module's curves
+        self.copy_curves = CopyCurves(self)  # solvers side by side, one curve per copy
 
     def _follow_button(self) -> QToolButton:
         button = QToolButton()
@@ -358,6 +360,7 @@ class LivePlots(QWidget):
         state = getattr(frame, "state", None)
         if state is not None:
             self._note_state(state)
+        self.copy_curves.add_frame(frame)
         if not frame.stepped:
             return
         records = np.asarray(frame.records)  # (k,) of float64 fields: a (k, fields) view
@@ -380,11 +383,16 @@ class LivePlots(QWidget):
 
     def refresh(self) -> None:
         """Hand the buffered data to the curves (call at >= 20 Hz from the GUI thread)."""
+        side = self.copy_curves.active  # side by side: the copies' curves instead
+        if side:
+            self.copy_curves.refresh()
         if not self._dirty:
             return
         self._dirty = False
         self.refreshes += 1
-        if self._trace is not None and self._trace_step != self._shown_trace_step:
+        if side:
+            pass  # the copies' traces are drawn (CopyCurves.refresh)
+        elif self._trace is not None and self._trace_step != self._shown_trace_step:
             y = np.log10(clamp_residual(self._trace))
             x = np.arange(y.size, dtype=np.float64)
             self.trace_curve.setData(x, y)
@@ -406,8 +414,9 @@ class LivePlots(QWidget):
             return
         self.shown_time = float(rows[-1, 0])
         t = rows[:, 0] - rows[-1, 0]
-        self.history_curve.setData(t, rows[:, 1])
-        set_view(self.history_plot, t, [rows[:, 1]], history=True)
+        if not side:
+            self.history_curve.setData(t, rows[:, 1])
+            set_view(self.history_plot, t, [rows[:, 1]], history=True)
         for k, curve in enumerate(self.phase_curves.values()):
             curve.setData(t, rows[:, 2 + k])
         set_view(self.timing_plot, t, [rows[:, 2:]], history=True)
@@ -451,4 +460,5 @@ class LivePlots(QWidget):
         out = {"trace": self.trace_curve.getData(), "history": self.history_curve.getData(),
                "alarm": self.alarm_line.getData()}
         out.update({f"phase:{k}": c.getData() for k, c in self.phase_curves.items()})
+        out.update(self.copy_curves.curve_data())
         return {k: (np.asarray(x), np.asarray(y)) for k, (x, y) in out.items()}

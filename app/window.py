@@ -33,6 +33,7 @@ from .overlays import ColourBar, ViewStack, overlay_label
 from .plots import MIN_WIDTH as PLOT_MIN_WIDTH
 from .plots import LivePlots
 from .recording import Recording
+from .side_by_side import Legend, frame_marbles
 from .window_actions import WindowActions
 from .worker import BenchmarkResult, Frame, SimThread, SimWorker
 
@@ -62,6 +63,7 @@ class Options:
     show_dialogs: bool = True
     world: object = None  # a prebuilt World (main validates the scene before any window opens)
     state: str | None = None  # a state snapshot to open at the start (--state)
+    side_by_side: tuple = ()  # solvers side by side from the start (--side-by-side)
 
 
 def _view_class():
@@ -110,6 +112,7 @@ class MainWindow(WindowActions, QMainWindow):
         self._build_centre(view_class or _view_class())
         self._build_dock_and_status()
         first = [cmd.OpenState(o.state)] if o.state else []
+        first += [cmd.SideBySide(o.side_by_side)] if o.side_by_side else []
         self.sim = SimThread(SimWorker(o.spec, o.world, o.benchmark_out, o.benchmark_iterations,
                                        first))
         self._build_controls()
@@ -144,6 +147,7 @@ class MainWindow(WindowActions, QMainWindow):
         # The clicked marble's card (lab.session.network.MarbleCard), bottom right, above the badge.
         self.card = self.stack.add(overlay_label(200, 8, "font-family: monospace; "),
                                    "bottom_right")
+        self.legend = Legend(self.stack)  # solvers side by side: each copy's colour
         self.setCentralWidget(self.stack)
 
     def _build_controls(self) -> None:
@@ -213,7 +217,8 @@ class MainWindow(WindowActions, QMainWindow):
                  "fewer_iterations": cmd.CycleIterations(-1), "omega_up": cmd.Relax(0.1),
                  "omega_down": cmd.Relax(-0.1), "warm_start": cmd.CycleWarmStart(),
                  "colour": cmd.SetColourMode(), "friction": cmd.ToggleFriction(),
-                 "recover": cmd.Recover(), "network": cmd.ToggleNetwork()}
+                 "recover": cmd.Recover(), "network": cmd.ToggleNetwork(),
+                 "side_by_side": cmd.ToggleSideBySide()}
         handlers = {action: (lambda c=c: send(c)) for action, c in sends.items()}
         handlers.update({"benchmark": self.run_benchmark, "screenshot": self._screenshot_key,
                          "save_state": self._save_state, "open_state": self._open_state,
@@ -291,7 +296,9 @@ class MainWindow(WindowActions, QMainWindow):
         self.hud.set_alarm(state.diverged)
         if state.diverged and self.options.frames is not None and not self._scripted_done:
             self._stop_scripted_run(state.alarm)
-        self.colour_bar.set_mode(state.colour_mode)
+        # Side by side the marbles show their copy's colour, not the colour mode's scale.
+        self.colour_bar.set_mode("marble" if frame.copies else state.colour_mode)
+        self.legend.show(frame.copies)
         if state != self._controls_state:
             self._controls_state = state
             self.controls.show_state(state)
@@ -327,7 +334,7 @@ class MainWindow(WindowActions, QMainWindow):
             return
         self._drawn_seq = frame.seq
         self.view.set_network(frame.network)
-        self.view.set_marbles(frame.x, frame.radius, frame.colour, frame.orientation)
+        self.view.set_marbles(*frame_marbles(frame))  # side by side: every copy
         self.view.update()
         self._awaiting_render = self.view.marbles_version
         if recording is not None:
