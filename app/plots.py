@@ -280,8 +280,8 @@ class LivePlots(QWidget):
         self.frames_added = 0
         self.refreshes = 0
         self.shown_time = float("nan")  # simulated time of the latest step shown (s)
-        from .plots_copies import CopyCurves  # it builds on this module's curves
-        self.copy_curves = CopyCurves(self)  # solvers side by side, one curve per copy
+        # Solvers side by side, one curve per copy: app.plots_copies.CopyCurves attaches itself.
+        self.copy_curves = None
 
     def _follow_button(self) -> QToolButton:
         button = QToolButton()
@@ -360,7 +360,8 @@ class LivePlots(QWidget):
         state = getattr(frame, "state", None)
         if state is not None:
             self._note_state(state)
-        self.copy_curves.add_frame(frame)
+        if self.copy_curves is not None:
+            self.copy_curves.add_frame(frame)
         if not frame.stepped:
             return
         records = np.asarray(frame.records)  # (k,) of float64 fields: a (k, fields) view
@@ -383,7 +384,8 @@ class LivePlots(QWidget):
 
     def refresh(self) -> None:
         """Hand the buffered data to the curves (call at >= 20 Hz from the GUI thread)."""
-        side = self.copy_curves.active  # side by side: the copies' curves instead
+        # Side by side: the copies' curves instead of the trace and the history.
+        side = self.copy_curves is not None and self.copy_curves.active
         if side:
             self.copy_curves.refresh()
         if not self._dirty:
@@ -460,5 +462,6 @@ class LivePlots(QWidget):
         out = {"trace": self.trace_curve.getData(), "history": self.history_curve.getData(),
                "alarm": self.alarm_line.getData()}
         out.update({f"phase:{k}": c.getData() for k, c in self.phase_curves.items()})
-        out.update(self.copy_curves.curve_data())
+        if self.copy_curves is not None:
+            out.update(self.copy_curves.curve_data())
         return {k: (np.asarray(x), np.asarray(y)) for k, (x, y) in out.items()}

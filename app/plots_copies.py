@@ -2,7 +2,8 @@
 copy's colour, its residual per iteration of the latest traced step and its final residual
 per step over the history. While side by side they replace the plots' single trace and history
 curves (copy 0 is the Session's own run), and the trace plot's title names the copies in their
-colours; the step-time plot and the markers stay as they are. A part of app.plots.LivePlots."""
+colours; the step-time plot and the markers stay as they are. A part of an app.plots.LivePlots,
+which it attaches itself to."""
 from __future__ import annotations
 
 from html import escape
@@ -16,10 +17,12 @@ from .plots import (_EMPTY, HISTORY_SECONDS, MAX_POINTS, TRACE_TITLE, _curve, cl
 
 
 class CopyCurves:
-    """`plots`: the LivePlots it draws on. `labels`: the copies shown, () when none."""
+    """`plots`: the LivePlots it draws on and attaches itself to (its `copy_curves`).
+    `labels`: the copies shown, () when none."""
 
     def __init__(self, plots):
         self.plots = plots
+        plots.copy_curves = self
         self.trace = [_curve(plots.trace_plot, colour, width=2) for colour in COPY_COLOURS]
         self.history = [_curve(plots.history_plot, colour) for colour in COPY_COLOURS]
         self.labels: tuple[str, ...] = ()

@@ -32,6 +32,7 @@ from .hud import Hud, RateMeter, hud_text
 from .overlays import ColourBar, ViewStack, overlay_label
 from .plots import MIN_WIDTH as PLOT_MIN_WIDTH
 from .plots import LivePlots
+from .plots_copies import CopyCurves
 from .recording import Recording
 from .side_by_side import Legend, frame_marbles
 from .window_actions import WindowActions
@@ -170,6 +171,7 @@ class MainWindow(WindowActions, QMainWindow):
 
     def _build_dock_and_status(self) -> None:
         self.plots = LivePlots()
+        CopyCurves(self.plots)  # solvers side by side: a residual curve per copy
         self.dock = QDockWidget("Convergence", self)
         self.dock.setObjectName("plots")
         self.dock.setWidget(self.plots)
