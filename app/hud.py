@@ -154,7 +154,7 @@ def hud_text(frame, fps: float, steps_per_second: float) -> str:
         f"{friction_text(s.friction)}",
         f"solver {s.solver} ({label}) {params}".rstrip(),
         f"iterations {s.iterations}   warm start {warm_text(s.warm_start)}   "
-        f"colour by {s.colour_mode}",
+        f"colour by {'solver (side by side)' if getattr(frame, 'copies', ()) else s.colour_mode}",
         f"step {ms['total']:.2f} ms: collide {ms['collide']:.2f}  assemble {ms['assemble']:.2f}"
         f"  solve {ms['solve']:.2f}  integrate {ms['integrate']:.2f}   {threads_text(s)}",
         f"{_number(fps, '.1f')} frames/s   {_number(steps_per_second, '.1f')} steps/s   "

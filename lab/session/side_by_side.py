@@ -5,9 +5,9 @@ threads. Qt-free.
 
 `SideBySide` steps the copies in lockstep and keeps, per copy, the residual of every step since
 it was last taken and the per-iteration trace of the last traced step. Copies that step
-serially (one block each, on the CPU) step in threads of their own when there are cores for
-them: the Numba kernels release the GIL, and the serial twins of the drivers never enter
-Numba's thread pool, so two copies cannot meet there. Every copy computes what a run of its
+serially (one block each, below locality's renumbering, on the CPU) step in threads of their
+own when there are two cores or more: the Numba kernels release the GIL, and the serial twins
+of the drivers never enter Numba's thread pool, so two copies cannot meet there. Every copy computes what a run of its
 solver alone from the same start computes, bit for bit: the copies share no array.
 
 `parse_copies` reads the command line's and the scripts' text, "pgs,jacobi" or
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from solver import locality
 from solver.methods import registry
 from solver.params import ParamError
 from solver.step import Simulation, StepOptions, StepReport
@@ -126,8 +127,12 @@ class SideBySide:
         return cls(sims, parallel)
 
     def _may_run_parallel(self) -> bool:
+        # A large pile's serial step still renumbers its marbles with parallel kernels on one
+        # thread (solver/locality.py): those enter Numba's thread pool, which two threads
+        # must not enter at once.
         return (cores() >= 2
-                and all(s.blocks == 1 and s.backend.name == "cpu" for s in self.sims))
+                and all(s.blocks == 1 and not locality.wanted(s.world.n)
+                        and s.backend.name == "cpu" for s in self.sims))
 
     @property
     def threads(self) -> int:

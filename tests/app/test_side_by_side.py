@@ -76,6 +76,8 @@ def test_the_t_key_overlays_two_solvers_in_their_colours_with_a_curve_each(qtbot
     is_blue, is_orange = near(h, blue), near(h, orange)
     assert (is_blue | is_orange).mean() > 0.8, "marbles not in the copies' colours"
     assert is_blue.mean() > 0.15 and is_orange.mean() > 0.15, "a copy is missing"
+    qtbot.waitUntil(lambda: "colour by solver (side by side)" in window.hud.text(),
+                    timeout=HANG_MS)
     legend = window.legend.text()
     assert "pgs" in legend and nxt in legend and COPY_COLOURS[1] in legend
 

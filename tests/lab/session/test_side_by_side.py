@@ -8,10 +8,11 @@ import pytest
 
 from lab.session import commands as cmd
 from lab.session.session import Session
-from lab.session.side_by_side import (COPY_COLOURS, MAX_COPIES, SideBySide, label,
+from lab.session.side_by_side import (COPY_COLOURS, MAX_COPIES, SideBySide, cores, label,
                                       parse_copies)
 from lab.session.spec import RunSpec
 from solver.methods import registry
+from solver.locality import MIN_MARBLES
 from solver.params import ParamError
 from solver.step import Simulation
 
@@ -58,6 +59,17 @@ def test_each_copy_is_its_solver_alone_from_the_same_start(parallel):
     assert [r.shape for r in residuals] == [(STEPS,)] * 3
     assert all(t is not None and t.size == 11 for t in pair.traces)
     assert pair.take_residuals()[0].size == 0  # taken: empty until the next step
+
+
+def test_copies_step_in_threads_only_where_numbas_pool_stays_out_of_it():
+    """A small pile steps serially: its copies go in threads (on two cores or more). A pile
+    that is renumbered (from locality's MIN_MARBLES) runs parallel kernels even on one thread: in turn."""
+    for n, threaded in ((60, cores() >= 2), (MIN_MARBLES, False)):
+        spec = RunSpec.create("box", "pgs", 10, threads=1, assignments={"n": n})
+        options = [spec.options] * 2
+        pair = SideBySide.start(Simulation(spec.build_world(), options[0]), options)
+        assert pair.parallel == threaded, n
+        assert pair.threads == (2 if threaded else 1)
 
 
 def test_copies_share_no_array_an_edit_of_one_leaves_the_others():
