@@ -2,8 +2,9 @@
 between two steps. It holds everything the desktop program shows or controls that is not
 drawing: pacing in real time or flat out, divergence (pause and say so), the per-iteration trace
 of a few steps per second, the numbers of every step (`StepLog`), the colour of every marble,
-the mouse spring, friction switched off and on (lab/session/friction_key.py), compiling kernels
-with progress, and the solver comparison of the current step.
+the mouse spring, friction switched off and on (lab/session/friction_key.py), solvers side by
+side (lab/session/side_by_side_mixin.py), compiling kernels with progress, and the solver
+comparison of the current step.
 The window's worker is a thread adapter around it; scripts and tests use it directly.
 """
 from __future__ import annotations

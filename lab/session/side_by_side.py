@@ -7,8 +7,9 @@ threads. Qt-free.
 it was last taken and the per-iteration trace of the last traced step. Copies that step
 serially (one block each, below locality's renumbering, on the CPU) step in threads of their
 own when there are two cores or more: the Numba kernels release the GIL, and the serial twins
-of the drivers never enter Numba's thread pool, so two copies cannot meet there. Every copy computes what a run of its
-solver alone from the same start computes, bit for bit: the copies share no array.
+of the drivers never enter Numba's thread pool, so two copies cannot meet there. Every copy
+computes what a run of its solver alone from the same start computes, bit for bit: the copies
+share no array.
 
 `parse_copies` reads the command line's and the scripts' text, "pgs,jacobi" or
 "psor:omega=1.2,psor:omega=1.8".

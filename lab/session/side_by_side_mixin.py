@@ -51,8 +51,8 @@ class SideBySideMixin:
     """The Session's side by side (see the module docstring)."""
 
     copies: SideBySide | None = None
-    _copy_settings: list = []  # SolveSettings of copies 1.. (copy 0's is the spec's)
-    _copy_budgets: list = []
+    _copy_settings: tuple = ()  # SolveSettings of copies 1.. (copy 0's is the spec's)
+    _copy_budgets: tuple = ()  # lab.session.run.EnergyBudget of copies 1..
     _copies_spec = None  # the spec the copies' options were last made from
 
     # ----------------------------------------------------------------------- commands
@@ -83,7 +83,7 @@ class SideBySideMixin:
         self.ensure_compiled(*dict.fromkeys(s.method for s in settings))
         self._use(settings[0])
         self._close_copies()
-        self._copy_settings = list(settings[1:])
+        self._copy_settings = tuple(settings[1:])
         self._make_copies()
         names = ", ".join(f"{lab} ({colour})" for lab, colour in
                           zip(self.copy_labels(), _colour_names()))
@@ -100,7 +100,7 @@ class SideBySideMixin:
         """Copies of the Session's world as it is now, with the current settings."""
         self.copies = SideBySide.start(self.sim, self._copy_options())
         self._copies_spec = self.spec
-        self._copy_budgets = [EnergyBudget(w) for w in self.copies.worlds[1:]]
+        self._copy_budgets = tuple(EnergyBudget(w) for w in self.copies.worlds[1:])
 
     def _close_copies(self) -> None:
         if self.copies is not None:

@@ -63,7 +63,8 @@ def test_each_copy_is_its_solver_alone_from_the_same_start(parallel):
 
 def test_copies_step_in_threads_only_where_numbas_pool_stays_out_of_it():
     """A small pile steps serially: its copies go in threads (on two cores or more). A pile
-    that is renumbered (from locality's MIN_MARBLES) runs parallel kernels even on one thread: in turn."""
+    that is renumbered (from locality's MIN_MARBLES) runs parallel kernels even on one thread:
+    its copies step in turn."""
     for n, threaded in ((60, cores() >= 2), (MIN_MARBLES, False)):
         spec = RunSpec.create("box", "pgs", 10, threads=1, assignments={"n": n})
         options = [spec.options] * 2
