@@ -1,7 +1,8 @@
 """The window's side of solvers side by side (lab.session.side_by_side): the copies' marbles
 overlaid in the one 3D view, each copy's marbles in its colour (the plots' curves of the copy
-have it too: app.plots_copies), and a legend over the view's top right corner naming each
-copy's solver beside its colour. Overlaid rather than split: the view renders once per frame
+have it too: app.plots_copies), and a legend over the view's bottom left corner (where the
+colour modes' bar is, which side by side does not show) naming each copy's solver beside its
+colour. Overlaid rather than split: the view renders once per frame
 whatever the copies, which under software OpenGL is what a frame costs; where the copies
 agree their marbles coincide, and where the solvers part ways the colours show it."""
 from __future__ import annotations
@@ -50,7 +51,7 @@ class Legend:
 
     def __init__(self, stack):
         self.stack = stack
-        self.label = stack.add(overlay_label(200, 8), "corner")
+        self.label = stack.add(overlay_label(200, 8), "bottom_left")
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self._shown: tuple = ()
 
@@ -60,6 +61,7 @@ class Legend:
             return
         self._shown = key
         self.label.setText(legend_html(copies) if copies else "")
+        self.label.adjustSize()
         self.label.setVisible(bool(copies))
         self.stack.place()
 
