@@ -34,6 +34,7 @@ from .params_ui import ParamEditor, tooltip
 SPEED_LADDER = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 0.0)
 _COMMON = {p.name for p in COMMON_PARAMS}
 FRICTION = tuple(name for name in MATERIAL_PARAMS if name != "damping")
+SIDE_BY_SIDE_OFF = "Side by side with the next solver"
 
 
 def speed_text(speed: float) -> str:
@@ -97,7 +98,14 @@ class ControlsPanel(QScrollArea):
         self.solver_box = self._choice(list(registry.METHODS), "the contact solver (M / "
                                        "Shift+M); with friction only those that solve it",
                                        lambda name: cmd.SetSolver(name))
-        self.solver = self._group("Solver", (("solver", self.solver_box),))
+        self.side_by_side_button = self._button(
+            SIDE_BY_SIDE_OFF, "solvers side by side (T): copies of the world as it is, one "
+            "stepped by the current solver and one by the next, overlaid in two colours with a "
+            "residual curve each; pressed again, the current solver goes on alone",
+            cmd.ToggleSideBySide())
+        self.side_by_side_button.setCheckable(True)
+        self.solver = self._group("Solver", (("solver", self.solver_box),
+                                             ("", self.side_by_side_button)))
         self.stopping = self._group("Stopping tests")
         self.colour_box = self._choice(list(COLOUR_MODES), "what the marbles' colours show (C)",
                                        lambda mode: cmd.SetColourMode(mode))
@@ -254,3 +262,6 @@ class ControlsPanel(QScrollArea):
             self.speed_label.setText(speed_text(state.speed))
         self.pause_button.setText("Run" if state.paused else "Pause")
         self.network_box.setChecked(state.network)
+        self.side_by_side_button.setChecked(bool(state.side_by_side))
+        self.side_by_side_button.setText("End side by side: " + " | ".join(state.side_by_side)
+                                         if state.side_by_side else SIDE_BY_SIDE_OFF)

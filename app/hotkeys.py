@@ -50,6 +50,9 @@ HOTKEYS: tuple[Hotkey, ...] = (
            "marbles, width and colour by its normal impulse (force chains); click a marble "
            "for its card"),
     Hotkey("benchmark", ("B",), "compare every solver on the current frozen problem"),
+    Hotkey("side_by_side", ("T",), "solvers side by side on / off: the current solver and the "
+           "next one from the current state, overlaid in two colours, one residual curve each "
+           "(`marbles --side-by-side pgs,jacobi,...`: up to 4)"),
     Hotkey("screenshot", ("P",), "save a screenshot (marbles-YYYYmmdd-HHMMSS.png)"),
     Hotkey("save_state", ("Ctrl+S",), "save the state (.npz; `marbles --state FILE` opens it)"),
     Hotkey("open_state", ("Ctrl+O",), "open a saved state (R then goes back to it)"),

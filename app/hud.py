@@ -198,7 +198,7 @@ def hud_text(frame, fps: float, steps_per_second: float, timings: dict | None = 
         f"{friction_text(s.friction)}",
         f"solver {s.solver} ({label}) {params}".rstrip(),
         f"iterations {s.iterations}   warm start {warm_text(s.warm_start)}   "
-        f"colour by {s.colour_mode}",
+        f"colour by {'solver (side by side)' if getattr(frame, 'copies', ()) else s.colour_mode}",
         f"step {ms['total']} ms{median}:   collide {ms['collide']}  assemble {ms['assemble']}"
         f"  solve {ms['solve']}  integrate {ms['integrate']}   {threads_text(s)}",
         f"{_number(fps, '.1f')} frames/s   {_number(steps_per_second, '.1f')} steps/s   "

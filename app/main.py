@@ -16,6 +16,7 @@ from lab.io.files import OutputError, check_folder, check_writable
 from lab.io.snapshot import read_state
 from lab.report.compare import COMPARE_ITERATIONS
 from lab.session.session import FRICTION_ON
+from lab.session.side_by_side import MAX_COPIES, parse_copies
 from lab.session.spec import SCENE
 from solver.methods import registry
 from solver.params import Param, ParamError, parse_assignments
@@ -53,6 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
                              "then exit")
     cli.option(parser, FRAMES, "N", default=None,
                help_text=FRAMES.help_text().replace("(default", "(default with --screenshot"))
+    parser.add_argument("--side-by-side", metavar="A,B,...",
+                        help=f"solvers side by side: 2 to {MAX_COPIES} copies of the scene from "
+                             "the same start, one per solver (name or name:param=value:...), "
+                             "overlaid in one colour each; the first is the --solver (the T "
+                             "key starts it with the current solver and the next)")
     parser.add_argument("--state", metavar="FILE",
                         help="open a state snapshot (saved with Ctrl+S, or `marbles-bench run "
                              "--save-state`) instead of building the scene; R goes back to it")
@@ -78,10 +84,20 @@ def window_defaults(args: argparse.Namespace) -> argparse.Namespace:
     friction of WINDOW_FRICTION under the --set values if the solver solves friction."""
     if args.scene is not None:
         return args
-    friction = [] if not registry.get(args.solver).friction else [
+    solvers = [args.solver] + [c.method for c in getattr(args, "copies", ())]
+    frictional = all(registry.get(name).friction for name in solvers)
+    friction = [] if not frictional else [
         f"{name}={value:g}" for name, value in WINDOW_FRICTION.items()]
     return argparse.Namespace(**{**vars(args), "scene": SCENE.default,
                                  "assignments": friction + list(args.assignments)})
+
+
+def side_by_side_args(args: argparse.Namespace) -> argparse.Namespace:
+    """`args` with `copies`, the parsed --side-by-side (lab.session.side_by_side.parse_copies;
+    ParamError, one line, when bad), whose first solver becomes --solver."""
+    copies = parse_copies(args.side_by_side) if args.side_by_side is not None else ()
+    solver = copies[0].method if copies else args.solver
+    return argparse.Namespace(**{**vars(args), "copies": copies, "solver": solver})
 
 
 def options_from(args: argparse.Namespace):
@@ -91,7 +107,10 @@ def options_from(args: argparse.Namespace):
     if args.state:
         check_state_options(args)
         args = argparse.Namespace(**{**vars(args), "scene": SCENE.default})
+    args = side_by_side_args(args)
     spec = cli.spec_from_args(window_defaults(args))
+    for choice in args.copies:  # one line naming the copy that cannot solve the friction
+        registry.check_friction(choice.method, scenes.has_friction(spec.scene_params))
     bench_iterations = int(BENCH_ITERATIONS.parse(args.benchmark_iterations))
     frames = None if args.frames is None else int(FRAMES.parse(args.frames))
     if args.screenshot:
@@ -105,7 +124,8 @@ def options_from(args: argparse.Namespace):
     return Options(spec=spec, benchmark_out=str(out), benchmark_iterations=bench_iterations,
                    benchmark_on_close=not args.no_benchmark, screenshot=args.screenshot,
                    frames=frames, show_dialogs=frames is None,
-                   world=world, state=args.state)
+                   world=world, state=args.state,
+                   side_by_side=tuple(args.side_by_side.split(",")) if args.copies else ())
 
 
 def _set_up_qt():

@@ -284,6 +284,8 @@ class LivePlots(QWidget):
         self.frames_added = 0
         self.refreshes = 0
         self.shown_time = float("nan")  # simulated time of the latest step shown (s)
+        # Solvers side by side, one curve per copy: app.plots_copies.CopyCurves attaches itself.
+        self.copy_curves = None
 
     def _follow_button(self) -> QToolButton:
         button = QToolButton()
@@ -367,6 +369,8 @@ class LivePlots(QWidget):
         state = getattr(frame, "state", None)
         if state is not None:
             self._note_state(state)
+        if self.copy_curves is not None:
+            self.copy_curves.add_frame(frame)
         if not frame.stepped:
             return
         records = np.asarray(frame.records)  # (k,) of float64 fields: a (k, fields) view
@@ -389,11 +393,17 @@ class LivePlots(QWidget):
 
     def refresh(self) -> None:
         """Hand the buffered data to the curves (call at >= 20 Hz from the GUI thread)."""
+        # Side by side: the copies' curves instead of the trace and the history.
+        side = self.copy_curves is not None and self.copy_curves.active
+        if side:
+            self.copy_curves.refresh()
         if not self._dirty:
             return
         self._dirty = False
         self.refreshes += 1
-        if self._trace is not None and self._trace_step != self._shown_trace_step:
+        if side:
+            pass  # the copies' traces are drawn (CopyCurves.refresh)
+        elif self._trace is not None and self._trace_step != self._shown_trace_step:
             y = np.log10(clamp_residual(self._trace))
             x = np.arange(y.size, dtype=np.float64)
             self.trace_curve.setData(x, y)
@@ -415,8 +425,9 @@ class LivePlots(QWidget):
             return
         self.shown_time = float(rows[-1, 0])
         t = rows[:, 0] - rows[-1, 0]
-        self.history_curve.setData(t, rows[:, 1])
-        set_view(self.history_plot, t, [rows[:, 1]], history=True)
+        if not side:
+            self.history_curve.setData(t, rows[:, 1])
+            set_view(self.history_plot, t, [rows[:, 1]], history=True)
         for k, curve in enumerate(self.phase_curves.values()):
             curve.setData(t, rows[:, 2 + k])
         set_view(self.timing_plot, t, [rows[:, 2:]], history=True)
@@ -470,4 +481,6 @@ class LivePlots(QWidget):
         out = {"trace": self.trace_curve.getData(), "history": self.history_curve.getData(),
                "alarm": self.alarm_line.getData()}
         out.update({f"phase:{k}": c.getData() for k, c in self.phase_curves.items()})
+        if self.copy_curves is not None:
+            out.update(self.copy_curves.curve_data())
         return {k: (np.asarray(x), np.asarray(y)) for k, (x, y) in out.items()}

@@ -32,7 +32,9 @@ from .hud import MESSAGE_SECONDS, Hud, RateMeter, StatusLine, StepTimes, hud_tex
 from .overlays import ColourBar, HelpPanel, ViewStack, overlay_label
 from .plots import MIN_WIDTH as PLOT_MIN_WIDTH
 from .plots import LivePlots
+from .plots_copies import CopyCurves
 from .recording import Recording
+from .side_by_side import Legend, frame_marbles
 from .window_actions import WindowActions
 from .window_overlays import WindowOverlays
 from .worker import BenchmarkResult, Frame, SimThread, SimWorker
@@ -64,6 +66,7 @@ class Options:
     show_dialogs: bool = True
     world: object = None  # a prebuilt World (main validates the scene before any window opens)
     state: str | None = None  # a state snapshot to open at the start (--state)
+    side_by_side: tuple = ()  # solvers side by side from the start (--side-by-side)
 
 
 def _view_class():
@@ -114,6 +117,7 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         self._build_centre(view_class or _view_class())
         self._build_dock_and_status()
         first = [cmd.OpenState(o.state)] if o.state else []
+        first += [cmd.SideBySide(o.side_by_side)] if o.side_by_side else []
         self.sim = SimThread(SimWorker(o.spec, o.world, o.benchmark_out, o.benchmark_iterations,
                                        first))
         self._build_controls()
@@ -150,6 +154,7 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.colour_bar = self.stack.add(ColourBar(), "bottom_left", readout=True)
         self._build_readouts()
+        self.legend = Legend(self.stack)  # solvers side by side: each copy's colour
         self.setCentralWidget(self.stack)
 
     def _build_controls(self) -> None:
@@ -172,6 +177,7 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
 
     def _build_dock_and_status(self) -> None:
         self.plots = LivePlots()
+        CopyCurves(self.plots)  # solvers side by side: a residual curve per copy
         self.dock = QDockWidget("Convergence", self)
         self.dock.setObjectName("plots")
         self.dock.setWidget(self.plots)
@@ -219,7 +225,8 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
                  "fewer_iterations": cmd.CycleIterations(-1), "omega_up": cmd.Relax(0.1),
                  "omega_down": cmd.Relax(-0.1), "warm_start": cmd.CycleWarmStart(),
                  "colour": cmd.SetColourMode(), "friction": cmd.ToggleFriction(),
-                 "recover": cmd.Recover(), "network": cmd.ToggleNetwork()}
+                 "recover": cmd.Recover(), "network": cmd.ToggleNetwork(),
+                 "side_by_side": cmd.ToggleSideBySide()}
         handlers = {action: (lambda c=c: send(c)) for action, c in sends.items()}
         handlers.update({"benchmark": self.run_benchmark, "screenshot": self._screenshot_key,
                          "save_state": self._save_state, "open_state": self._open_state,
@@ -300,7 +307,9 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         self.hud.set_alarm(state.diverged)
         if state.diverged and self.options.frames is not None and not self._scripted_done:
             self._stop_scripted_run(state.alarm)
-        self.colour_bar.set_mode(state.colour_mode)
+        # Side by side the marbles show their copy's colour, not the colour mode's scale.
+        self.colour_bar.set_mode("marble" if frame.copies else state.colour_mode)
+        self.legend.show(frame.copies)
         if state != self._controls_state:
             self._controls_state = state
             self.controls.show_state(state)
@@ -329,7 +338,7 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         self._drawn_seq = frame.seq
         self.view.set_network(frame.network)
         self.view.set_picked(frame.state.picked)
-        self.view.set_marbles(frame.x, frame.radius, frame.colour, frame.orientation)
+        self.view.set_marbles(*frame_marbles(frame))  # side by side: every copy
         self.view.update()
         self._awaiting_render = self.view.marbles_version
         if recording is not None:

@@ -7,8 +7,10 @@ commands of lab.session.commands, plus `Benchmark` and `Stop` here) arrive as qu
 run in this thread between two steps. Paused, the timer is stopped; stepping flat out, this thread
 has a core to itself (app.cores) when it steps serially; a step in several threads gets every core.
 This is the only thread that steps or solves (the B-key comparison runs here too), so Numba's thread
-pool is never entered from two threads at once. Long jobs (compiling kernels, the solver comparison)
-report progress by signal and end early once `cancel()` is called from any thread.
+pool is never entered from two threads at once (solvers side by side step their copies in threads
+of their own only when every copy steps serially: lab.session.side_by_side). Long jobs (compiling
+kernels, the solver comparison) report progress by signal and end early once `cancel()` is called
+from any thread.
 """
 from __future__ import annotations
 
@@ -117,6 +119,9 @@ class Frame:
     network: tuple | None = None
     card: object = None  # the picked marble's lab.session.network.MarbleCard, or None
     trace_alarm: str = ""  # the alarm of the traced step ("jacobi diverged"), "" if none
+    # Solvers side by side: each copy's lab.session.side_by_side_mixin.CopyView (copy 0 is the
+    # world above), () when not side by side.
+    copies: tuple = ()
 
 
 @dataclass
@@ -268,7 +273,7 @@ class SimWorker(QObject):
         s = self.session
         interval = 0 if s.spec.speed <= 0 else max(1, round(1000.0 * s.world.dt / s.spec.speed))
         idle = s.paused or self._record_wait  # nothing to step until a record frame is taken
-        threads = s.sim.blocks if s.sim is not None else 1  # the threads a step uses now
+        threads = s.step_threads if s.sim is not None else 1  # the threads a step uses now
         want = (idle, interval, threads)
         if want == self._armed:
             return
@@ -338,7 +343,7 @@ class SimWorker(QObject):
             compile_seconds=s.compile_seconds,
             wall=time.perf_counter(), records=records, orientation=_frozen(w.orientation),
             network=(tuple(_frozen(a) for a in s.contact_network()) if s.network else None),
-            card=s.card(), record=record)
+            card=s.card(), record=record, copies=s.copy_views())
         self.frameReady.emit(frame)
 
     def _benchmark(self, job: Benchmark) -> None:

@@ -24,6 +24,8 @@ TESTED_ELSEWHERE = {
                                "tests/lab/session/test_session.py",
     "lab/session/friction_key.py": "the Session's friction key, pressed in "
                                    "tests/lab/session/test_session.py and the window's tests",
+    "lab/session/side_by_side_mixin.py": "the Session's side by side, commanded in "
+                                         "tests/lab/session/test_side_by_side.py",
     "app/window_actions.py": "the window's file and benchmark keys, pressed in "
                              "tests/app/test_window.py and test_window_fixes.py",
     "app/main.py": "the command line of the window, run in tests/app/test_window.py",

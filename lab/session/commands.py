@@ -158,3 +158,21 @@ class Pick:
     """Follow marble `index` on the card the display shows (-1: none)."""
 
     index: int
+
+
+@dataclass(frozen=True)
+class SideBySide:
+    """Step copies of the world as it is now side by side, one per solver: 2 to 4 of
+    "name" or "name:param=value:..." (lab.session.side_by_side.parse_copies); the first
+    becomes the Session's own solver. An empty tuple ends side by side (the first copy goes
+    on)."""
+
+    solvers: tuple = ()
+
+
+@dataclass(frozen=True)
+class ToggleSideBySide:
+    """Side by side of the current solver and the next `copies` - 1 that can solve the world,
+    or, while side by side, its end."""
+
+    copies: int = 2

@@ -3,8 +3,9 @@ between two steps. It holds everything the desktop program shows or controls tha
 drawing: pacing in real time or flat out, divergence (pause and say so), marbles out of the
 container and deep overlaps (say so and run on: lab/session/watch.py), the per-iteration trace
 of a few steps per second, the numbers of every step (`StepLog`), the colour of every marble,
-the mouse spring, friction switched off and on (lab/session/friction_key.py), compiling kernels
-with progress, and the solver comparison of the current step.
+the mouse spring, friction switched off and on (lab/session/friction_key.py), solvers side by
+side (lab/session/side_by_side_mixin.py), compiling kernels with progress, and the solver
+comparison of the current step.
 The window's worker is a thread adapter around it; scripts and tests use it directly.
 """
 from __future__ import annotations
@@ -34,6 +35,7 @@ from . import network
 from .colours import COLOUR_MODES, IMPULSE_SCALE, contact_slip, heat, marble_colours
 from .friction_key import FRICTION_ON, FrictionKey  # noqa: F401 (FRICTION_ON: the window's)
 from .run import EnergyBudget
+from .side_by_side_mixin import SideBySideMixin
 from .spec import SIM_PARAMS, SPEED, RunSpec, route_assignments
 from .state import (FRICTION_FALLBACK, RECORD_FIELDS, STABLE_SOLVER,  # noqa: F401
                     SessionState, StepLog, friction_text, world_friction)
@@ -58,7 +60,7 @@ FRICTION_NAMES = scenes.FRICTION_NAMES  # mu, mu_wall, mu_roll, mu_spin
 # Scene parameters that a world carries as they are, so they change without a rebuild.
 MATERIAL_PARAMS = ("damping",) + FRICTION_NAMES
 
-class Session(FrictionKey):
+class Session(SideBySideMixin, FrictionKey):
     """A run of `spec` (its world built by `start`, or `world` if given). `progress(text, done,
     total)` reports kernel compilation (total 0: finished) and may raise to cancel it."""
 
@@ -149,7 +151,7 @@ class Session(FrictionKey):
         now = time.perf_counter() if now is None else now
         trace = now - self._last_trace_wall >= TRACE_PERIOD
         self._apply_drag()
-        report = self.sim.step(trace=trace)
+        report = self._step_sims(trace)  # side by side, every copy (side_by_side_mixin)
         self.last_report = report
         if trace and report.result.trace is not None:
             self._last_trace_wall = now
@@ -280,7 +282,8 @@ class Session(FrictionKey):
             scene_params=dict(s.scene_params), origin=self.origin, network=self.network,
             scene_named=self.scene_named, marbles=self.world.n,
             picked=self.picked, stabilise=s.stabilise, threads=s.threads, blocks=self.sim.blocks,
-            device=self.sim.device, warning=self.watch.warning)
+            device=self.sim.device, warning=self.watch.warning,
+            side_by_side=self.copy_labels())
 
     def colours(self) -> np.ndarray:
         """(n, 3) float32 RGB of every marble in the colour mode (lab.session.colours)."""
@@ -505,7 +508,7 @@ class Session(FrictionKey):
                  cmd.SetSpeed: _set_speed, cmd.DragStart: _drag_start, cmd.DragMove: _drag_move,
                  cmd.DragEnd: _drag_end, cmd.ToggleFriction: FrictionKey._toggle_friction,
                  cmd.ToggleNetwork: _toggle_network, cmd.Pick: _pick,
-                 **session_files.HANDLERS}
+                 **session_files.HANDLERS, **SideBySideMixin._SIDE_BY_SIDE_HANDLERS}
 
     def _use(self, settings) -> None:
         """Solver settings from the next step on (already validated)."""
@@ -538,6 +541,7 @@ class Session(FrictionKey):
         self.trace_alarm = ""
         self._drag = None
         self._clock = None
+        self._follow_copies()
 
     # -------------------------------------------------------------------------- compare
     def benchmark(self, iterations: int, out: str | Path, source: str,

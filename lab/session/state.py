@@ -94,6 +94,7 @@ class SessionState:
     # Marbles out of the container or deep overlaps, as `marbles-bench run` judges them, in
     # one line ("" when none): the run goes on (lab.session.watch).
     warning: str = ""
+    side_by_side: tuple = ()  # the copies' labels while side by side (lab.session.side_by_side)
 
 
 def source_text(state: SessionState) -> str:

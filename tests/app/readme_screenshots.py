@@ -6,8 +6,9 @@ Opens the window as `marbles` does (the bowl with friction), lets the marbles po
 settle, and saves: the whole window (docs/screenshot.png), the controls dock
 (screenshot-controls.png), the 3D view with the contact network and a clicked marble's card
 (screenshot-network.png) and, with friction off, the comparison window of the B key
-(screenshot-comparison.png). Each PNG is reduced to 256 colours (Pillow), which keeps it a
-few hundred kilobytes.
+(screenshot-comparison.png); then, in a window of its own, pgs and jacobi side by side on the
+frictionless bowl (screenshot-side-by-side.png; `--only side-by-side` makes just that one). Each
+PNG is reduced to 256 colours (Pillow), which keeps it a few hundred kilobytes.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from lab.io.files import atomic_write
 from lab.session import commands as cmd
 
 SETTLE_SECONDS = 6.0  # simulated seconds flat out before the first picture
+SIDE_SECONDS = 4.0  # simulated seconds of pouring before the side-by-side picture
 
 
 def wait(app, seconds: float, until=None) -> None:
@@ -51,11 +53,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.app.readme_screenshots",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="docs", help="folder of the PNG files (default docs)")
+    parser.add_argument("--only", choices=("side-by-side",), help="make just this screenshot")
     args = parser.parse_args(argv)
     out = Path(args.out).resolve()
-    from app.main import _set_up_qt, build_parser, options_from
+    from app.main import _set_up_qt
 
     app = _set_up_qt()
+    if args.only is None:
+        screenshots(app, out)
+    side_by_side(app, out)
+    return 0
+
+
+def screenshots(app, out: Path) -> None:
+    """The window, the controls, the contact network and the comparison window."""
+    from app.main import build_parser, options_from
     from app.window import MainWindow
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -92,7 +104,26 @@ def main(argv: list[str] | None = None) -> int:
         window.close()
         wait(app, 10, lambda: window._shut_down)
         os.chdir(out)  # out of the folder before it goes
-    return 0
+
+
+def side_by_side(app, out: Path) -> None:
+    """pgs and jacobi side by side as the marbles pour into the frictionless bowl: the two
+    solvers' piles part ways, and jacobi's residual stays orders of magnitude above pgs'."""
+    from app.main import build_parser, options_from
+    from app.window import MainWindow
+
+    options = options_from(build_parser().parse_args(
+        ["--scene", "bowl", "--side-by-side", "pgs,jacobi", "--no-benchmark", "--speed", "0"]))
+    options.show_dialogs = False
+    window = MainWindow(options)
+    window.resize(1280, 800)
+    window.show()
+    wait(app, 600, lambda: window.latest is not None and window.latest.time >= SIDE_SECONDS)
+    window.sim.send(cmd.SetSpeed(1.0))
+    wait(app, 5.0)
+    save(window.grab_image(), out / "screenshot-side-by-side.png")
+    window.close()
+    wait(app, 10, lambda: window._shut_down)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ REQUIRED = {"pause", "step", "reset", "next_scene", "prev_scene", "next_solver",
             "more_iterations", "fewer_iterations", "omega_up", "omega_down", "warm_start",
             "colour", "friction", "benchmark", "screenshot", "camera", "help", "quit",
             "recover", "controls", "save_state", "open_state", "export_problem",
-            "network", "record", "readouts"}
+            "network", "record", "readouts", "side_by_side"}
 
 
 def test_table_has_every_required_action_once():

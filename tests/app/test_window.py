@@ -204,9 +204,10 @@ def test_every_hotkey_changes_the_workers_state(qtbot, make_window, tmp_path):
     press("prev_scene", lambda f: f.state.scene == scene_names[0])
 
     # B has its own test (test_benchmark_window.py), Q below, the files and the network
-    # test_window_e2e.py, recording test_recorder.py, H test_window_overlays.py.
+    # test_window_e2e.py, recording test_recorder.py, H test_window_overlays.py, side by side
+    # test_side_by_side.py.
     assert covered | {"benchmark", "quit", "save_state", "open_state", "export_problem",
-                      "network", "record", "readouts"} == set(hotkeys.ACTIONS)
+                      "network", "record", "readouts", "side_by_side"} == set(hotkeys.ACTIONS)
 
 
 def test_keys_reach_the_map_from_every_widget_that_can_take_focus(qtbot, make_window):
