@@ -32,6 +32,9 @@ from . import network
 # COLOUR_MODES, IMPULSE_SCALE, heat and contact_slip are re-exported: the Session's colours.
 from .colours import COLOUR_MODES, IMPULSE_SCALE, contact_slip, heat, marble_colours
 from .friction_key import FRICTION_ON, FrictionKey  # noqa: F401 (FRICTION_ON: the window's)
+from .history import History
+from .history_commands import HANDLERS as HISTORY_HANDLERS
+from .history_commands import HistoryCommands
 from .run import EnergyBudget
 from .spec import SIM_PARAMS, SPEED, RunSpec, route_assignments
 from .state import (FRICTION_FALLBACK, RECORD_FIELDS, STABLE_SOLVER,  # noqa: F401
@@ -56,7 +59,7 @@ FRICTION_NAMES = scenes.FRICTION_NAMES  # mu, mu_wall, mu_roll, mu_spin
 # Scene parameters that a world carries as they are, so they change without a rebuild.
 MATERIAL_PARAMS = ("damping",) + FRICTION_NAMES
 
-class Session(FrictionKey):
+class Session(FrictionKey, HistoryCommands):
     """A run of `spec` (its world built by `start`, or `world` if given). `progress(text, done,
     total)` reports kernel compilation (total 0: finished) and may raise to cancel it."""
 
@@ -76,6 +79,7 @@ class Session(FrictionKey):
         self.network = False  # the display shows the contact network (lab.session.network)
         self.picked = -1  # the marble whose card the display shows
         self.log = StepLog()
+        self.history = History()  # the last steps (lab/session/history_commands.py)
         self.last_report: StepReport | None = None
         self.trace: np.ndarray | None = None  # residual per iteration of the last traced step
         self.trace_step = -1
@@ -146,7 +150,9 @@ class Session(FrictionKey):
         now = time.perf_counter() if now is None else now
         trace = now - self._last_trace_wall >= TRACE_PERIOD
         self._apply_drag()
+        self._before_step()
         report = self.sim.step(trace=trace)
+        self._after_step(report)
         self.last_report = report
         if trace and report.result.trace is not None:
             self._last_trace_wall = now
@@ -273,7 +279,7 @@ class Session(FrictionKey):
             scene_params=dict(s.scene_params), origin=self.origin, network=self.network,
             scene_named=self.scene_named, marbles=self.world.n,
             picked=self.picked, stabilise=s.stabilise, threads=s.threads, blocks=self.sim.blocks,
-            device=self.sim.device)
+            device=self.sim.device, history=self.history.span(self.sim.steps))
 
     def colours(self) -> np.ndarray:
         """(n, 3) float32 RGB of every marble in the colour mode (lab.session.colours)."""
@@ -498,7 +504,7 @@ class Session(FrictionKey):
                  cmd.SetSpeed: _set_speed, cmd.DragStart: _drag_start, cmd.DragMove: _drag_move,
                  cmd.DragEnd: _drag_end, cmd.ToggleFriction: FrictionKey._toggle_friction,
                  cmd.ToggleNetwork: _toggle_network, cmd.Pick: _pick,
-                 **session_files.HANDLERS}
+                 **session_files.HANDLERS, **HISTORY_HANDLERS}
 
     def _use(self, settings) -> None:
         """Solver settings from the next step on (already validated)."""
@@ -525,6 +531,7 @@ class Session(FrictionKey):
         self.alarm = ""
         self.last_report = None
         self.log.clear()
+        self.history.clear()
         self.trace = None
         self.trace_step = -1
         self.trace_alarm = ""
@@ -533,10 +540,11 @@ class Session(FrictionKey):
 
     # -------------------------------------------------------------------------- compare
     def benchmark(self, iterations: int, out: str | Path, source: str,
-                  progress: Callable[[int, int, str], None] | None = None
-                  ) -> tuple[ComparisonTable, list[Path], dict]:
-        """Every registered solver that can solve the current step's frozen problem (with
-        friction: the friction solvers), from zero impulses, `iterations` each; writes
+                  progress: Callable[[int, int, str], None] | None = None,
+                  solvers: tuple[str, ...] = ()) -> tuple[ComparisonTable, list[Path], dict]:
+        """`solvers`, or every registered solver that can solve the current step's frozen
+        problem (with friction: the friction solvers), from zero impulses, `iterations` each
+        (the step shown: a step of the history is frozen as it was); writes
         out/benchmark.npy, .json and .png as one unit, described as `marbles-bench compare`
         describes its comparison (compare.benchmark_meta, compare.write_benchmark). Returns
         (table, paths, meta). ParamError when there is no problem yet; OutputError when the
@@ -546,6 +554,9 @@ class Session(FrictionKey):
             raise ParamError("no contact problem yet: run at least one step")
         wall = time.perf_counter()
         names = registry.friction_solvers() if sim.problem.frictional else list(registry.METHODS)
+        for name in solvers:  # one line for a solver unknown or without friction
+            registry.check_friction(registry.get(name).name, sim.problem.frictional)
+        names = list(dict.fromkeys(solvers)) or names
         self.ensure_compiled(*names)
         s = self.spec
         # The run so far as a plan of `marbles-bench compare`: settled for the steps made,

@@ -91,6 +91,9 @@ class SessionState:
     threads: int = 1  # the core's threads asked for (--threads)
     blocks: int = 1  # the threads the step uses: 1 below parallel.MIN_MARBLES marbles
     device: str = "cpu"  # where the steps run: cpu or cuda (auto resolved for this pile)
+    # The steps kept and the one shown (lab.session.history.HistorySpan), None before a step;
+    # it changes every step, so it takes no part in comparing states (a display's refresh).
+    history: object = field(default=None, compare=False)
 
 
 def source_text(state: SessionState) -> str:
