@@ -123,6 +123,15 @@ def run_text(state) -> str:
                          if state.speed == 1 else f"at {state.speed:g}x real time")
 
 
+def history_line(state) -> str | None:
+    """The HUD's line while a step of the history is shown (not the newest), else None."""
+    span = getattr(state, "history", None)
+    if span is None or not span.back:
+        return None
+    return (f"HISTORY: step {span.shown} shown, {span.back} back (steps {span.first}–"
+            f"{span.last} kept); , . scrub; S or Space go on from here, dropping the later steps")
+
+
 def slow_text(frame, steps_per_second: float) -> str | None:
     """A warning when the run asks for real time (times speed) and makes less than SLOW_SHARE
     of it, else None."""
@@ -163,6 +172,9 @@ def hud_text(frame, fps: float, steps_per_second: float) -> str:
         f"   {status} after {frame.iterations_done} it",
         run_text(s),
     ]
+    history = history_line(s)
+    if history:
+        lines.append(history)
     slow = slow_text(frame, steps_per_second)
     if slow:
         lines.append(slow)

@@ -358,6 +358,12 @@ class LivePlots(QWidget):
         state = getattr(frame, "state", None)
         if state is not None:
             self._note_state(state)
+        # A step of the history shown (no step made) brings the trace of its own solve.
+        if frame.trace is not None and frame.trace_step != self._trace_step:
+            self._trace = frame.trace
+            self._trace_step = frame.trace_step
+            self._trace_alarm = getattr(frame, "trace_alarm", "")
+            self._dirty = True
         if not frame.stepped:
             return
         records = np.asarray(frame.records)  # (k,) of float64 fields: a (k, fields) view
@@ -371,10 +377,6 @@ class LivePlots(QWidget):
         # steps out of thousands per second).
         first = np.searchsorted(rows[:, 0], rows[-1, 0] - HISTORY_SECONDS, side="left")
         self._rows = rows[max(first, rows.shape[0] - MAX_POINTS):]
-        if frame.trace is not None and frame.trace_step != self._trace_step:
-            self._trace = frame.trace
-            self._trace_step = frame.trace_step
-            self._trace_alarm = getattr(frame, "trace_alarm", "")
         self.frames_added += 1
         self._dirty = True
 

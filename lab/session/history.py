@@ -125,9 +125,9 @@ class History:
 
 
 def history_text(span: HistorySpan | None) -> str:
-    """'step 40 of 0–60 (20 back)   ~700 steps fit (23 MiB held)', or that none is kept."""
+    """'step 40 of 0–60 (20 back), ~700 fit (23 MiB)', or that none is kept."""
     if span is None:
         return "history: no steps kept yet"
     back = f" ({span.back} back)" if span.back else ""
-    return (f"step {span.shown} of {span.first}–{span.last}{back}   ~{span.capacity} steps "
-            f"fit ({span.nbytes / MIB:.0f} MiB held)")
+    return (f"step {span.shown} of {span.first}–{span.last}{back}, ~{span.capacity} fit "
+            f"({span.nbytes / MIB:.0f} MiB)")

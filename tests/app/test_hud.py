@@ -162,3 +162,13 @@ def test_the_step_line_says_when_the_gpu_steps(monkeypatch, simulated, shown):
     step_line = [line for line in hud_text(frame(device="cuda", threads=2, blocks=1), 10.0, 50.0)
                  .splitlines() if line.startswith("step ")][0]
     assert step_line.endswith("   " + shown)
+
+
+def test_the_hud_says_which_step_of_the_history_is_shown():
+    from lab.session.history import HistorySpan
+
+    past = frame(paused=True, history=HistorySpan(0, 60, 40, 700, 0))
+    assert ("HISTORY: step 40 shown, 20 back (steps 0–60 kept); , . scrub; S or Space go on "
+            "from here, dropping the later steps") in hud_text(past, 10.0, 50.0).splitlines()
+    now = frame(history=HistorySpan(0, 60, 60, 700, 0))
+    assert "HISTORY" not in hud_text(now, 10.0, 50.0)

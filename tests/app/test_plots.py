@@ -302,3 +302,19 @@ def test_residuals_are_clamped_for_the_log_axis():
 
     got = clamp_residual([0.0, np.nan, np.inf, -np.inf, 2.0, 1e-300])
     np.testing.assert_array_equal(got, [FLOOR, CEILING, CEILING, FLOOR, 2.0, FLOOR])
+
+
+def test_a_frame_without_steps_brings_the_trace_of_the_step_it_shows(qtbot):
+    """A step of the history shown (no step made): the residual per iteration of its solve."""
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    plots.add_frame(FakeFrame([(0.02, 1e-3, {n: 1e-4 for n in PHASES + ("total",)})],
+                              trace=np.geomspace(1.0, 1e-3, 11), trace_step=1))
+    plots.refresh()
+    shown = FakeFrame([], trace=np.geomspace(1.0, 1e-6, 7), trace_step=0)
+    assert not shown.stepped
+    plots.add_frame(shown)
+    plots.refresh()
+    x, y = plots.trace_curve.getData()
+    np.testing.assert_allclose(y, np.log10(np.geomspace(1.0, 1e-6, 7)), rtol=1e-12)
+    assert list(x) == list(range(7))

@@ -204,9 +204,10 @@ def test_every_hotkey_changes_the_workers_state(qtbot, make_window, tmp_path):
     press("prev_scene", lambda f: f.state.scene == scene_names[0])
 
     # B has its own test (test_benchmark_window.py), Q below, the files and the network
-    # test_window_e2e.py, recording test_recorder.py.
+    # test_window_e2e.py, recording test_recorder.py, the history test_history_bar.py.
     assert covered | {"benchmark", "quit", "save_state", "open_state", "export_problem",
-                      "network", "record"} == set(hotkeys.ACTIONS)
+                      "network", "record", "history_back",
+                      "history_forward"} == set(hotkeys.ACTIONS)
 
 
 def test_keys_reach_the_map_from_every_widget_that_can_take_focus(qtbot, make_window):

@@ -66,5 +66,5 @@ def test_a_future_is_cut_off_and_the_bytes_follow():
 def test_the_text_says_where_the_world_is():
     assert history_text(None) == "history: no steps kept yet"
     span = HistorySpan(0, 60, 40, 700, 23 * MIB)
-    assert history_text(span) == "step 40 of 0–60 (20 back)   ~700 steps fit (23 MiB held)"
+    assert history_text(span) == "step 40 of 0–60 (20 back), ~700 fit (23 MiB)"
     assert "back" not in history_text(HistorySpan(0, 60, 60, 700, 0))
