@@ -344,7 +344,10 @@ class LivePlots(QWidget):
         if key[1] != last[1]:
             changes.append(f"scene {key[1]}")
         elif key[0] != last[0]:
-            changes.append("reset")
+            # A new world's first frame has no history yet; the run going on from a step of
+            # the history (lab.session.history_commands) has kept that step and the one made.
+            changes.append("reset" if getattr(state, "history", None) is None
+                           else "on from the history")
         if key[2] != last[2]:
             changes.append(key[2])
         if key[0] != last[0]:

@@ -13,6 +13,7 @@ step it was made at is the first one kept.
 """
 from __future__ import annotations
 
+from solver.metrics import DIVERGENCE
 from solver.params import ParamError
 
 from . import commands as cmd
@@ -114,7 +115,8 @@ class HistoryCommands:
             trace = self.sim.retrace()
         self.trace = None if trace is None else trace.copy()
         self.trace_step = entry.steps if trace is not None else -1
-        self.trace_alarm = ""
+        diverged = report is not None and report.result.status == DIVERGENCE
+        self.trace_alarm = f"{report.method} diverged" if diverged else ""
 
 
 HANDLERS = {cmd.Seek: HistoryCommands._seek, cmd.HistoryStep: HistoryCommands._history_step}

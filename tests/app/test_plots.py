@@ -10,6 +10,7 @@ from PySide6.QtGui import QImage
 
 from app.plots import (HISTORY_COLOUR, HISTORY_SECONDS, PHASES, SHRINK_AFTER, LivePlots,
                        set_view)
+from lab.session.history import HistorySpan
 from lab.session.state import StepLog
 
 
@@ -158,8 +159,8 @@ def test_a_mouse_zoom_holds_the_range_until_the_follow_button(qtbot):
     assert y0 < -9.0 + 0.2 and y1 > -2.0 - 0.2  # the decades chosen, shown again
 
 
-def state(generation=0, scene="bowl", solver="pgs"):
-    return SimpleNamespace(generation=generation, scene=scene, solver=solver)
+def state(generation=0, scene="bowl", solver="pgs", history=None):
+    return SimpleNamespace(generation=generation, scene=scene, solver=solver, history=history)
 
 
 def with_state(frame, **kw):
@@ -169,6 +170,7 @@ def with_state(frame, **kw):
 
 @pytest.mark.parametrize("change, label", [
     (dict(generation=1), "reset"),
+    (dict(generation=1, history=HistorySpan(150, 151, 151, 700, 0)), "on from the history"),
     (dict(generation=1, scene="box"), "scene box"),
     (dict(solver="psor"), "psor"),
     (dict(generation=1, scene="box", solver="psor"), "scene box, psor"),

@@ -164,3 +164,19 @@ def test_going_on_from_the_past_is_a_new_stretch_without_the_dropped_alarm():
     s.apply(cmd.Step())
     assert not s.diverged and s.alarm == "" and s.generation == generation + 1
     assert (s.history.first, s.history.last) == (0, 8)
+
+
+def test_the_step_where_a_solver_went_wrong_is_reached_and_run_again_with_another():
+    s = session("bowl", "jacobi", beta=1.0)  # β = 1 diverges within a few steps
+    while s.last_report is None or s.last_report.result.status != "divergence":
+        s.step()
+    bad = s.sim.steps
+    s.apply(cmd.HistoryStep(-bad))  # the start
+    s.apply(cmd.Seek(bad))  # and back to the step that diverged: its trace says so
+    assert s.trace_step == bad and s.trace_alarm == "jacobi diverged"
+    assert s.last_report.result.status == "divergence"
+    s.apply(cmd.Seek(1))
+    s.apply(cmd.SetSolver("pgs"))
+    s.apply(cmd.Step())  # a new future from step 1, with pgs
+    assert not s.diverged and s.alarm == "" and s.last_report.method == "pgs"
+    assert s.history.last == 2 and s.last_report.result.status != "divergence"
