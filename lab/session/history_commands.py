@@ -38,12 +38,6 @@ class HistoryCommands:
             self._history_material = material
         return self.history
 
-    @property
-    def rewound(self) -> bool:
-        """Whether the world is at a step of the past (later steps are kept)."""
-        h = self.history
-        return bool(len(h)) and self.sim.steps < h.last
-
     def _before_step(self) -> None:
         """The state the step starts from is the newest one kept: kept now if the history is
         empty; from a step of the past the later ones are dropped (_branch)."""
@@ -101,10 +95,7 @@ class HistoryCommands:
         self.sim.rewind(entry.checkpoint)
         self.last_report = entry.report
         self._show_trace(entry)
-        back = h.last - step
-        self.message = (f"history: step {step} shown ({back} back; {h.first} to {h.last} "
-                        "kept)" + ("; S or Space go on from here, dropping the later steps"
-                                   if back else ""))
+        self.message = f"history: step {step} of {h.first}–{h.last} shown"
 
     def _show_trace(self, entry) -> None:
         """The residual per iteration of the step shown: kept if that step was traced, else

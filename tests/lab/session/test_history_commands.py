@@ -47,7 +47,7 @@ def test_going_back_and_stepping_again_repeats_the_run_bit_for_bit(scene, assign
     first = run(s, 60)
     s.apply(cmd.HistoryStep(-50))
     assert s.paused and s.sim.steps == 10 and same_world(s, first[10])
-    assert s.message.startswith("history: step 10 shown (50 back; 0 to 60 kept)")
+    assert s.message == "history: step 10 of 0–60 shown"
     span = s.state().history
     assert (span.first, span.last, span.shown, span.back) == (0, 60, 10, 50)
     again = run(s, 50)  # the same solver: the steps it made the first time
