@@ -102,15 +102,17 @@ class Checkpoint:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the arrays it holds, its problem's (scratch included) and λ0's."""
-        arrays = [self.x, self.v, self.omega, self.orientation, self.keys, self.impulses]
+        """Bytes of the arrays it holds, its problem's (scratch included; arrays it shares
+        with the world counted too) and λ0's."""
+        total = sum(a.nbytes for a in (self.x, self.v, self.omega, self.orientation, self.keys,
+                                       self.impulses))
         if self.problem is not None:
             for value in vars(self.problem).values():
-                arrays.extend(value if isinstance(value, tuple) else (value,))
+                for a in value if isinstance(value, tuple) else (value,):
+                    total += a.nbytes if isinstance(a, np.ndarray) else 0
         if self.solved is not None:
-            arrays.append(self.solved[1])
-        unique = {id(a): a for a in arrays if isinstance(a, np.ndarray)}
-        return sum(a.nbytes for a in unique.values())
+            total += self.solved[1].nbytes
+        return total
 
 
 class Simulation:

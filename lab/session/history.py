@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from solver.step import Checkpoint, StepReport
 
 MIB = 1 << 20
-# About 700 steps of the 350-marble bowl with friction (370 kB a step), 14 s at 50 Hz.
+# About 500 steps of the window's bowl (350 marbles, rolling resistance: 0.5 MB a step), 10 s
+# at 50 Hz; 700 without rolling resistance.
 DEFAULT_BUDGET = 256 * MIB  # bytes
 
 
