@@ -41,13 +41,18 @@ class HistoryCommands:
     def _before_step(self) -> None:
         """The state the step starts from is the newest one kept: kept now if the history is
         empty; from a step of the past the later ones are dropped (_branch)."""
-        if self.history.budget == 0:
+        h = self.history
+        if h.budget == 0:
             return
+        # Counted before a change of material empties the history: a step of the past that
+        # goes on under a new friction is still a new stretch of the run.
+        dropped = h.last - self.sim.steps if len(h) else 0
         h = self._kept_history()
+        h.truncate(self.sim.steps)
         if not len(h):
             h.add(self.sim.checkpoint(), self.last_report)
-        elif self.sim.steps < h.last:
-            self._branch(h.truncate(self.sim.steps))
+        if dropped > 0:
+            self._branch(dropped)
 
     def _after_step(self, report) -> None:
         if self.history.budget > 0:

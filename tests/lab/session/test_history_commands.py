@@ -150,8 +150,13 @@ def test_a_change_of_friction_starts_the_history_at_that_step():
     s.apply(cmd.ToggleFriction())
     run(s, 5)
     assert (s.history.first, s.history.last) == (10, 15)
-    s.apply(cmd.Seek(10))
+    s.apply(cmd.Seek(12))
     assert s.world.mu == 0.0  # the steps kept were all made without friction
+    generation = s.generation
+    s.apply(cmd.ToggleFriction())  # back on, at a step of the past
+    s.apply(cmd.Step())
+    assert (s.history.first, s.history.last) == (12, 13)
+    assert s.generation == generation + 1 and "the 3 later steps dropped" in s.message
 
 
 def test_going_on_from_the_past_is_a_new_stretch_without_the_dropped_alarm():
