@@ -2,7 +2,8 @@
 between two steps. It holds everything the desktop program shows or controls that is not
 drawing: pacing in real time or flat out, divergence (pause and say so), the per-iteration trace
 of a few steps per second, the numbers of every step (`StepLog`), the colour of every marble,
-the mouse spring, friction switched off and on (lab/session/friction_key.py), compiling kernels
+the mouse spring, friction switched off and on (lab/session/friction_key.py), the last steps
+kept to be shown again and gone on from (lab/session/history_commands.py), compiling kernels
 with progress, and the solver comparison of the current step.
 The window's worker is a thread adapter around it; scripts and tests use it directly.
 """
