@@ -49,7 +49,12 @@ HOTKEYS: tuple[Hotkey, ...] = (
     Hotkey("network", ("K",), "contact network on / off: every contact a ribbon between the "
            "marbles, width and colour by its normal impulse (force chains); click a marble "
            "for its card"),
-    Hotkey("benchmark", ("B",), "compare every solver on the current frozen problem"),
+    Hotkey("benchmark", ("B",), "compare every solver on the current frozen problem (the "
+           "step shown)"),
+    Hotkey("history_back", (",",), "history: one step back, paused (hold to scrub; the bar "
+           "under the view drags through the steps kept and solves the step shown)"),
+    Hotkey("history_forward", (".",), "history: one step forward; S or Space go on from the "
+           "step shown, dropping the later steps"),
     Hotkey("side_by_side", ("T",), "solvers side by side on / off: the current solver and the "
            "next one from the current state, overlaid in two colours, one residual curve each "
            "(`marbles --side-by-side pgs,jacobi,...`: up to 4)"),

@@ -159,6 +159,15 @@ def run_text(state) -> str:
                          if state.speed == 1 else f"at {state.speed:g}x real time")
 
 
+def history_line(state) -> str | None:
+    """The HUD's line while a step of the history is shown (not the newest), else None."""
+    span = getattr(state, "history", None)
+    if span is None or not span.back:
+        return None
+    return (f"HISTORY: step {span.shown} shown, {span.back} back (steps {span.first}–"
+            f"{span.last} kept); , . scrub; S or Space go on from here, dropping the later steps")
+
+
 def slow_text(frame, steps_per_second: float) -> str | None:
     """A warning when the run asks for real time (times speed) and makes less than SLOW_SHARE
     of it, else None."""
@@ -210,6 +219,9 @@ def hud_text(frame, fps: float, steps_per_second: float, timings: dict | None = 
         lines = [f"{source_text(s)}   {len(frame.radius)} marbles   solver {s.solver}",
                  f"t = {frame.time:.2f} s   residual {residual}   "
                  f"{_number(steps_per_second * frame.dt, '.2f')}x real time"]
+    history = history_line(s)
+    if history:
+        lines.append(history)
     # A run too slow for the pace asked says so instead of claiming that pace.
     lines.append(slow_text(frame, steps_per_second) or run_text(s))
     if s.message and show_message and not (s.alarm and s.alarm in s.message) \

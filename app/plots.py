@@ -355,7 +355,10 @@ class LivePlots(QWidget):
         if key[1] != last[1]:
             changes.append(f"scene {key[1]}")
         elif key[0] != last[0]:
-            changes.append("reset")
+            # A new world's first frame has no history yet; the run going on from a step of
+            # the history (lab.session.history_commands) has kept that step and the one made.
+            changes.append("reset" if getattr(state, "history", None) is None
+                           else "on from the history")
         if key[2] != last[2]:
             changes.append(key[2])
         if key[0] != last[0]:
@@ -371,6 +374,12 @@ class LivePlots(QWidget):
             self._note_state(state)
         if self.copy_curves is not None:
             self.copy_curves.add_frame(frame)
+        # A step of the history shown (no step made) brings the trace of its own solve.
+        if frame.trace is not None and frame.trace_step != self._trace_step:
+            self._trace = frame.trace
+            self._trace_step = frame.trace_step
+            self._trace_alarm = getattr(frame, "trace_alarm", "")
+            self._dirty = True
         if not frame.stepped:
             return
         records = np.asarray(frame.records)  # (k,) of float64 fields: a (k, fields) view
@@ -384,10 +393,6 @@ class LivePlots(QWidget):
         # steps out of thousands per second).
         first = np.searchsorted(rows[:, 0], rows[-1, 0] - HISTORY_SECONDS, side="left")
         self._rows = rows[max(first, rows.shape[0] - MAX_POINTS):]
-        if frame.trace is not None and frame.trace_step != self._trace_step:
-            self._trace = frame.trace
-            self._trace_step = frame.trace_step
-            self._trace_alarm = getattr(frame, "trace_alarm", "")
         self.frames_added += 1
         self._dirty = True
 

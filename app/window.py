@@ -25,7 +25,7 @@ from lab.session import commands as cmd
 from lab.session.run import PHYSICS_FAILED
 from lab.session.spec import RunSpec
 
-from . import hotkeys
+from . import history_bar, hotkeys
 from .benchmark_window import BenchmarkWindow
 from .controls import ControlsPanel
 from .hud import MESSAGE_SECONDS, Hud, RateMeter, StatusLine, StepTimes, hud_text
@@ -121,6 +121,7 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         self.sim = SimThread(SimWorker(o.spec, o.world, o.benchmark_out, o.benchmark_iterations,
                                        first))
         self._build_controls()
+        self.history_bar = history_bar.install(self)
         self._connect()
         self.handlers = self._key_handlers()
         missing = set(hotkeys.ACTIONS) ^ set(self.handlers)
@@ -226,7 +227,8 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
                  "omega_down": cmd.Relax(-0.1), "warm_start": cmd.CycleWarmStart(),
                  "colour": cmd.SetColourMode(), "friction": cmd.ToggleFriction(),
                  "recover": cmd.Recover(), "network": cmd.ToggleNetwork(),
-                 "side_by_side": cmd.ToggleSideBySide()}
+                 "side_by_side": cmd.ToggleSideBySide(),
+                 "history_back": cmd.HistoryStep(-1), "history_forward": cmd.HistoryStep(1)}
         handlers = {action: (lambda c=c: send(c)) for action, c in sends.items()}
         handlers.update({"benchmark": self.run_benchmark, "screenshot": self._screenshot_key,
                          "save_state": self._save_state, "open_state": self._open_state,
@@ -248,7 +250,8 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         """Dispatch a key press through the hotkey table; True if it was one of ours."""
         if event.isAutoRepeat() and event.key() not in (Qt.Key.Key_Up, Qt.Key.Key_Down,
                                                         Qt.Key.Key_Left, Qt.Key.Key_Right,
-                                                        Qt.Key.Key_S):
+                                                        Qt.Key.Key_S, Qt.Key.Key_Comma,
+                                                        Qt.Key.Key_Period):
             return True
         mods = event.modifiers()
         key_text = QKeySequence(event.key()).toString()
@@ -313,6 +316,7 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         if state != self._controls_state:
             self._controls_state = state
             self.controls.show_state(state)
+        self.history_bar.show_state(state)
         self._show_readouts(frame)
 
     def _refresh_plots(self) -> None:

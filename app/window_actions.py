@@ -73,10 +73,11 @@ class WindowActions:
             self.sim.send(cmd.ExportProblem(path))
 
     # --------------------------------------------------------------------------- benchmark
-    def run_benchmark(self, reason: str = "key") -> None:
-        """Queue a comparison of every solver on the current frozen problem (worker thread)."""
+    def run_benchmark(self, reason: str = "key", solvers: tuple[str, ...] = ()) -> None:
+        """Queue a comparison of every solver (or `solvers`) on the current frozen problem,
+        the step shown (worker thread)."""
         self.status_label.setText("benchmark queued")
-        self.sim.send(Benchmark(reason))
+        self.sim.send(Benchmark(reason, solvers=tuple(solvers)))
 
     def _on_benchmark_done(self, result: BenchmarkResult) -> None:
         self.last_benchmark = result

@@ -47,12 +47,13 @@ class Cancelled(Exception):
 
 @dataclass(frozen=True)
 class Benchmark:
-    """Compare every solver on the current step's frozen problem and write the files.
-    reason: "key" or "close"; iterations and out default to the worker's."""
+    """Compare every solver (or `solvers`) on the current step's frozen problem and write the
+    files. reason: "key" or "close"; iterations and out default to the worker's."""
 
     reason: str = "key"
     iterations: int | None = None
     out: str | None = None
+    solvers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -358,10 +359,11 @@ class SimWorker(QObject):
             self.progress.emit(f"benchmark: {name} done", done, total)
 
         try:
-            self.progress.emit("benchmark: every solver on the frozen problem", 0, 1)
+            which = ", ".join(job.solvers) or "every solver"
+            self.progress.emit(f"benchmark: {which} on the frozen problem", 0, 1)
             table, paths, meta = self.session.benchmark(
                 job.iterations or self.benchmark_iterations, job.out or self.benchmark_out,
-                source, report)
+                source, report, job.solvers)
         except Cancelled:
             raise
         except (OSError, ParamError, ValueError) as err:

@@ -27,7 +27,8 @@ from .world import World, container_geometry
 
 PHASES = ("collide", "assemble", "solve", "integrate", "total")
 
-__all__ = ["PHASES", "STABILISE", "WARM_START", "Simulation", "StepOptions", "StepReport",
+__all__ = ["PHASES", "STABILISE", "WARM_START", "Checkpoint", "Simulation", "StepOptions",
+           "StepReport",
            "carry_over", "carry_over_rows", "impulses_error", "max_penetration"]
 
 
@@ -71,6 +72,47 @@ class StepReport:
     contacts: int
     result: SolveResult
     method: str
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A simulation as it was after step `steps`, for `Simulation.rewind`. Copies: x, v, omega
+    (n, 3) m, m/s, rad/s and orientation (n, 4) of the world, time (s); keys (k,) int64 and
+    impulses (k,) or (k, rows) N s, what the next step warm-starts from (`impulses()`).
+    References, which no later step changes: problem, the step's contact problem in the world's
+    numbering (None before the first step); solved, (method, λ0, settings) of its solve for
+    `retrace` (None on a GPU, which reuses its λ0 buffer). The world's marbles, container and
+    material (drag, friction) are not part of it."""
+
+    steps: int
+    time: float
+    x: np.ndarray
+    v: np.ndarray
+    omega: np.ndarray
+    orientation: np.ndarray
+    keys: np.ndarray
+    impulses: np.ndarray
+    problem: object = None
+    solved: tuple | None = None
+
+    @property
+    def lam(self) -> np.ndarray:
+        """The step's impulses contact by contact as `Simulation.lam` gives them (a view)."""
+        return self.impulses.reshape(-1)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays it holds, its problem's (scratch included; arrays it shares
+        with the world counted too) and λ0's."""
+        total = sum(a.nbytes for a in (self.x, self.v, self.omega, self.orientation, self.keys,
+                                       self.impulses))
+        if self.problem is not None:
+            for value in vars(self.problem).values():
+                for a in value if isinstance(value, tuple) else (value,):
+                    total += a.nbytes if isinstance(a, np.ndarray) else 0
+        if self.solved is not None:
+            total += self.solved[1].nbytes
+        return total
 
 
 class Simulation:
@@ -182,6 +224,33 @@ class Simulation:
         device = self.backend.device
         self._last = Impulses(device(np.array(keys, dtype=np.int64)), device(lam.ravel()),
                               1 if lam.ndim == 1 else lam.shape[1])
+
+    def checkpoint(self) -> Checkpoint:
+        """The simulation as it is now (see Checkpoint), for `rewind`."""
+        w = self.world
+        keys, lam = self.impulses()
+        return Checkpoint(self.steps, float(w.time), w.x.copy(), w.v.copy(), w.omega.copy(),
+                          w.orientation.copy(), keys, lam, self.problem,
+                          self._solved if self.backend.name == "cpu" else None)
+
+    def rewind(self, checkpoint: Checkpoint) -> None:
+        """Make the simulation as it was at `checkpoint` (of this world): its state, impulses,
+        step count and problem; the next step then repeats the one that followed it, bit for
+        bit with the same options. ValueError (one line) for a checkpoint of another pile."""
+        w, c = self._world, checkpoint
+        if c.x.shape != w.x.shape:
+            raise ValueError(f"a checkpoint of {c.x.shape[0]} marbles cannot rewind a world "
+                             f"of {w.n}")
+        self.set_impulses(c.keys, c.impulses)
+        for name in ("x", "v", "omega", "orientation"):
+            setattr(w, name, getattr(c, name).copy())  # the steps write into the world's arrays
+        w.time = c.time
+        self._behind = False
+        self.backend.upload(w)
+        self._problem, self._order, self._world_problem = c.problem, None, c.problem
+        self._lam = c.lam
+        self._solved = c.solved
+        self.steps = c.steps
 
     def _rows(self) -> int:
         """Rows per contact of this step's problem; refuses (ParamError, one line) a solver

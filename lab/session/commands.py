@@ -176,3 +176,19 @@ class ToggleSideBySide:
     or, while side by side, its end."""
 
     copies: int = 2
+
+
+@dataclass(frozen=True)
+class Seek:
+    """Show step `step` of the history (lab.session.history), paused: the world, impulses and
+    contact problem as they were after it. Stepping or resuming then goes on from there and
+    drops the later steps."""
+
+    step: int
+
+
+@dataclass(frozen=True)
+class HistoryStep:
+    """Show the step `delta` steps from the one shown (-1: one back), within the history."""
+
+    delta: int

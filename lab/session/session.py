@@ -4,8 +4,9 @@ drawing: pacing in real time or flat out, divergence (pause and say so), marbles
 container and deep overlaps (say so and run on: lab/session/watch.py), the per-iteration trace
 of a few steps per second, the numbers of every step (`StepLog`), the colour of every marble,
 the mouse spring, friction switched off and on (lab/session/friction_key.py), solvers side by
-side (lab/session/side_by_side_mixin.py), compiling kernels with progress, and the solver
-comparison of the current step.
+side (lab/session/side_by_side_mixin.py), the last steps kept to be shown again and gone on from
+(lab/session/history_commands.py), compiling kernels with progress, and the solver comparison of
+the current step.
 The window's worker is a thread adapter around it; scripts and tests use it directly.
 """
 from __future__ import annotations
@@ -34,6 +35,9 @@ from . import network
 # COLOUR_MODES, IMPULSE_SCALE, heat and contact_slip are re-exported: the Session's colours.
 from .colours import COLOUR_MODES, IMPULSE_SCALE, contact_slip, heat, marble_colours
 from .friction_key import FRICTION_ON, FrictionKey  # noqa: F401 (FRICTION_ON: the window's)
+from .history import History
+from .history_commands import HANDLERS as HISTORY_HANDLERS
+from .history_commands import HistoryCommands
 from .run import EnergyBudget
 from .side_by_side_mixin import SideBySideMixin
 from .spec import SIM_PARAMS, SPEED, RunSpec, route_assignments
@@ -60,7 +64,7 @@ FRICTION_NAMES = scenes.FRICTION_NAMES  # mu, mu_wall, mu_roll, mu_spin
 # Scene parameters that a world carries as they are, so they change without a rebuild.
 MATERIAL_PARAMS = ("damping",) + FRICTION_NAMES
 
-class Session(SideBySideMixin, FrictionKey):
+class Session(SideBySideMixin, FrictionKey, HistoryCommands):
     """A run of `spec` (its world built by `start`, or `world` if given). `progress(text, done,
     total)` reports kernel compilation (total 0: finished) and may raise to cancel it."""
 
@@ -80,6 +84,7 @@ class Session(SideBySideMixin, FrictionKey):
         self.network = False  # the display shows the contact network (lab.session.network)
         self.picked = -1  # the marble whose card the display shows
         self.log = StepLog()
+        self.history = History()  # the last steps (lab/session/history_commands.py)
         self.last_report: StepReport | None = None
         self.trace: np.ndarray | None = None  # residual per iteration of the last traced step
         self.trace_step = -1
@@ -151,7 +156,9 @@ class Session(SideBySideMixin, FrictionKey):
         now = time.perf_counter() if now is None else now
         trace = now - self._last_trace_wall >= TRACE_PERIOD
         self._apply_drag()
+        self._before_step()
         report = self._step_sims(trace)  # side by side, every copy (side_by_side_mixin)
+        self._after_step(report)
         self.last_report = report
         if trace and report.result.trace is not None:
             self._last_trace_wall = now
@@ -283,7 +290,7 @@ class Session(SideBySideMixin, FrictionKey):
             scene_named=self.scene_named, marbles=self.world.n,
             picked=self.picked, stabilise=s.stabilise, threads=s.threads, blocks=self.sim.blocks,
             device=self.sim.device, warning=self.watch.warning,
-            side_by_side=self.copy_labels())
+            side_by_side=self.copy_labels(), history=self.history.span(self.sim.steps))
 
     def colours(self) -> np.ndarray:
         """(n, 3) float32 RGB of every marble in the colour mode (lab.session.colours)."""
@@ -508,7 +515,8 @@ class Session(SideBySideMixin, FrictionKey):
                  cmd.SetSpeed: _set_speed, cmd.DragStart: _drag_start, cmd.DragMove: _drag_move,
                  cmd.DragEnd: _drag_end, cmd.ToggleFriction: FrictionKey._toggle_friction,
                  cmd.ToggleNetwork: _toggle_network, cmd.Pick: _pick,
-                 **session_files.HANDLERS, **SideBySideMixin._SIDE_BY_SIDE_HANDLERS}
+                 **session_files.HANDLERS, **SideBySideMixin._SIDE_BY_SIDE_HANDLERS,
+                 **HISTORY_HANDLERS}
 
     def _use(self, settings) -> None:
         """Solver settings from the next step on (already validated)."""
@@ -536,6 +544,7 @@ class Session(SideBySideMixin, FrictionKey):
         self.alarm = ""
         self.last_report = None
         self.log.clear()
+        self.history.clear()
         self.trace = None
         self.trace_step = -1
         self.trace_alarm = ""
@@ -545,10 +554,11 @@ class Session(SideBySideMixin, FrictionKey):
 
     # -------------------------------------------------------------------------- compare
     def benchmark(self, iterations: int, out: str | Path, source: str,
-                  progress: Callable[[int, int, str], None] | None = None
-                  ) -> tuple[ComparisonTable, list[Path], dict]:
-        """Every registered solver that can solve the current step's frozen problem (with
-        friction: the friction solvers), from zero impulses, `iterations` each; writes
+                  progress: Callable[[int, int, str], None] | None = None,
+                  solvers: tuple[str, ...] = ()) -> tuple[ComparisonTable, list[Path], dict]:
+        """`solvers`, or every registered solver that can solve the current step's frozen
+        problem (with friction: the friction solvers), from zero impulses, `iterations` each
+        (the step shown: a step of the history is frozen as it was); writes
         out/benchmark.npy, .json and .png as one unit, described as `marbles-bench compare`
         describes its comparison (compare.benchmark_meta, compare.write_benchmark). Returns
         (table, paths, meta). ParamError when there is no problem yet; OutputError when the
@@ -558,6 +568,9 @@ class Session(SideBySideMixin, FrictionKey):
             raise ParamError("no contact problem yet: run at least one step")
         wall = time.perf_counter()
         names = registry.friction_solvers() if sim.problem.frictional else list(registry.METHODS)
+        for name in solvers:  # one line for a solver unknown or without friction
+            registry.check_friction(registry.get(name).name, sim.problem.frictional)
+        names = list(dict.fromkeys(solvers)) or names
         self.ensure_compiled(*names)
         s = self.spec
         # The run so far as a plan of `marbles-bench compare`: settled for the steps made,

@@ -95,6 +95,9 @@ class SessionState:
     # one line ("" when none): the run goes on (lab.session.watch).
     warning: str = ""
     side_by_side: tuple = ()  # the copies' labels while side by side (lab.session.side_by_side)
+    # The steps kept and the one shown (lab.session.history.HistorySpan), None before a step;
+    # it changes every step, so it takes no part in comparing states (a display's refresh).
+    history: object = field(default=None, compare=False)
 
 
 def source_text(state: SessionState) -> str:

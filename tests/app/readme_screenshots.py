@@ -5,7 +5,8 @@
 Opens the window as `marbles` does (the bowl with friction), lets the marbles pour in and
 settle, and saves: the whole window (docs/screenshot.png), the controls dock
 (screenshot-controls.png), the 3D view with the contact network and a clicked marble's card
-(screenshot-network.png) and, with friction off, the comparison window of the B key
+(screenshot-network.png), the window showing the step 50 steps back with its history bar
+(screenshot-history.png) and, with friction off, the comparison window of the B key
 (screenshot-comparison.png); then, in a window of its own, pgs and jacobi side by side on the
 frictionless bowl (screenshot-side-by-side.png; `--only side-by-side` makes just that one). Each
 PNG is reduced to 256 colours (Pillow), which keeps it a few hundred kilobytes.
@@ -90,6 +91,10 @@ def screenshots(app, out: Path) -> None:
         save(window.stack.grab().toImage(), out / "screenshot-network.png")
         send(cmd.ToggleNetwork())
         send(cmd.Pick(-1))
+        send(cmd.HistoryStep(-50))  # the history bar: a step of the past shown, paused
+        wait(app, 3.0)
+        save(window.grab_image(), out / "screenshot-history.png")
+        send(cmd.Pause(False))  # on from there
         send(cmd.ToggleFriction())  # the article's frictionless bowl: every solver compares
         wait(app, 4.0)
         send(cmd.Pause(True))

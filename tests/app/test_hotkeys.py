@@ -13,7 +13,7 @@ REQUIRED = {"pause", "step", "reset", "next_scene", "prev_scene", "next_solver",
             "more_iterations", "fewer_iterations", "omega_up", "omega_down", "warm_start",
             "colour", "friction", "benchmark", "screenshot", "camera", "help", "quit",
             "recover", "controls", "save_state", "open_state", "export_problem",
-            "network", "record", "readouts", "side_by_side"}
+            "network", "record", "readouts", "side_by_side", "history_back", "history_forward"}
 
 
 def test_table_has_every_required_action_once():
@@ -31,6 +31,8 @@ def test_table_has_every_required_action_once():
     ("F1", {}, "help"),
     ("F", {}, "friction"),
     ("B", {}, "benchmark"),
+    (",", {}, "history_back"),
+    (".", {"shift": True}, "history_forward"),  # Shift is ignored on symbols
     ("Q", {"ctrl": True}, "quit"),
     ("Q", {}, "quit"),
     ("Z", {}, None),

@@ -226,3 +226,13 @@ def test_status_messages_go_but_a_held_one_stays(qtbot, monkeypatch):
     line.hold("compiling Numba kernels: pgs")
     qtbot.wait(500)
     assert line.text() == "compiling Numba kernels: pgs"
+
+
+def test_the_hud_says_which_step_of_the_history_is_shown():
+    from lab.session.history import HistorySpan
+
+    past = frame(paused=True, history=HistorySpan(0, 60, 40, 700, 0))
+    assert ("HISTORY: step 40 shown, 20 back (steps 0–60 kept); , . scrub; S or Space go on "
+            "from here, dropping the later steps") in hud_text(past, 10.0, 50.0).splitlines()
+    now = frame(history=HistorySpan(0, 60, 60, 700, 0))
+    assert "HISTORY" not in hud_text(now, 10.0, 50.0)

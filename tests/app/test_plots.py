@@ -10,6 +10,7 @@ from PySide6.QtGui import QImage
 
 from app.plots import (HISTORY_COLOUR, HISTORY_SECONDS, PHASES, SHRINK_AFTER, LivePlots,
                        set_view)
+from lab.session.history import HistorySpan
 from lab.session.state import StepLog
 
 
@@ -158,8 +159,8 @@ def test_a_mouse_zoom_holds_the_range_until_the_follow_button(qtbot):
     assert y0 < -9.0 + 0.2 and y1 > -2.0 - 0.2  # the decades chosen, shown again
 
 
-def state(generation=0, scene="bowl", solver="pgs"):
-    return SimpleNamespace(generation=generation, scene=scene, solver=solver)
+def state(generation=0, scene="bowl", solver="pgs", history=None):
+    return SimpleNamespace(generation=generation, scene=scene, solver=solver, history=history)
 
 
 def with_state(frame, **kw):
@@ -169,6 +170,7 @@ def with_state(frame, **kw):
 
 @pytest.mark.parametrize("change, label", [
     (dict(generation=1), "reset"),
+    (dict(generation=1, history=HistorySpan(150, 151, 151, 700, 0)), "on from the history"),
     (dict(generation=1, scene="box"), "scene box"),
     (dict(solver="psor"), "psor"),
     (dict(generation=1, scene="box", solver="psor"), "scene box, psor"),
@@ -353,3 +355,19 @@ def test_the_trace_is_drawn_in_its_solvers_colour(qtbot):
         rows = curve_rows(plots, colour)
         rows = rows[(rows >= top) & (rows <= bottom)]
         assert rows.size > 0.5 * (bottom - top), (solver, rows.size, top, bottom)
+
+
+def test_a_frame_without_steps_brings_the_trace_of_the_step_it_shows(qtbot):
+    """A step of the history shown (no step made): the residual per iteration of its solve."""
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    plots.add_frame(FakeFrame([(0.02, 1e-3, {n: 1e-4 for n in PHASES + ("total",)})],
+                              trace=np.geomspace(1.0, 1e-3, 11), trace_step=1))
+    plots.refresh()
+    shown = FakeFrame([], trace=np.geomspace(1.0, 1e-6, 7), trace_step=0)
+    assert not shown.stepped
+    plots.add_frame(shown)
+    plots.refresh()
+    x, y = plots.trace_curve.getData()
+    np.testing.assert_allclose(y, np.log10(np.geomspace(1.0, 1e-6, 7)), rtol=1e-12)
+    assert list(x) == list(range(7))

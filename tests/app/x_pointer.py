@@ -1,7 +1,7 @@
 """The pointer of the X server itself (the XTest extension, as xdotool uses it): wheel events
-and clicks that Qt receives from the server exactly as from a mouse. Events Qt is sent from inside the
-process are not the same: Qt never hands a synthesized wheel event on to the parents of a
-widget that ignores it, so only real ones can show where the wheel goes."""
+and clicks and drags that Qt receives from the server exactly as from a mouse. Events Qt is sent
+from inside the process are not the same: Qt never hands a synthesized wheel event on to the
+parents of a widget that ignores it, so only real ones can show where the wheel goes."""
 from __future__ import annotations
 
 import ctypes
@@ -47,6 +47,19 @@ class XPointer:
         self._xtst.XTestFakeMotionEvent(self._display, -1, at.x(), at.y(), 0)
         self._xtst.XTestFakeButtonEvent(self._display, LEFT, 1, 0)
         self._xtst.XTestFakeButtonEvent(self._display, LEFT, 0, 0)
+        self._x11.XFlush(self._display)
+
+    def drag(self, widget, start, end, moves: int = 10) -> None:
+        """Press the left button at `start`, move in `moves` steps to `end` and let go (points
+        of `widget`, QPoint): a drag as the server delivers it."""
+        first, last = widget.mapToGlobal(start), widget.mapToGlobal(end)
+        self._xtst.XTestFakeMotionEvent(self._display, -1, first.x(), first.y(), 0)
+        self._xtst.XTestFakeButtonEvent(self._display, LEFT, 1, 0)
+        for k in range(1, moves + 1):
+            x = first.x() + (last.x() - first.x()) * k // moves
+            y = first.y() + (last.y() - first.y()) * k // moves
+            self._xtst.XTestFakeMotionEvent(self._display, -1, x, y, 10)
+        self._xtst.XTestFakeButtonEvent(self._display, LEFT, 0, 10)
         self._x11.XFlush(self._display)
 
     def close(self) -> None:

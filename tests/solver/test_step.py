@@ -243,3 +243,33 @@ def test_impulses_that_do_not_fit_the_world_are_refused(keys, lam, fragment):
         sim.set_impulses(np.array(keys), np.array(lam))
     assert fragment in str(err.value)
     sim.set_impulses(np.array([0, 55]), np.array([0.0, 1.0]))  # the extreme keys are fine
+
+
+@pytest.mark.parametrize("scene, params, threads", [
+    ("bowl", {"n": 60, "mu": 0.5}, 1),
+    ("box", {"n": 2500}, 2),  # in blocks: solved in the grid's numbering
+])
+def test_a_rewound_simulation_repeats_its_steps_bit_for_bit(scene, params, threads):
+    sim = Simulation(scenes.build(scene, params), registry.settings("pgs", 20, False), 1.0,
+                     threads=threads)
+    kept = []
+    for _ in range(8):
+        sim.step()
+        kept.append(sim.checkpoint())
+    sim.rewind(kept[2])
+    assert sim.steps == 3 and sim.problem is kept[2].problem
+    np.testing.assert_array_equal(sim.lam, kept[2].lam)
+    for k in range(3, 8):
+        sim.step()
+        for name in ("x", "v", "omega", "orientation"):
+            assert np.array_equal(getattr(sim.world, name), getattr(kept[k], name)), (k, name)
+    assert sim.world.time == kept[7].time
+
+
+def test_a_checkpoint_of_another_pile_is_refused():
+    small = simulation(scenes.build("box", {"n": 20}))
+    small.step()
+    other = simulation(scenes.build("box", {"n": 30}))
+    with pytest.raises(ValueError, match="a checkpoint of 20 marbles cannot rewind a world "
+                                         "of 30"):
+        other.rewind(small.checkpoint())

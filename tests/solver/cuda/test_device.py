@@ -133,3 +133,20 @@ def test_the_gpu_solvers_named_for_help_texts_are_the_backends():
     from solver.options import GPU_SOLVERS
 
     assert tuple(SOLVERS) == GPU_SOLVERS
+
+
+def test_a_rewound_simulation_on_the_gpu_repeats_its_steps_bit_for_bit():
+    import scenes
+    from solver.step import Simulation
+
+    sim = Simulation(scenes.build("box", {"n": 30}),
+                     StepOptions(registry.settings("jacobi", 20, False), 1.0, 1.0, 1, "cuda"))
+    kept = []
+    for _ in range(6):
+        sim.step()
+        kept.append(sim.checkpoint())
+    sim.rewind(kept[2])
+    assert sim.problem is kept[2].problem and kept[2].solved is None
+    for k in range(3, 6):
+        sim.step()
+        assert np.array_equal(sim.world.x, kept[k].x) and np.array_equal(sim.world.v, kept[k].v)

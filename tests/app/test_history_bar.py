@@ -1,0 +1,94 @@
+"""The history in the real window: `,` and `.` go back and forth through the steps kept, the
+view shows the stored step (the same positions as when it was made), the HUD and the bar say
+which, the bar's slider drags through them (real X pointer events), its Solve button compares
+the chosen solver on the step shown (the comparison window), and S goes on from there."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QStyle, QStyleOptionSlider
+
+from tests.app.conftest import HANG_MS
+from tests.app.test_window import _press, make_window, wait_state  # noqa: F401 (fixture)
+from tests.app.test_window_third_pass import activate, pointer  # noqa: F401 (fixture)
+
+
+def _paused(qtbot, window, steps: int):
+    """Run to at least `steps` steps, then pause; the frame that shows the pause."""
+    wait_state(qtbot, window, lambda f: f.steps >= steps, timeout=HANG_MS)
+    _press(qtbot, window, "Space")
+    return wait_state(qtbot, window, lambda f: f.state.paused)
+
+
+def _keys(qtbot, window, key, count: int) -> None:
+    for _ in range(count):
+        qtbot.keyClick(window, key)
+
+
+def test_the_keys_go_back_to_a_stored_step_and_the_bar_solves_it(qtbot, make_window):
+    window = make_window(scene="bowl", solver="pgs")
+    activate(qtbot, window)
+    paused = _paused(qtbot, window, 25)
+    now = paused.steps
+    made = [f for f in window.frame_log if f.stepped and f.steps < now - 3
+            and f.state.generation == paused.state.generation]
+    then = made[-1]  # a step as the view showed it when it was made
+    back = now - then.steps
+    _keys(qtbot, window, Qt.Key.Key_Comma, back)
+    shown = wait_state(qtbot, window, lambda f: f.steps == then.steps)
+    assert np.array_equal(shown.x, then.x) and shown.time == then.time
+    assert shown.contacts == then.contacts and shown.state.paused
+    assert (shown.state.history.shown, shown.state.history.back) == (then.steps, back)
+    qtbot.waitUntil(lambda: f"HISTORY: step {then.steps} shown, {back} back" in
+                    window.hud.text(), timeout=HANG_MS)
+    qtbot.waitUntil(lambda: window.history_bar.slider.value() == then.steps, timeout=HANG_MS)
+
+    bar = window.history_bar
+    bar.solver_box.setCurrentText("jacobi")
+    with qtbot.waitSignal(window.benchmarkShown, timeout=HANG_MS) as shown_window:
+        qtbot.mouseClick(bar.solve_button, Qt.MouseButton.LeftButton)
+    result = window.last_benchmark
+    assert list(result.table.solvers) == ["jacobi"]
+    assert result.meta["step"] == then.steps and result.meta["contact_count"] == then.contacts
+    shown_window.args[0].close()
+
+    _keys(qtbot, window, Qt.Key.Key_Period, back)  # forward again: the step paused at
+    ahead = wait_state(qtbot, window, lambda f: f.steps == now)
+    assert np.array_equal(ahead.x, paused.x) and ahead.state.history.back == 0
+    _keys(qtbot, window, Qt.Key.Key_Comma, 2)
+    wait_state(qtbot, window, lambda f: f.steps == now - 2)
+    _press(qtbot, window, "S")  # on from the step shown: the two later ones dropped
+    on = wait_state(qtbot, window, lambda f: f.steps == now - 1)
+    assert on.state.history.last == now - 1 and on.state.generation == paused.state.generation + 1
+    qtbot.waitUntil(lambda: "the 2 later steps dropped" in window.status_label.text(),
+                    timeout=HANG_MS)
+
+
+def _handle(slider) -> QPoint:
+    option = QStyleOptionSlider()
+    slider.initStyleOption(option)
+    return slider.style().subControlRect(QStyle.ComplexControl.CC_Slider, option,
+                                         QStyle.SubControl.SC_SliderHandle, slider).center()
+
+
+def test_dragging_the_slider_shows_the_steps_kept(qtbot, make_window, pointer):
+    window = make_window(scene="bowl", solver="pgs")
+    window.move(0, 0)
+    window.resize(800, 500)  # on pytest-xvfb's 800x600 screen: the bar at the bottom shows
+    activate(qtbot, window)
+    paused = _paused(qtbot, window, 10)
+    slider = window.history_bar.slider
+    qtbot.waitUntil(lambda: slider.value() == paused.steps and slider.isEnabled(),
+                    timeout=HANG_MS)
+    first = paused.state.history.first
+    start = _handle(slider)
+    pointer.drag(slider, start, QPoint(-40, start.y()))
+    oldest = wait_state(qtbot, window, lambda f: f.steps == first)
+    assert oldest.state.paused and oldest.state.history.back == paused.steps - first
+    qtbot.waitUntil(lambda: not slider.isSliderDown() and slider.value() == first,
+                    timeout=HANG_MS)
+    start = _handle(slider)
+    pointer.drag(slider, start, QPoint(slider.width() + 40, start.y()))
+    newest = wait_state(qtbot, window, lambda f: f.steps == paused.steps)
+    assert np.array_equal(newest.x, paused.x) and newest.state.history.back == 0
