@@ -34,7 +34,7 @@ from .params_ui import ParamEditor, tooltip
 SPEED_LADDER = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 0.0)
 _COMMON = {p.name for p in COMMON_PARAMS}
 FRICTION = tuple(name for name in MATERIAL_PARAMS if name != "damping")
-SIDE_BY_SIDE_OFF = "Side by side with the next solver"
+SIDE_BY_SIDE_OFF = "Side by side with the solver before"
 
 
 def speed_text(speed: float) -> str:

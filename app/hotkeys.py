@@ -56,8 +56,8 @@ HOTKEYS: tuple[Hotkey, ...] = (
     Hotkey("history_forward", (".",), "history: one step forward; S or Space go on from the "
            "step shown, dropping the later steps"),
     Hotkey("side_by_side", ("T",), "solvers side by side on / off: the current solver and the "
-           "next one from the current state, overlaid in two colours, one residual curve each "
-           "(`marbles --side-by-side pgs,jacobi,...`: up to 4)"),
+           "one used before it (else the next) from the current state, overlaid in two colours, "
+           "one residual curve each (`marbles --side-by-side pgs,jacobi,...`: up to 4)"),
     Hotkey("screenshot", ("P",), "save a screenshot (marbles-YYYYmmdd-HHMMSS.png)"),
     Hotkey("save_state", ("Ctrl+S",), "save the state (.npz; `marbles --state FILE` opens it)"),
     Hotkey("open_state", ("Ctrl+O",), "open a saved state (R then goes back to it)"),

@@ -520,6 +520,8 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
 
     def _use(self, settings) -> None:
         """Solver settings from the next step on (already validated)."""
+        if settings.method != self.spec.solver:  # T's partner (side_by_side_mixin)
+            self.previous_solver = self.spec.solver
         self._solver_params[settings.method] = settings.params
         self.spec = self.spec.changed(solve=settings)
         self.sim.options = self.spec.options

@@ -51,6 +51,7 @@ class SideBySideMixin:
     """The Session's side by side (see the module docstring)."""
 
     copies: SideBySide | None = None
+    previous_solver: str | None = None  # the solver used before the current one (Session._use)
     _copy_settings: tuple = ()  # SolveSettings of copies 1.. (copy 0's is the spec's)
     _copy_budgets: tuple = ()  # lab.session.run.EnergyBudget of copies 1..
     _copies_spec = None  # the spec the copies' options were last made from
@@ -72,7 +73,13 @@ class SideBySideMixin:
         frictional = self.world.frictional
         names = [n for n, m in registry.METHODS.items() if m.friction or not frictional]
         at = names.index(self.spec.solver) if self.spec.solver in names else 0
-        others = [names[(at + k) % len(names)] for k in range(1, int(c.copies))]
+        # The solver used before this one first (M from pgs to jacobi, then T: the two side by
+        # side), then the ones after the current.
+        partners = [self.previous_solver] + [names[(at + k) % len(names)]
+                                             for k in range(1, len(names))]
+        others = list(dict.fromkeys(n for n in partners
+                                    if n in names and n != self.spec.solver))
+        others = others[:int(c.copies) - 1]
         self._start_side_by_side([self.spec.solve] + [self._settings_of(n) for n in others])
 
     def _start_side_by_side(self, settings: list) -> None:

@@ -124,6 +124,15 @@ def test_the_key_takes_the_current_solver_and_the_next_and_ends_it_again():
     assert s.copies is None
 
 
+def test_the_key_pairs_the_solver_with_the_one_used_before_it():
+    """M from pgs to jacobi, then T: jacobi (the Session's own, copy 0) beside pgs."""
+    s = session(solver="pgs")
+    s.apply(cmd.SetSolver("jacobi"))
+    s.apply(cmd.ToggleSideBySide())
+    assert s.state().side_by_side[0].startswith("jacobi")
+    assert s.state().side_by_side[1] == "pgs"
+
+
 def test_copies_follow_iterations_friction_and_a_reset():
     s = session()
     s.apply(cmd.SideBySide(("pgs", "jacobi")))
