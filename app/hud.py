@@ -224,8 +224,9 @@ def hud_text(frame, fps: float, steps_per_second: float, timings: dict | None = 
         lines.append(history)
     # A run too slow for the pace asked says so instead of claiming that pace.
     lines.append(slow_text(frame, steps_per_second) or run_text(s))
+    said = s.message.endswith(" shown") and history  # the HISTORY line says it already
     if s.message and show_message and not (s.alarm and s.alarm in s.message) \
-            and s.message not in lines[-1]:
+            and s.message not in lines[-1] and not said:
         lines.append(s.message)
     return "\n".join(lines)
 

@@ -234,5 +234,8 @@ def test_the_hud_says_which_step_of_the_history_is_shown():
     past = frame(paused=True, history=HistorySpan(0, 60, 40, 700, 0))
     assert ("HISTORY: step 40 shown, 20 back (steps 0–60 kept); , . scrub; S or Space go on "
             "from here, dropping the later steps") in hud_text(past, 10.0, 50.0).splitlines()
+    shown = frame(paused=True, history=HistorySpan(0, 60, 40, 700, 0),
+                  message="history: step 40 of 0–60 shown")
+    assert "history: step 40 of 0–60 shown" not in hud_text(shown, 10.0, 50.0)  # said once
     now = frame(history=HistorySpan(0, 60, 60, 700, 0))
     assert "HISTORY" not in hud_text(now, 10.0, 50.0)

@@ -44,3 +44,19 @@ def test_a_quick_first_step_leaves_the_commands_message(qtbot, make_window):
     qtbot.wait(600)  # past the progress delay
     assert "switched from jacobi to pgs" in window.status_label.text()
     assert not window.progress.isVisible() and not window.notice.isVisible()
+
+
+def test_the_hud_after_r_and_while_paused(qtbot, make_window):
+    """R: the reset world's HUD has no 'nan' before its first step; Space: no steps are made,
+    and the HUD says 0 steps/s at once, not what the meter remembers."""
+    window = make_window(scene="column")
+    activate(qtbot, window)
+    _press(qtbot, window, "Space")
+    wait_state(qtbot, window, lambda f: f.state.paused)
+    qtbot.waitUntil(lambda: "0.0 steps/s   0.00x real time" in window.hud.text(),
+                    timeout=HANG_MS)
+    generation = window.latest.state.generation
+    _press(qtbot, window, "R")
+    wait_state(qtbot, window, lambda f: f.state.generation > generation and f.steps == 0)
+    qtbot.waitUntil(lambda: "step — ms" in window.hud.text(), timeout=HANG_MS)
+    assert "nan" not in window.hud.text()
