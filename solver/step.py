@@ -225,13 +225,15 @@ class Simulation:
         self._last = Impulses(device(np.array(keys, dtype=np.int64)), device(lam.ravel()),
                               1 if lam.ndim == 1 else lam.shape[1])
 
-    def checkpoint(self) -> Checkpoint:
-        """The simulation as it is now (see Checkpoint), for `rewind`."""
+    def checkpoint(self, problem: bool = True) -> Checkpoint:
+        """The simulation as it is now (see Checkpoint), for `rewind`; `problem` False leaves
+        out the step's problem and solve (a rewound simulation then has none until it steps)."""
         w = self.world
         keys, lam = self.impulses()
+        keep = problem and self.backend.name == "cpu"
         return Checkpoint(self.steps, float(w.time), w.x.copy(), w.v.copy(), w.omega.copy(),
-                          w.orientation.copy(), keys, lam, self.problem,
-                          self._solved if self.backend.name == "cpu" else None)
+                          w.orientation.copy(), keys, lam, self.problem if problem else None,
+                          self._solved if keep else None)
 
     def rewind(self, checkpoint: Checkpoint) -> None:
         """Make the simulation as it was at `checkpoint` (of this world): its state, impulses,

@@ -13,9 +13,11 @@ from dataclasses import dataclass, replace
 from solver.step import Checkpoint, StepReport
 
 MIB = 1 << 20
-# About 500 steps of the window's bowl (350 marbles, rolling resistance: 0.5 MB a step), 10 s
-# at 50 Hz; 700 without rolling resistance.
-DEFAULT_BUDGET = 256 * MIB  # bytes
+# About 360 steps of the window's bowl (350 marbles with rolling resistance: 93 kB a step, the
+# state and the impulses; the problem is made again when a step is shown), 590 without friction.
+# Small on purpose: once full, a new step reuses the memory of the one dropped, where a growing
+# history takes new pages from the system at every step (15 page faults a step on the bowl).
+DEFAULT_BUDGET = 32 * MIB  # bytes
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,10 @@ class Entry:
     checkpoint: Checkpoint
     report: StepReport | None
     nbytes: int
+    # The dragged marble's index and velocity (3,) m/s as the mouse's spring left it before
+    # this step, to make the step again exactly; None without a drag.
+    drag: tuple | None = None
+    options: object = None  # the StepOptions the step was made with
 
     @property
     def steps(self) -> int:
@@ -81,15 +87,17 @@ class History:
         self._bytes = 0
         self.dropped = 0
 
-    def add(self, checkpoint: Checkpoint, report: StepReport | None = None) -> None:
+    def add(self, checkpoint: Checkpoint, report: StepReport | None = None,
+            drag: tuple | None = None, options=None) -> None:
         """Keep the step of `checkpoint` (the one after the newest, or the first one), then
-        drop the oldest steps while over budget. `report`'s impulses are the checkpoint's."""
+        drop the oldest steps while over budget. `report`'s impulses are the checkpoint's;
+        `drag`, `options`: see Entry."""
         if self._entries and checkpoint.steps != self.last + 1:
             raise ValueError(f"step {checkpoint.steps} does not follow step {self.last} of "
                              "the history")
         if report is not None:
             report = replace(report, result=replace(report.result, lam=checkpoint.lam))
-        entry = Entry(checkpoint, report, checkpoint.nbytes)
+        entry = Entry(checkpoint, report, checkpoint.nbytes, drag, options)
         self._entries.append(entry)
         self._bytes += entry.nbytes
         while self._bytes > self.budget and len(self._entries) > 1:

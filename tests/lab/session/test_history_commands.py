@@ -201,3 +201,20 @@ def test_side_by_side_keeps_no_history_and_it_starts_again_after():
     after = run(s, 6)
     s.apply(cmd.HistoryStep(-3))
     assert s.sim.steps == 13 and same_world(s, after[13])
+
+
+def test_a_step_shown_after_a_change_of_solver_is_the_one_made_then():
+    """Steps made with jacobi, then pgs chosen: a jacobi step shown is jacobi's (its problem is
+    made again with the options of then), and its export equals the one made at the time."""
+    s = session("bowl", solver="jacobi")
+    run(s, 20)
+    at_ten = None
+    s.apply(cmd.HistoryStep(-10))
+    at_ten = {f: getattr(s.world, f).copy() for f in MOVING}
+    lam_then = s.sim.lam.copy()
+    s.apply(cmd.HistoryStep(10))
+    s.apply(cmd.SetSolver("pgs"))
+    s.apply(cmd.HistoryStep(-10))
+    assert s.sim.steps == 10 and s.spec.solver == "pgs"
+    assert all(np.array_equal(getattr(s.world, f), at_ten[f]) for f in MOVING)
+    assert np.array_equal(s.sim.lam, lam_then)
