@@ -1,41 +1,44 @@
-"""The history of a run: the last steps, each with what restoring it exactly needs (the
-simulation's Checkpoint: the world's moving state, the impulses the next step warm-starts from,
-the step's frozen contact problem) and its StepReport, in a ring buffer bounded by memory. The
-oldest steps go first; how many fit depends on the pile (a few hundred at 350 marbles).
-Qt-free; lab/session/history_commands.py is the Session's part (scrubbing, going on from a
-step of the past, comparing the solvers on it).
+"""The history of a run: the last steps in a ring buffer bounded by memory, the oldest going
+first (a few thousand at 350 marbles). Every KEYFRAME_EVERY-th step keeps the simulation's
+Checkpoint (the world's moving state and the impulses the next step warm-starts from); every
+step keeps its StepReport and what making it again needs (its options, the hand's spring). A
+step is shown by making the steps again from the keyframe before it, bit for bit the same:
+copying the whole state at every step would write tens of kB of memory a step that nothing
+reads again (13% of the bowl's step time). Qt-free; lab/session/history_commands.py is the
+Session's part (scrubbing, going on from a step of the past, comparing the solvers on it).
 """
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+import numpy as np
+
+from solver.methods.driver import SolveResult
 from solver.step import Checkpoint, StepReport
 
 MIB = 1 << 20
-# About 360 steps of the window's bowl (350 marbles with rolling resistance: 93 kB a step, the
-# state and the impulses; the problem is made again when a step is shown), 590 without friction.
-# Small on purpose: once full, a new step reuses the memory of the one dropped, where a growing
-# history takes new pages from the system at every step (15 page faults a step on the bowl).
-DEFAULT_BUDGET = 32 * MIB  # bytes
+DEFAULT_BUDGET = 32 * MIB  # bytes: some 4000 steps of the window's 350-marble bowl
+ENTRY_BYTES = 1024  # about what a step's report and references cost beside its checkpoint
+# A keyframe every this many steps: showing a step makes at most this many again (a few ms).
+KEYFRAME_EVERY = 10
+_NO_IMPULSES = np.empty(0)
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One step of the history: its checkpoint and report (None for the first state kept,
-    which no step of the history made)."""
+    """One step of the history: its report (None for the first state kept, which no step of the
+    history made, and its impulses left out: making the step again gives them) and its
+    checkpoint on a keyframe (else None)."""
 
-    checkpoint: Checkpoint
+    steps: int
+    checkpoint: Checkpoint | None
     report: StepReport | None
     nbytes: int
     # The dragged marble's index and velocity (3,) m/s as the mouse's spring left it before
     # this step, to make the step again exactly; None without a drag.
     drag: tuple | None = None
     options: object = None  # the StepOptions the step was made with
-
-    @property
-    def steps(self) -> int:
-        return self.checkpoint.steps
 
 
 @dataclass(frozen=True)
@@ -87,22 +90,41 @@ class History:
         self._bytes = 0
         self.dropped = 0
 
-    def add(self, checkpoint: Checkpoint, report: StepReport | None = None,
-            drag: tuple | None = None, options=None) -> None:
-        """Keep the step of `checkpoint` (the one after the newest, or the first one), then
-        drop the oldest steps while over budget. `report`'s impulses are the checkpoint's;
-        `drag`, `options`: see Entry."""
-        if self._entries and checkpoint.steps != self.last + 1:
-            raise ValueError(f"step {checkpoint.steps} does not follow step {self.last} of "
-                             "the history")
+    def add(self, checkpoint: Checkpoint | None, report: StepReport | None = None,
+            drag: tuple | None = None, options=None, steps: int | None = None) -> None:
+        """Keep a step (the one after the newest, or the first one, which must have its
+        checkpoint): `checkpoint` on a keyframe, else None with `steps` its number; then drop
+        the oldest steps while over budget, so that the oldest left is a keyframe. `drag`,
+        `options`: see Entry."""
+        steps = checkpoint.steps if checkpoint is not None else int(steps)
+        if self._entries and steps != self.last + 1:
+            raise ValueError(f"step {steps} does not follow step {self.last} of the history")
+        if checkpoint is None and not self._entries:
+            raise ValueError("the first step kept needs its checkpoint")
         if report is not None:
-            report = replace(report, result=replace(report.result, lam=checkpoint.lam))
-        entry = Entry(checkpoint, report, checkpoint.nbytes, drag, options)
+            r = report.result  # made directly: dataclasses.replace costs twice as much
+            report = StepReport(report.timings, report.contacts, SolveResult(
+                _NO_IMPULSES, r.status, r.iterations, r.residual, r.residual_initial, r.trace,
+                r.seconds, r.products, r.info), report.method)
+        size = (checkpoint.nbytes if checkpoint is not None else 0) + ENTRY_BYTES
+        entry = Entry(steps, checkpoint, report, size, drag, options)
         self._entries.append(entry)
         self._bytes += entry.nbytes
         while self._bytes > self.budget and len(self._entries) > 1:
-            self._bytes -= self._entries.popleft().nbytes
-            self.dropped += 1
+            self._drop_oldest()
+            while len(self._entries) > 1 and self._entries[0].checkpoint is None:
+                self._drop_oldest()
+
+    def _drop_oldest(self) -> None:
+        self._bytes -= self._entries.popleft().nbytes
+        self.dropped += 1
+
+    def keyframe(self, steps: int) -> Entry:
+        """The newest entry with a checkpoint at or before step `steps` (KeyError outside)."""
+        k = self.get(steps).steps
+        while self._entries[k - self.first].checkpoint is None:
+            k -= 1
+        return self._entries[k - self.first]
 
     def get(self, steps: int) -> Entry:
         """The entry of step `steps`; KeyError (one line) outside first..last."""

@@ -13,11 +13,13 @@ step it was made at is the first one kept.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from solver.metrics import DIVERGENCE
 from solver.params import ParamError
 
 from . import commands as cmd
-from .history import History
+from .history import KEYFRAME_EVERY, History
 from .state import world_friction
 
 NO_HISTORY = "no history yet: run at least one step"
@@ -64,12 +66,16 @@ class HistoryCommands:
         self._drag_before = None if drag is None else (drag[0], self.world.v[drag[0]].copy())
 
     def _after_step(self, report) -> None:
-        # The step's problem is not kept: made again from the step before when shown
-        # (_show_step). Kept, each step's arrays would be new memory (page faults: 15 a step
-        # on the bowl, 13% of its time) where the step otherwise reuses what the last freed.
-        if self.history.budget > 0 and self.copies is None:
-            self.history.add(self.sim.checkpoint(problem=False), report,
-                             getattr(self, "_drag_before", None), self.sim.options)
+        """Keep the step: a checkpoint on a keyframe (lab.session.history), else only what
+        making it again needs."""
+        h = self.history
+        if h.budget > 0 and self.copies is None:
+            steps = self.sim.steps
+            if len(h) and h.last != steps - 1:  # side by side ended in the step: anew
+                h.clear()
+            key = not len(h) or steps % KEYFRAME_EVERY == 0
+            h.add(self.sim.checkpoint(problem=False) if key else None, report,
+                  getattr(self, "_drag_before", None), self.sim.options, steps)
 
     def _branch(self, dropped: int) -> None:
         """Going on from a step of the past: a new stretch of the run (the plots continue
@@ -115,34 +121,38 @@ class HistoryCommands:
         self._clock = None
         self._drag = None
         self._make_again(h, entry)
-        self.last_report = entry.report
         self._show_trace(entry)
         self.message = f"history: step {step} of {h.first}–{h.last} shown"
 
     def _make_again(self, h, entry) -> None:
-        """The world as it was after `entry`'s step, with that step's contact problem: the
-        step made again from the one before (bit for bit the same: the same state, impulses,
-        options and trace flag, the hand's spring as it was). The oldest step kept has no step
-        before it: its state alone, without a problem."""
-        if entry.steps == h.first or entry.report is None:
+        """The world as it was after `entry`'s step, with that step's contact problem and its
+        report: the steps from the keyframe before it made again (bit for bit the same: the
+        same state, impulses, options and trace flags, the hand's spring as it was). The
+        oldest step kept has no step before it: its state alone, without a problem."""
+        if entry.steps == h.first:
             self.sim.rewind(entry.checkpoint)
+            self.last_report = entry.report
             return
-        self.sim.rewind(h.get(entry.steps - 1).checkpoint)
-        if entry.drag is not None:
-            i, v = entry.drag
-            self.world.v[i] = v
-            self.sim.world_edited()
+        start = h.keyframe(entry.steps - 1)
+        self.sim.rewind(start.checkpoint)
         now = self.sim.options
-        self.sim.options = entry.options or now  # the solver may have changed since
         try:
-            self.sim.step(trace=entry.report.result.trace is not None)
+            for k in range(start.steps + 1, entry.steps + 1):
+                again = h.get(k)
+                if again.drag is not None:
+                    i, v = again.drag
+                    self.world.v[i] = v
+                    self.sim.world_edited()
+                self.sim.options = again.options or now  # the solver may have changed since
+                report = self.sim.step(trace=again.report.result.trace is not None)
         finally:
             self.sim.options = now
+        self.last_report = replace(report, timings=entry.report.timings)  # as made then
 
     def _show_trace(self, entry) -> None:
         """The residual per iteration of the step shown: kept if that step was traced, else
         its solve done again with the trace on (the CPU's; on a GPU, none)."""
-        report = entry.report
+        report = self.last_report if entry.report is not None else None
         trace = None if report is None else report.result.trace
         if trace is None and report is not None:
             trace = self.sim.retrace()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lab.session.history import MIB, History, HistorySpan, history_text
+from lab.session.history import ENTRY_BYTES, MIB, History, HistorySpan, history_text
 from solver.step import Checkpoint
 
 
@@ -16,11 +16,24 @@ def checkpoint(steps: int, n: int = 10) -> Checkpoint:
                       np.array([1.0 + steps]))
 
 
-SIZE = checkpoint(0).nbytes
+SIZE = checkpoint(0).nbytes + ENTRY_BYTES  # a keyframe's entry
 
 
 def test_a_checkpoint_counts_the_bytes_of_its_arrays():
-    assert SIZE == (13 * 10 + 1) * 8 + 8
+    assert checkpoint(0).nbytes == (13 * 10 + 1) * 8 + 8
+
+
+def test_keyframes_between_steps_without_checkpoints_and_the_oldest_kept_is_one():
+    """Steps 0..11 with a checkpoint every 4th: each step finds the keyframe before it; the
+    budget drops whole stretches so the oldest step kept can be restored."""
+    h = History(budget=SIZE + 6 * ENTRY_BYTES)
+    for k in range(12):
+        h.add(checkpoint(k) if k % 4 == 0 else None, steps=k)
+    assert h.first % 4 == 0 and h.get(h.first).checkpoint is not None
+    assert h.last == 11 and h.nbytes <= h.budget
+    assert h.keyframe(11).steps == 8 and h.keyframe(8).steps == 8
+    with pytest.raises(ValueError, match="the first step kept needs its checkpoint"):
+        History().add(None, steps=3)
 
 
 def test_the_oldest_steps_go_first_and_the_budget_holds():

@@ -11,6 +11,7 @@ import pytest
 
 from lab.io.snapshot import load_lcp
 from lab.session import commands as cmd
+from lab.session.history import KEYFRAME_EVERY
 from lab.session.session import Session
 from lab.session.spec import RunSpec
 
@@ -126,8 +127,10 @@ def test_the_budget_bounds_the_steps_kept_and_zero_keeps_none():
     h.budget = sum(sizes[k] for k in range(22, 32))  # ten steps' worth
     run(s, 1)
     sizes[32] = h.get(32).nbytes
-    first = min(f for f in range(33) if sum(sizes[k] for k in range(f, 33)) <= h.budget)
-    assert (h.first, h.last) == (first, 32) and 8 <= len(h) <= 10
+    # The oldest step kept must be a keyframe (a checkpoint: every KEYFRAME_EVERY-th step).
+    first = min(f for f in range(33) if f % KEYFRAME_EVERY == 0
+                and sum(sizes[k] for k in range(f, 33)) <= h.budget)
+    assert (h.first, h.last) == (first, 32) and h.get(first).checkpoint is not None
     s.apply(cmd.Seek(h.first - 1))
     assert s.message == f"step {h.first - 1} is not in the history (it holds steps {h.first} " \
                         f"to 32)" and s.sim.steps == 32
