@@ -6,6 +6,8 @@ view.
 """
 from __future__ import annotations
 
+import time
+
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider,
@@ -18,6 +20,9 @@ from solver.methods import registry
 EVERY_SOLVER = "every solver"
 
 
+LIVE_PERIOD = 0.25  # s between updates of the bar while the run goes on
+
+
 class HistoryBar(QWidget):
     """`send(command)` posts a Session command; `solve(solvers)` runs the comparison of the
     step shown with those solvers (() : every one)."""
@@ -27,6 +32,8 @@ class HistoryBar(QWidget):
         self._send = send
         self._solve = solve
         self._shown: tuple | None = None
+        self._frictional: bool | None = None
+        self._updated = 0.0  # perf_counter time of the last update
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
         self.back_button = self._button(QToolButton(), "◀", "one step back (,)",
@@ -72,14 +79,25 @@ class HistoryBar(QWidget):
         """The history of a SessionState (its `history` span, None before a step) and the
         solvers that can solve its world (with friction, those that solve friction)."""
         frictional = any(value > 0 for value in state.friction)
-        model = self.solver_box.model()
-        for k in range(1, model.rowCount()):
-            method = registry.METHODS.get(self.solver_box.itemText(k))
-            model.item(k).setEnabled(method is not None and (method.friction or not frictional))
+        if frictional != self._frictional:
+            self._frictional = frictional
+            model = self.solver_box.model()
+            for k in range(1, model.rowCount()):
+                method = registry.METHODS.get(self.solver_box.itemText(k))
+                model.item(k).setEnabled(method is not None and (method.friction
+                                                                 or not frictional))
         span = state.history
         key = None if span is None else (span.first, span.last, span.shown, span.capacity)
         if key == self._shown:
             return
+        # While the run goes on the bar follows it a few times a second, not at every frame
+        # (its repaints are the GUI thread's, whose Python work holds up the steps); a pause
+        # or a step shown is drawn at once.
+        now = time.perf_counter()
+        live = span is not None and not span.back and not state.paused
+        if live and now - self._updated < LIVE_PERIOD:
+            return
+        self._updated = now
         self._shown = key
         self.label.setText(history_text(span))
         self.slider.setEnabled(span is not None)
