@@ -117,7 +117,7 @@ def test_the_command_line_runs_side_by_side_and_refuses_bad_names(tmp_path):
     assert bad.returncode == 2
     assert bad.stderr.count("\n") == 1 and "unknown solver 'nosuch'" in bad.stderr
     shot = tmp_path / "side.png"
-    run = _marbles("--scene", "bowl", "--side-by-side", "pgs,jacobi", "--frames", "20",
+    run = _marbles("--scene", "bowl", "--side-by-side", "pgs,jacobi", "--frames", "3",
                    "--no-benchmark", "--screenshot", str(shot), cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert shot.stat().st_size > 0 and "bowl/pgs" in run.stdout
