@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtWidgets import QStyle, QStyleOptionSlider
+from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionSlider
 
 from tests.app.conftest import HANG_MS
 from tests.app.test_window import _press, make_window, wait_state  # noqa: F401 (fixture)
@@ -72,6 +72,18 @@ def _handle(slider) -> QPoint:
                                          QStyle.SubControl.SC_SliderHandle, slider).center()
 
 
+def _steady_handle(qtbot, slider) -> None:
+    """Wait until the handle stays put for 100 ms, inside the slider and on top there."""
+    def steady() -> bool:
+        before = _handle(slider)
+        qtbot.wait(100)
+        after = _handle(slider)
+        return (before == after and slider.rect().contains(after)
+                and QApplication.widgetAt(slider.mapToGlobal(after)) is slider)
+
+    qtbot.waitUntil(steady, timeout=HANG_MS)
+
+
 def test_dragging_the_slider_shows_the_steps_kept(qtbot, make_window, pointer):
     window = make_window(scene="bowl", solver="pgs")
     window.move(0, 0)
@@ -82,12 +94,17 @@ def test_dragging_the_slider_shows_the_steps_kept(qtbot, make_window, pointer):
     qtbot.waitUntil(lambda: slider.value() == paused.steps and slider.isEnabled(),
                     timeout=HANG_MS)
     first = paused.state.history.first
+    # The pointer must land on the handle: nothing else over the slider (windows of earlier
+    # tests) and the bar's layout settled (its label's text sets the slider's width).
+    window.raise_()
+    _steady_handle(qtbot, slider)
     start = _handle(slider)
     pointer.drag(slider, start, QPoint(-40, start.y()))
     oldest = wait_state(qtbot, window, lambda f: f.steps == first)
     assert oldest.state.paused and oldest.state.history.back == paused.steps - first
     qtbot.waitUntil(lambda: not slider.isSliderDown() and slider.value() == first,
                     timeout=HANG_MS)
+    _steady_handle(qtbot, slider)
     start = _handle(slider)
     pointer.drag(slider, start, QPoint(slider.width() + 40, start.y()))
     newest = wait_state(qtbot, window, lambda f: f.steps == paused.steps)
