@@ -26,6 +26,19 @@ def _keys(qtbot, window, key, count: int) -> None:
         qtbot.keyClick(window, key)
 
 
+def solve_shown_step(qtbot, window, solver: str, then) -> None:
+    """The bar's Solve with `solver` chosen: the comparison of that solver alone on the step
+    shown, which is `then` (the frame of that step when it was made); its window closed."""
+    bar = window.history_bar
+    bar.solver_box.setCurrentText(solver)
+    with qtbot.waitSignal(window.benchmarkShown, timeout=HANG_MS) as opened:
+        qtbot.mouseClick(bar.solve_button, Qt.MouseButton.LeftButton)
+    result = window.last_benchmark
+    assert list(result.table.solvers) == [solver]
+    assert result.meta["step"] == then.steps and result.meta["contact_count"] == then.contacts
+    opened.args[0].close()
+
+
 def test_the_keys_go_back_to_a_stored_step_and_the_bar_solves_it(qtbot, make_window):
     window = make_window(scene="bowl", solver="pgs")
     activate(qtbot, window)
@@ -44,14 +57,7 @@ def test_the_keys_go_back_to_a_stored_step_and_the_bar_solves_it(qtbot, make_win
                     window.hud.text(), timeout=HANG_MS)
     qtbot.waitUntil(lambda: window.history_bar.slider.value() == then.steps, timeout=HANG_MS)
 
-    bar = window.history_bar
-    bar.solver_box.setCurrentText("jacobi")
-    with qtbot.waitSignal(window.benchmarkShown, timeout=HANG_MS) as shown_window:
-        qtbot.mouseClick(bar.solve_button, Qt.MouseButton.LeftButton)
-    result = window.last_benchmark
-    assert list(result.table.solvers) == ["jacobi"]
-    assert result.meta["step"] == then.steps and result.meta["contact_count"] == then.contacts
-    shown_window.args[0].close()
+    solve_shown_step(qtbot, window, "jacobi", then)
 
     _keys(qtbot, window, Qt.Key.Key_Period, back)  # forward again: the step paused at
     ahead = wait_state(qtbot, window, lambda f: f.steps == now)

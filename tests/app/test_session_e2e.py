@@ -13,7 +13,8 @@ from PySide6.QtCore import Qt
 from app import dialogs
 from solver.methods import registry
 from tests.app.conftest import HANG_MS
-from tests.app.test_window import FrameLog, _press, wait_state
+from tests.app.test_history_bar import solve_shown_step
+from tests.app.test_window import _press, opened, wait_state
 from tests.app.test_window_e2e import WORLD_FIELDS, activate
 
 SIDE_BY_SIDE_SECONDS = 10.0
@@ -29,15 +30,7 @@ def program(qtbot, tmp_path):
     options = options_from(build_parser().parse_args(
         ["--scene", "bowl", "--benchmark-out", str(tmp_path)]))
     options.show_dialogs = False
-    window = MainWindow(options)
-    window.frame_recorder = FrameLog()
-    window.frame_log = window.frame_recorder.frames
-    window.sim.worker.frameReady.connect(window.frame_recorder.add)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
-    qtbot.waitUntil(lambda: window.latest is not None and window.latest.steps > 2,
-                    timeout=HANG_MS)
+    window = opened(qtbot, MainWindow(options))
     yield window
     if not window._shut_down:
         window._close_benchmark = "skip"
@@ -112,14 +105,7 @@ def _history_back_and_solve(qtbot, window) -> None:
         qtbot.keyClick(window, Qt.Key.Key_Comma)
     shown = wait_state(qtbot, window, lambda f: f.steps == then.steps, timeout=HANG_MS)
     assert paused.steps - shown.steps >= 50 and np.array_equal(shown.x, then.x)
-    bar = window.history_bar
-    bar.solver_box.setCurrentText("jacobi")
-    with qtbot.waitSignal(window.benchmarkShown, timeout=HANG_MS) as opened:
-        qtbot.mouseClick(bar.solve_button, Qt.MouseButton.LeftButton)
-    result = window.last_benchmark
-    assert list(result.table.solvers) == ["jacobi"]
-    assert result.meta["step"] == then.steps and result.meta["contact_count"] == then.contacts
-    opened.args[0].close()
+    solve_shown_step(qtbot, window, "jacobi", then)
     window.activateWindow()
     window.view.setFocus()
     _press(qtbot, window, "S")

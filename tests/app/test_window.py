@@ -49,6 +49,20 @@ class FrameLog(QObject):
         self.frames.append(frame)
 
 
+def opened(qtbot, window):
+    """`window` shown, every frame it receives logged in order for wait_state (window.latest
+    only keeps the newest), once it has made a few steps."""
+    window.frame_recorder = FrameLog()
+    window.frame_log = window.frame_recorder.frames
+    window.sim.worker.frameReady.connect(window.frame_recorder.add)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    qtbot.waitUntil(lambda: window.latest is not None and window.latest.steps > 2,
+                    timeout=HANG_MS)
+    return window
+
+
 @pytest.fixture
 def make_window(qtbot, tmp_path):
     made = []
@@ -58,17 +72,8 @@ def make_window(qtbot, tmp_path):
         kw.setdefault("benchmark_on_close", False)
         kw.setdefault("show_dialogs", False)
         window = MainWindow(window_options(**kw))
-        # Every frame, in order, for wait_state (window.latest only keeps the newest).
-        window.frame_recorder = FrameLog()
-        window.frame_log = window.frame_recorder.frames
-        window.sim.worker.frameReady.connect(window.frame_recorder.add)
-        qtbot.addWidget(window)
-        window.show()
-        qtbot.waitExposed(window)
         made.append(window)
-        qtbot.waitUntil(lambda: window.latest is not None and window.latest.steps > 2,
-                        timeout=HANG_MS)
-        return window
+        return opened(qtbot, window)
 
     yield make
     for window in made:
