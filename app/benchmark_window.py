@@ -79,6 +79,8 @@ class BenchmarkWindow(QWidget):
         self.legend = pg.LegendItem(colCount=7, labelTextSize="9pt", sampleType=_Sample)
         self.canvas.addItem(self.legend, row=1, col=0, colspan=2)
         self.curves: dict[str, tuple] = {}
+        self.times_ms: dict[str, np.ndarray] = {}  # the timed points, kept apart from the
+        # curve because pyqtgraph gives no array back for an empty curve
         self._draw(table)
         self.canvas.scene().sigMouseClicked.connect(self._legend_clicked)
         header = QLabel(f"<b>{title}</b><br>metric: {table.meta.get('metric', '')}<br>"
@@ -134,6 +136,7 @@ class BenchmarkWindow(QWidget):
             b = self.by_time.plot(ms[timed], y[timed], pen=pen)
             self.legend.addItem(a, name)
             self.curves[name] = (a, b)
+            self.times_ms[name] = ms[timed]
 
     def shown(self) -> list[str]:
         """The solvers whose curves are shown, in table order."""
@@ -173,7 +176,7 @@ class BenchmarkWindow(QWidget):
         if high <= low:  # flat curves: a decade either side rather than a span of zero
             low, high = low / 10.0, high * 10.0
         y = (np.log10(low), np.log10(high))
-        times = np.concatenate([self.curves[n][1].xData for n in names])
+        times = np.concatenate([self.times_ms[n] for n in names])
         self.by_iteration.setRange(xRange=(0, self.table.residual.shape[1] - 1), yRange=y,
                                    padding=PAD)
         if times.size:

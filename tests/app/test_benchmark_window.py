@@ -370,3 +370,20 @@ def test_the_residual_axis_leaves_out_a_lone_curve_until_all_residuals_is_checke
     pointer.click(plot.show_all, plot.show_all.rect().center())
     qtbot.waitUntil(lambda: not plot.show_all.isChecked(), timeout=5000)
     assert box.viewRange()[1][0] == pytest.approx(low)
+
+
+def test_a_solver_with_no_timed_point_leaves_the_time_axis_to_the_others(qtbot):
+    """A solver whose every time is 0 or nan (too quick for the clock, or stopped) has no
+    point on the log time axis; the window still opens, scaled to the other solvers."""
+    from tests.lab.report.test_figures import level_table
+
+    table = level_table({"pgs": 1e-2, "jacobi": 1e-4})
+    table.seconds[0, :] = 0.0
+    table.seconds[0, 5:] = np.nan
+    plot = open_window(qtbot, table)
+    assert plot.times_ms["pgs"].size == 0
+    (left, right), _ = plot.by_time.viewRange()
+    timed = 1e3 * table.seconds[1, 1:]
+    assert left <= np.log10(timed.min()) and right >= np.log10(timed.min())
+    plot.toggle("jacobi")  # only the untimed one left: the time axis stays as it was
+    assert plot.shown() == ["pgs"]
