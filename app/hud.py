@@ -75,33 +75,40 @@ class RateMeter:
 
 class StepTimes:
     """The wall time per phase of the last `keep` steps, for a median that one slow step (a
-    garbage collection, a scene's first step) does not move: the HUD's step time."""
+    garbage collection, a scene's first step) does not move: the HUD's step time. A ring of
+    plain rows: the HUD asks for the median several times a second from the GUI thread, where
+    every stretch of Python holds up the simulation thread (docs/desktop-performance.md)."""
 
     def __init__(self, keep: int = 100):
         self.keep = keep
-        self._rows: deque = deque()
+        self._ring = np.empty((keep, len(PHASES)), dtype=np.float64)
+        self._next = 0
         self._count = 0
 
     def add(self, records) -> None:
         """records: the steps of one frame (lab.session.state.RECORD_DTYPE rows)."""
-        if len(records):
-            self._rows.append(records)
-            self._count += len(records)
-        while self._rows and self._count - len(self._rows[0]) >= self.keep:
-            self._count -= len(self._rows.popleft())
+        k = len(records)
+        if not k:
+            return
+        rows = np.column_stack([np.asarray(records[name], dtype=np.float64)
+                                for name in PHASES])[-self.keep:]
+        at = (self._next + np.arange(rows.shape[0])) % self.keep
+        self._ring[at] = rows
+        self._next = int(at[-1] + 1) % self.keep
+        self._count = min(self._count + rows.shape[0], self.keep)
 
     def __len__(self) -> int:
-        return min(self._count, self.keep)
+        return self._count
 
     def median(self) -> dict:
         """Seconds per phase (median over the steps kept), {} when none are."""
-        if not self._rows:
+        if not self._count:
             return {}
-        rows = np.concatenate(list(self._rows))[-self.keep:]
-        return {name: float(np.median(rows[name])) for name in PHASES}
+        middle = np.median(self._ring[:self._count], axis=0)
+        return {name: float(m) for name, m in zip(PHASES, middle)}
 
     def reset(self) -> None:
-        self._rows.clear()
+        self._next = 0
         self._count = 0
 
 

@@ -36,9 +36,10 @@ from solver.world import World
 from . import cores
 
 # As fast as possible, one timer tick steps for this long (s of wall time), then emits one
-# frame: about as many frames per second as in real time at 50 Hz, whatever the step rate;
-# commands wait at most this long.
-BATCH_SECONDS = 0.02
+# frame: 25 frames per second whatever the step rate, as many as the plots refresh (each frame
+# carries every step's numbers); commands wait at most this long. Each frame costs Python in
+# both threads, and Python in the GUI thread holds up the simulation thread (the GIL).
+BATCH_SECONDS = 0.04
 
 
 class Cancelled(Exception):

@@ -11,11 +11,12 @@ when there is no display), `xvfb-run -a python -m app.main --scene bowl --frames
 --steps K --quiet --json F`, whose steps per second are steps / (wall_seconds -
 compile_seconds). Both run the article's frictionless bowl (the window alone opens on the bowl
 with friction). Alternating them inside each round lets load from other jobs hit all of them
-alike; the table gives medians over the rounds with the range, and the window's steps per second as a share of the headless ones of
-the same rounds. A variant sets environment variables for its window runs (for experiments,
-e.g. `--variant one-rasteriser:LP_NUM_THREADS=1`); a tree runs the window from another checkout
-(e.g. `--tree before:../base`, a `git worktree` of an earlier commit), so that a change is
-compared with what it replaced in the same run. The plain window run is always included.
+alike; the table gives medians over the rounds with the range, and the window's steps per
+second as a share of the headless ones of the same rounds. A variant sets environment
+variables for its window runs (for experiments, e.g. `--variant one-rasteriser:LP_NUM_THREADS=1`);
+a tree runs the window and the headless run from another checkout (e.g. `--tree before:../base`,
+a `git worktree` of an earlier commit), so that a change is compared with what it replaced in
+the same run, each window as a share of its own core's headless rate. The plain window run is always included.
 `--run` adds run options to every window and headless command line (a later `--scene` wins
 over the headless run's bowl): a large pile stepped with several threads, say (docs/parallel.md).
 Numbers depend on the machine and its load: compare within one run.
@@ -73,7 +74,8 @@ def window_run(frames: int, speed: float, env: dict, tree: Path = ROOT,
                "--no-benchmark", "--speed", repr(speed), *(extra or [])]
     if not os.environ.get("DISPLAY") and shutil.which("xvfb-run"):
         command = ["xvfb-run", "-a"] + command
-    out = subprocess.run(command, cwd=tree, env={**os.environ, **env}, capture_output=True,
+    env = {**os.environ, "PYTHONPATH": str(tree), **env}
+    out = subprocess.run(command, cwd=tree, env=env, capture_output=True,
                          text=True, timeout=600)
     match = SUMMARY.search(out.stdout + out.stderr)
     if out.returncode != 0 or match is None:
@@ -82,17 +84,40 @@ def window_run(frames: int, speed: float, env: dict, tree: Path = ROOT,
     return {"frames/s": fps, "steps/s": sps, "plots/s": plots, "median step ms": step}
 
 
-def headless_run(steps: int, extra: list[str] | None = None) -> dict:
-    """One headless run of the same scene; steps per second without the compile time."""
+def headless_run(steps: int, extra: list[str] | None = None, tree: Path = ROOT) -> dict:
+    """One headless run of the same scene from checkout `tree`; steps per second without
+    the compile time."""
+    # Checkouts from before lab/ was split into packages have the command at lab/bench.py.
+    module = "lab.cli.bench" if (tree / "lab" / "cli" / "bench.py").is_file() else "lab.bench"
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "r.json"
-        subprocess.run([sys.executable, "-m", "lab.cli.bench", "run", "--scene", "bowl", "--steps",
+        subprocess.run([sys.executable, "-m", module, "run", "--scene", "bowl", "--steps",
                         str(steps), "--quiet", "--json", str(report), *(extra or [])],
-                       cwd=ROOT, check=True, capture_output=True, timeout=600)
+                       cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)}, check=True,
+                       capture_output=True, timeout=600)
         data = json.loads(report.read_text())
     seconds = data["wall_seconds"] - data["compile_seconds"]
     return {"steps/s": steps / seconds,
             "median step ms": data["timing_ms"]["median"]["total"]}
+
+
+def _cells(values: list[dict], headless: list[dict]) -> list[str]:
+    """A table row's cells: medians (range) over the rounds; the share of `headless`, the
+    baseline runs of the same rounds."""
+    cells = []
+    for key in ("frames/s", "plots/s", "steps/s"):
+        if key in values[0]:
+            v = np.array([run[key] for run in values])
+            cells.append(f"{np.median(v):.1f} ({v.min():.1f}–{v.max():.1f})")
+        else:
+            cells.append("—")
+    share = (np.array([run["steps/s"] for run in values])
+             / np.array([run["steps/s"] for run in headless]))
+    cells.append(f"{100 * np.median(share):.0f}% ({100 * share.min():.0f}–"
+                 f"{100 * share.max():.0f}%)")
+    step = np.array([run["median step ms"] for run in values])
+    cells.append(f"{np.median(step):.3f} ms")
+    return cells
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,33 +144,25 @@ def main(argv: list[str] | None = None) -> int:
     variants = [("window", {}, ROOT)]
     variants += [(name, env, ROOT) for name, env in args.variant]
     variants += [(name, {}, tree) for name, tree in args.tree]
+    # Each checkout's window is a share of its own core's headless rate, run in the same round.
+    baselines = {ROOT: "headless"}
+    baselines.update({tree: f"{name} headless" for name, tree in args.tree})
     runs: dict[str, list[dict]] = {name: [] for name, _, _ in variants}
-    runs["headless"] = []
+    runs.update({name: [] for name in baselines.values()})
     for r in range(args.rounds):
         for name, env, tree in variants:
             runs[name].append(window_run(args.frames, args.speed, env, tree, extra))
             print(f"round {r + 1}/{args.rounds} {name}: {runs[name][-1]}", file=sys.stderr)
-        runs["headless"].append(headless_run(args.steps, extra))
-        print(f"round {r + 1}/{args.rounds} headless: {runs['headless'][-1]}", file=sys.stderr)
-    headless = np.array([run["steps/s"] for run in runs["headless"]])
+        for tree, name in baselines.items():
+            runs[name].append(headless_run(args.steps, extra, tree))
+            print(f"round {r + 1}/{args.rounds} {name}: {runs[name][-1]}", file=sys.stderr)
     print(f"{args.rounds} rounds, window runs at --speed {args.speed:g}; medians (range)")
-    print("| run | frames/s | plots/s | steps/s | of headless (same round) | median step |")
+    print("| run | frames/s | plots/s | steps/s | of its headless (same round) | median step |")
     print("|---|---|---|---|---|---|")
+    base_of = {name: baselines[tree] for name, _, tree in variants}
+    base_of.update({name: name for name in baselines.values()})
     for name, values in runs.items():
-        cells = []
-        for key in ("frames/s", "plots/s", "steps/s"):
-            if key in values[0]:
-                v = np.array([run[key] for run in values])
-                cells.append(f"{np.median(v):.1f} ({v.min():.1f}–{v.max():.1f})")
-            else:
-                cells.append("—")
-        sps = np.array([run["steps/s"] for run in values])
-        share = sps / headless
-        cells.append(f"{100 * np.median(share):.0f}% ({100 * share.min():.0f}–"
-                     f"{100 * share.max():.0f}%)")
-        step = np.array([run["median step ms"] for run in values])
-        cells.append(f"{np.median(step):.3f} ms")
-        print(f"| {name} | " + " | ".join(cells) + " |")
+        print(f"| {name} | " + " | ".join(_cells(values, runs[base_of[name]])) + " |")
     return 0
 
 
