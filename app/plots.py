@@ -279,6 +279,7 @@ class LivePlots(QWidget):
         self._trace: np.ndarray | None = None
         self._trace_step = -1
         self._trace_alarm = ""
+        self._trace_past = False  # the trace is of a past step, shown from the history
         self._shown_trace_step = -2
         self._dirty = False
         self.frames_added = 0
@@ -380,6 +381,12 @@ class LivePlots(QWidget):
             self._trace_step = frame.trace_step
             self._trace_alarm = getattr(frame, "trace_alarm", "")
             self._dirty = True
+        span = getattr(state, "history", None)
+        past = span is not None and span.back > 0 and self._trace_step == span.shown
+        if past != self._trace_past:  # the title says whether the trace is the latest step's
+            self._trace_past = past
+            self._shown_trace_step = -3
+            self._dirty = True
         if not frame.stepped:
             return
         records = np.asarray(frame.records)  # (k,) of float64 fields: a (k, fields) view
@@ -414,9 +421,7 @@ class LivePlots(QWidget):
             self.trace_curve.setData(x, y)
             set_view(self.trace_plot, x, [y])
             self._shown_trace_step = self._trace_step
-            self._show_alarm(x[-1] if self._trace_alarm else None,
-                             f"residual per iteration (step {self._trace_step}: "
-                             f"{self._trace_alarm})" if self._trace_alarm else TRACE_TITLE)
+            self._show_alarm(x[-1] if self._trace_alarm else None, self._trace_heading())
         elif self._trace is None and self._shown_trace_step != -2:
             self.trace_curve.setData(_EMPTY, _EMPTY)
             self._show_alarm(None, TRACE_TITLE)
@@ -437,6 +442,15 @@ class LivePlots(QWidget):
             curve.setData(t, rows[:, 2 + k])
         set_view(self.timing_plot, t, [rows[:, 2:]], history=True)
         self._draw_markers(float(rows[-1, 0]))
+
+    def _trace_heading(self) -> str:
+        """The trace plot's title: the latest step's, a past step's from the history, or the
+        step that raised an alarm."""
+        if self._trace_alarm:
+            return f"residual per iteration (step {self._trace_step}: {self._trace_alarm})"
+        if self._trace_past:
+            return f"residual per iteration (step {self._trace_step}, from the history)"
+        return TRACE_TITLE
 
     def _show_alarm(self, iteration: float | None, title: str) -> None:
         """The alarm line at `iteration` (None: none) and the trace plot's title."""
