@@ -16,6 +16,7 @@ from lab.io.files import OutputError, check_folder, check_writable
 from lab.io.snapshot import read_state
 from lab.report.compare import COMPARE_ITERATIONS
 from lab.session.session import FRICTION_ON
+from lab.session.history import DEFAULT_BUDGET, MIB
 from lab.session.side_by_side import MAX_COPIES, parse_copies
 from lab.session.spec import SCENE
 from solver.methods import registry
@@ -32,6 +33,9 @@ SCENE_HELP = (f"the scene, one of {'|'.join(SCENE.choices)} (default: the {SCENE
               f"friction, {', '.join(f'{k}={v:g}' for k, v in WINDOW_FRICTION.items())}, where "
               f"the solver solves friction; --scene {SCENE.default} is the article's "
               "frictionless one)")
+HISTORY = Param("history", DEFAULT_BUDGET / MIB, float, "memory for the steps the history keeps, "
+                "to go back to with , and . (MiB; 0 keeps none)", lo=0.0,
+                hi=1e6)
 FRAMES = Param("frames", 120, int, "scripted run: draw N frames with the simulation running, "
                "then close (with --screenshot, save the window first)", lo=1, hi=10**9)
 
@@ -54,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "then exit")
     cli.option(parser, FRAMES, "N", default=None,
                help_text=FRAMES.help_text().replace("(default", "(default with --screenshot"))
+    cli.option(parser, HISTORY, "MIB")
     parser.add_argument("--side-by-side", metavar="A,B,...",
                         help=f"solvers side by side: 2 to {MAX_COPIES} copies of the scene from "
                              "the same start, one per solver (name or name:param=value:...), "
@@ -112,6 +117,7 @@ def options_from(args: argparse.Namespace):
     for choice in args.copies:  # one line naming the copy that cannot solve the friction
         registry.check_friction(choice.method, scenes.has_friction(spec.scene_params))
     bench_iterations = int(BENCH_ITERATIONS.parse(args.benchmark_iterations))
+    history_bytes = int(float(HISTORY.parse(args.history)) * MIB)
     frames = None if args.frames is None else int(FRAMES.parse(args.frames))
     if args.screenshot:
         check_writable(args.screenshot)
@@ -123,7 +129,7 @@ def options_from(args: argparse.Namespace):
     world = spec.build_world()  # scene parameters that only the build can check (n too big)
     return Options(spec=spec, benchmark_out=str(out), benchmark_iterations=bench_iterations,
                    benchmark_on_close=not args.no_benchmark, screenshot=args.screenshot,
-                   frames=frames, show_dialogs=frames is None,
+                   frames=frames, show_dialogs=frames is None, history_bytes=history_bytes,
                    world=world, state=args.state,
                    side_by_side=tuple(args.side_by_side.split(",")) if args.copies else ())
 

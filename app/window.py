@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QProgressBa
 
 from lab.report.compare import COMPARE_ITERATIONS
 from lab.session import commands as cmd
+from lab.session.history import DEFAULT_BUDGET
 from lab.session.run import PHYSICS_FAILED
 from lab.session.spec import RunSpec
 
@@ -67,6 +68,7 @@ class Options:
     world: object = None  # a prebuilt World (main validates the scene before any window opens)
     state: str | None = None  # a state snapshot to open at the start (--state)
     side_by_side: tuple = ()  # solvers side by side from the start (--side-by-side)
+    history_bytes: int = DEFAULT_BUDGET  # memory for the steps kept (--history)
 
 
 def _view_class():
@@ -119,7 +121,7 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         first = [cmd.OpenState(o.state)] if o.state else []
         first += [cmd.SideBySide(o.side_by_side)] if o.side_by_side else []
         self.sim = SimThread(SimWorker(o.spec, o.world, o.benchmark_out, o.benchmark_iterations,
-                                       first))
+                                       first, o.history_bytes))
         self._build_controls()
         self.history_bar = history_bar.install(self)
         self._connect()

@@ -27,6 +27,7 @@ from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from lab.report.compare import COMPARE_ITERATIONS
 from lab.session import commands
+from lab.session.history import DEFAULT_BUDGET, History
 from lab.session.session import Session
 from lab.session.spec import RunSpec
 from lab.session.state import SessionState, StepLog
@@ -157,12 +158,15 @@ class SimWorker(QObject):
 
     def __init__(self, spec: RunSpec, world: World | None = None,
                  benchmark_out: str | Path = ".",
-                 benchmark_iterations: int = COMPARE_ITERATIONS.default, first=()):
-        """first: commands applied once the Session has started (e.g. opening a state)."""
+                 benchmark_iterations: int = COMPARE_ITERATIONS.default, first=(),
+                 history_bytes: int = DEFAULT_BUDGET):
+        """first: commands applied once the Session has started (e.g. opening a state);
+        history_bytes: memory for the steps the history keeps."""
         super().__init__()
         self._first = list(first)
         self._cancel = threading.Event()
         self.session = Session(spec, world, progress=self._report)
+        self.session.history = History(history_bytes)
         self.benchmark_out = Path(benchmark_out)
         self.benchmark_iterations = int(benchmark_iterations)
         self.thread_id: int | None = None  # native id of the thread, once started

@@ -121,3 +121,26 @@ def test_dragging_the_slider_shows_the_steps_kept(qtbot, make_window, pointer):
     pointer.drag(slider, start, QPoint(slider.width() + 40, start.y()))
     newest = wait_state(qtbot, window, lambda f: f.steps == paused.steps)
     assert np.array_equal(newest.x, paused.x) and newest.state.history.back == 0
+
+
+def test_the_history_option_sets_the_memory_and_zero_keeps_none(qtbot, make_window,
+                                                                          tmp_path):
+    """--history MIB reaches the Session: 0 keeps no step, so `,` finds nothing to go back to;
+    a bad value is refused with one line naming it."""
+    from app.main import HISTORY, build_parser, options_from
+    from lab.session.history import DEFAULT_BUDGET, MIB
+    from solver.params import ParamError
+
+    def options(*argv):
+        return options_from(build_parser().parse_args(["--benchmark-out", str(tmp_path), *argv]))
+
+    assert options().history_bytes == DEFAULT_BUDGET == int(HISTORY.default * MIB)
+    assert options("--history", "0.5").history_bytes == MIB // 2
+    with pytest.raises(ParamError, match="history=-1"):
+        options("--history", "-1")
+    window = make_window(scene="bowl", history_bytes=options("--history", "0").history_bytes)
+    paused = _paused(qtbot, window, 10)
+    assert paused.state.history is None
+    _keys(qtbot, window, Qt.Key.Key_Comma, 1)
+    qtbot.wait(300)
+    assert window.latest.steps == paused.steps and window.latest.state.history is None
