@@ -12,10 +12,11 @@ from pathlib import Path
 import numpy as np
 
 from solver.contact_states import contact_states, states_text
+from solver.drift import drift
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS
 from solver.options import AUTO_MARBLES, DEVICE, GPU_SOLVERS, auto_device
-from solver.params import ParamError, parse_assignments
+from solver.params import Param, ParamError, parse_assignments
 from solver.warmup import warmup
 
 from ..io.fclib import read_fclib
@@ -26,6 +27,10 @@ from ..session.spec import SOLVER
 from . import options as cli
 
 SUFFIXES = {".npz": "lcp", ".hdf5": "fclib", ".h5": "fclib"}
+DRIFT = Param("drift", 0, int, "after the solve, N more iterations of the same solver from its "
+              "answer, every one of them: how far the impulses and the velocities still move, "
+              "and whether the impulses drift in W's null space where the velocities have "
+              "converged (solver/drift.py; 0: off)", lo=0, hi=10**7)
 # Where a file of each format keeps the impulses --start stored starts from.
 STORED = {"lcp": "lam", "fclib": "/solution/r or /guesses/1/r"}
 
@@ -101,13 +106,18 @@ def cmd_solve(args: argparse.Namespace) -> int:
         errors = [problem.fclib_error(lam0)]
         settings = dataclasses.replace(settings, observer=lambda lam: errors.append(
             problem.fclib_error(lam)))
+    more = int(DRIFT.parse(args.drift))
     result = method.solve(problem, lam0.copy(), settings)
     if errors is not None:
         errors += [np.inf] * (result.trace.size - len(errors))
-    print("\n".join(_lines(args, loaded, settings, result, errors, device)))
+    lines = _lines(args, loaded, settings, result, errors, device)
+    moved = drift(problem, method, settings, result.lam, more) if more else None
+    print("\n".join(lines + ([moved.text()] if moved is not None else [])))
     if args.json is not None:
-        write_json(args.json, _json(args, loaded, settings, result, errors, compile_seconds,
-                                     device))
+        report = _json(args, loaded, settings, result, errors, compile_seconds, device)
+        if moved is not None:
+            report["drift"] = moved.as_dict()
+        write_json(args.json, report)
     return 0
 
 
@@ -221,5 +231,6 @@ def add_parser(sub) -> None:
                    dest="assignments", help="solver parameter, repeatable")
     p.add_argument("--start", choices=("zero", "stored"), default="zero",
                    help="start from zero impulses (default) or from the snapshot's lam")
+    cli.option(p, DRIFT, "N")
     p.add_argument("--json", metavar="FILE", help="write the trace and status as JSON")
     p.set_defaults(func=cmd_solve)

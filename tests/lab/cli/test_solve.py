@@ -87,3 +87,22 @@ def test_a_bad_source_is_one_line_and_exit_2(args, fragment, tmp_path, run_main,
     monkeypatch.chdir(tmp_path)
     code, out, err = run_main("solve", *args)
     assert code == 2 and err.count("\n") == 1 and fragment in err, err
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_drift_says_how_far_the_answer_still_moves(saved, index, tmp_path, run_main):
+    """--drift N: one more line, and the same numbers in the JSON, measured from the answer
+    the trace ends at; a bad count is refused in one line."""
+    out_json = tmp_path / "d.json"
+    code, out, err = run_main("solve", str(saved[index]), "--solver", "pgs", "--iterations",
+                              "30", "--drift", "40", "--json", str(out_json))
+    assert code == 0, err
+    last = out.splitlines()[-1]
+    assert last.startswith("drift over 40 more iterations: impulses moved ")
+    report = json.loads(out_json.read_text())
+    moved = report["drift"]
+    assert moved["iterations"] == 40 and moved["verdict"] in last
+    assert moved["residual_before"] == pytest.approx(report["residual"], rel=1e-12)
+    assert 0.0 <= moved["impulse_share"] and moved["residual_after"] <= moved["residual_before"]
+    code, _, err = run_main("solve", str(saved[index]), "--drift", "-1")
+    assert code == 2 and "drift=-1" in err and len(err.strip().splitlines()) == 1
