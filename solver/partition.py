@@ -53,10 +53,15 @@ def share_of(n, parts, t):
     return t * n // parts, (t + 1) * n // parts
 
 
+# phase_offsets(1), written out: one_block is called at every serial step.
+_ONE_BLOCK_PHASES = np.array([0, 1, 1, 1, 2], dtype=np.int64)
+
+
 def one_block(m: int) -> tuple[np.ndarray, np.ndarray]:
     """The partition of a serial step's m contacts: block 0's interior holds all of them, in
-    their order, and every interface is empty; a kernel runs it inline, in one thread."""
-    return np.array([0, m, m], dtype=np.int64), phase_offsets(1)
+    their order, and every interface is empty; a kernel runs it inline, in one thread. The
+    phases array is shared by every serial partition (kernels only read a partition)."""
+    return np.array([0, m, m], dtype=np.int64), _ONE_BLOCK_PHASES
 
 
 @njit(cache=True, nogil=True)

@@ -7,7 +7,7 @@ import pytest
 
 from solver.collide import INTERLEAVE, Collider, _deal
 from solver.partition import (PHASES, assign_blocks, check, dealt_position, kept, one_block,
-                              share, shares)
+                              phase_offsets, share, shares)
 from solver.world import container_geometry
 from tests.solver.blocks import contacts_of, packed_box
 
@@ -136,6 +136,7 @@ def test_one_block_is_every_contact_in_block_zeros_interior(m):
     """A serial problem's partition: block 0's interior holds every contact in order, every
     other group is empty, and an element-wise pass splits it into one share."""
     ranges, phases = one_block(m)
+    assert np.array_equal(phases, phase_offsets(1)) and phases.dtype == phase_offsets(1).dtype
     assert shares(ranges) == 1 and share(ranges, 0) == (0, m)
     assert ranges[phases[1]] == m and ranges.tolist()[-1] == m
     body = np.arange(m, dtype=np.int64)
