@@ -227,8 +227,8 @@ def _traced(job: _Run, r0: float, bound: float) -> SolveResult:
         job.sweep(1)
         elapsed += time.perf_counter() - t0
         done = k + 1
-        r = problem.residual(lam)
-        if not np.isfinite(r) or r > bound or not np.all(np.isfinite(lam)):
+        r, finite = problem.checked_residual(lam)  # one kernel: the residual and finiteness
+        if not finite or not np.isfinite(r) or r > bound:
             status = metrics.DIVERGENCE
             job.fall_back(start)
             trace.append(r if np.isfinite(r) else np.inf)
