@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QLabel, QWidget
 
+from lab.session.history_commands import shown_message
 from lab.session.state import PHASES, STABLE_SOLVER, friction_text, source_text
 from solver.methods import registry
 from solver.methods.driver import COMMON_PARAMS
@@ -231,7 +232,8 @@ def hud_text(frame, fps: float, steps_per_second: float, timings: dict | None = 
         lines.append(history)
     # A run too slow for the pace asked says so instead of claiming that pace.
     lines.append(slow_text(frame, steps_per_second) or run_text(s))
-    said = s.message.endswith(" shown") and history  # the HISTORY line says it already
+    span = getattr(s, "history", None)
+    said = bool(history) and s.message == shown_message(span.shown, span.first, span.last)
     if s.message and show_message and not (s.alarm and s.alarm in s.message) \
             and s.message not in lines[-1] and not said:
         lines.append(s.message)
@@ -290,10 +292,14 @@ class Hud(QLabel):
                            " padding: 6px; border-radius: 4px; }")
         self.setText("starting…")
 
-    def show(self, text: str) -> None:
-        """Set the HUD's text (lines of fields separated by FIELD_GAP; see `fit`)."""
+    def show(self, text: str, max_width: int | None = None) -> None:
+        """Set the HUD's text (lines of fields separated by FIELD_GAP), fitted at once to
+        `max_width` px when given (`fit`: the label then lays out once, not twice)."""
         self._text = text
-        self.setText(text)
+        if max_width is None:
+            self.setText(text)
+        else:
+            self.fit(max_width)
 
     def fit(self, max_width: int, margin: int = 8) -> None:
         """Size to the text, at most `max_width` px wide, at (margin, margin) of the parent.

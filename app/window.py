@@ -392,8 +392,8 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         fresh = time.perf_counter() - self._message_at < MESSAGE_SECONDS
         self.hud.show(hud_text(self.latest, self.fps, self.steps_per_second,
                                self._step_times.median() or None, len(self._step_times),
-                               show_message=fresh, compact=self.stack.compact))
-        self.hud.fit(self.stack.width())
+                               show_message=fresh, compact=self.stack.compact),
+                      self.stack.width())
         self.stack.place_under_hud()
 
     @property

@@ -26,6 +26,12 @@ NO_HISTORY = "no history yet: run at least one step"
 SIDE_BY_SIDE = "no history while solvers run side by side (T ends it; the history starts again)"
 
 
+def shown_message(step: int, first: int, last: int) -> str:
+    """The message that step `step` of the history, keeping `first`..`last`, is shown (a
+    display that says so already, as the HUD's HISTORY line does, can leave it out)."""
+    return f"history: step {step} of {first}–{last} shown"
+
+
 class HistoryCommands:
     """The Session's history (see the module docstring)."""
 
@@ -122,7 +128,7 @@ class HistoryCommands:
         self._drag = None
         self._make_again(h, entry)
         self._show_trace(entry)
-        self.message = f"history: step {step} of {h.first}–{h.last} shown"
+        self.message = shown_message(step, h.first, h.last)
 
     def _make_again(self, h, entry) -> None:
         """The world as it was after `entry`'s step, with that step's contact problem and its

@@ -237,5 +237,9 @@ def test_the_hud_says_which_step_of_the_history_is_shown():
     shown = frame(paused=True, history=HistorySpan(0, 60, 40, 700, 0),
                   message="history: step 40 of 0–60 shown")
     assert "history: step 40 of 0–60 shown" not in hud_text(shown, 10.0, 50.0)  # said once
+    # Other history messages are not the HISTORY line's: the end of the history is said.
+    end = frame(paused=True, history=HistorySpan(0, 60, 0, 700, 0),
+                message="history: step -1 is the oldest step kept")
+    assert "history: step -1 is the oldest step kept" in hud_text(end, 10.0, 50.0)
     now = frame(history=HistorySpan(0, 60, 60, 700, 0))
     assert "HISTORY" not in hud_text(now, 10.0, 50.0)
