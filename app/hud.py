@@ -88,8 +88,7 @@ class StepTimes:
 
     def add(self, records) -> None:
         """records: the steps of one frame (lab.session.state.RECORD_DTYPE rows)."""
-        k = len(records)
-        if not k:
+        if not len(records):
             return
         rows = np.column_stack([np.asarray(records[name], dtype=np.float64)
                                 for name in PHASES])[-self.keep:]

@@ -27,7 +27,7 @@ from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from lab.report.compare import COMPARE_ITERATIONS
 from lab.session import commands
-from lab.session.history import DEFAULT_BUDGET, History
+from lab.session.history import DEFAULT_BUDGET
 from lab.session.session import Session
 from lab.session.spec import RunSpec
 from lab.session.state import SessionState, StepLog
@@ -165,8 +165,7 @@ class SimWorker(QObject):
         super().__init__()
         self._first = list(first)
         self._cancel = threading.Event()
-        self.session = Session(spec, world, progress=self._report)
-        self.session.history = History(history_bytes)
+        self.session = Session(spec, world, progress=self._report, history_bytes=history_bytes)
         self.benchmark_out = Path(benchmark_out)
         self.benchmark_iterations = int(benchmark_iterations)
         self.thread_id: int | None = None  # native id of the thread, once started

@@ -10,6 +10,7 @@ change of that size does along W's own scale (the mean of its positive diagonal,
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,8 +81,6 @@ def drift(problem, method, settings, lam: np.ndarray, iterations: int) -> Drift:
     more iterations, every one of them (no tolerance stops them: an answer within the
     tolerance may still drift), its other settings as given, and measure the Drift; `lam` is
     not changed."""
-    import dataclasses
-
     params = {**settings.params, "abs_tol": 0.0, "rel_tol": 0.0}
     more = dataclasses.replace(settings, iterations=int(iterations), trace=False,
                                observer=None, params=params)

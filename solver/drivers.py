@@ -80,18 +80,7 @@ class Driver:
         return (part.shape[0] - 1) // 2
 
     def __call__(self, *args):
-        # blocks(args) == 1, written out: a step calls drivers some ten times, from Python.
-        at = self._at
-        if at is None:
-            serial = True
-        else:
-            part = args[at] if at < len(args) else self._default
-            if type(part) is tuple:
-                part = part[0]
-            if isinstance(part, (int, np.integer)):
-                serial = part == 1
-            else:
-                serial = (part.shape[0] - 1) // 2 == 1
+        serial = self.blocks(args) == 1
         twin = self._twins.get(serial)
         return (twin if twin is not None else self._twin(serial))(*args)
 

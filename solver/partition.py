@@ -21,6 +21,8 @@ keep the visiting order, dealt from INTERLEAVE runs like the serial core's.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import njit, prange
 
@@ -53,15 +55,17 @@ def share_of(n, parts, t):
     return t * n // parts, (t + 1) * n // parts
 
 
-# phase_offsets(1), written out: one_block is called at every serial step.
-_ONE_BLOCK_PHASES = np.array([0, 1, 1, 1, 2], dtype=np.int64)
+@functools.cache
+def _one_block_phases() -> np.ndarray:
+    """phase_offsets(1), made once: one_block is called at every serial step."""
+    return phase_offsets(1)
 
 
 def one_block(m: int) -> tuple[np.ndarray, np.ndarray]:
     """The partition of a serial step's m contacts: block 0's interior holds all of them, in
     their order, and every interface is empty; a kernel runs it inline, in one thread. The
     phases array is shared by every serial partition (kernels only read a partition)."""
-    return np.array([0, m, m], dtype=np.int64), _ONE_BLOCK_PHASES
+    return np.array([0, m, m], dtype=np.int64), _one_block_phases()
 
 
 @njit(cache=True, nogil=True)

@@ -84,6 +84,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     residual (m/s) after every iteration, with FCLIB's error for an FCLIB file."""
     settings = registry.settings(args.solver, args.iterations, True,
                                  parse_assignments(args.assignments))
+    more = int(DRIFT.parse(args.drift))  # a bad count is refused before any work
     if args.json is not None:
         check_writable(args.json)
     loaded = load(*source(args))
@@ -106,7 +107,6 @@ def cmd_solve(args: argparse.Namespace) -> int:
         errors = [problem.fclib_error(lam0)]
         settings = dataclasses.replace(settings, observer=lambda lam: errors.append(
             problem.fclib_error(lam)))
-    more = int(DRIFT.parse(args.drift))
     result = method.solve(problem, lam0.copy(), settings)
     if errors is not None:
         errors += [np.inf] * (result.trace.size - len(errors))

@@ -35,7 +35,7 @@ from . import network
 # COLOUR_MODES, IMPULSE_SCALE, heat and contact_slip are re-exported: the Session's colours.
 from .colours import COLOUR_MODES, IMPULSE_SCALE, contact_slip, heat, marble_colours
 from .friction_key import FRICTION_ON, FrictionKey  # noqa: F401 (FRICTION_ON: the window's)
-from .history import History
+from .history import DEFAULT_BUDGET, History
 from .history_commands import HANDLERS as HISTORY_HANDLERS
 from .history_commands import HistoryCommands
 from .run import EnergyBudget
@@ -69,7 +69,8 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
     total)` reports kernel compilation (total 0: finished) and may raise to cancel it."""
 
     def __init__(self, spec: RunSpec, world: World | None = None,
-                 progress: Callable[[str, int, int], None] | None = None):
+                 progress: Callable[[str, int, int], None] | None = None,
+                 history_bytes: int = DEFAULT_BUDGET):
         self.spec = spec
         self.progress = progress
         self.paused = False
@@ -84,7 +85,7 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         self.network = False  # the display shows the contact network (lab.session.network)
         self.picked = -1  # the marble whose card the display shows
         self.log = StepLog()
-        self.history = History()  # the last steps (lab/session/history_commands.py)
+        self.history = History(history_bytes)  # the last steps (history_commands.py)
         self.last_report: StepReport | None = None
         self.trace: np.ndarray | None = None  # residual per iteration of the last traced step
         self.trace_step = -1
