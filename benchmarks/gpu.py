@@ -19,7 +19,12 @@ table on stdout.
 from __future__ import annotations
 
 import argparse
+import copy
+import cProfile
+import io
 import math
+import os
+import pstats
 import statistics
 import sys
 import time
@@ -57,12 +62,33 @@ def copy_state(source, target) -> None:
 
 
 def timed_steps(sim: Simulation, steps: int) -> dict:
-    """Median ms per phase over `steps` steps, and the last contact count."""
+    """Median ms per phase over `steps` steps, and the last contact count; on the GPU also
+    `unsynced`: ms per step of `steps` more steps back to back, the phases not waiting for
+    their kernels (a step then waits only where it reads numbers back)."""
     reports = [sim.step() for _ in range(steps)]
     out = {phase: 1e3 * statistics.median(r.timings[phase] for r in reports) for phase in PHASES}
     out["contacts"] = reports[-1].contacts
     out["residual"] = reports[-1].result.residual
+    backend = sim.backend
+    if backend.name == "cuda":
+        from numba import cuda
+
+        backend.timed_phases = False
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            sim.step()
+        cuda.synchronize()
+        out["unsynced"] = 1e3 * (time.perf_counter() - t0) / steps
+        backend.timed_phases = True
     return out
+
+
+def _launching(how: str):
+    """Sets how kernels launch (solver/cuda/launch.py): "fast" or numba-cuda's own."""
+    if how == "numba":
+        os.environ["MARBLES_CUDA_LAUNCH"] = "numba"
+    else:
+        os.environ.pop("MARBLES_CUDA_LAUNCH", None)
 
 
 def checks(sizes: tuple[int, ...]) -> list[dict]:
@@ -99,8 +125,8 @@ def checks(sizes: tuple[int, ...]) -> list[dict]:
     return rows
 
 
-def timings(args, deadline: float) -> list[dict]:
-    rows = []
+def timings(args, deadline: float, rows: list[dict], save) -> list[dict]:
+    """Appends a row per timed run to `rows`, calling `save()` after each."""
     for n in args.sizes:
         for friction in args.frictions:
             if time.perf_counter() > deadline:
@@ -113,16 +139,24 @@ def timings(args, deadline: float) -> list[dict]:
                 settle.step()
             _say(f"n={n} friction={friction}: settled in {time.perf_counter() - t0:.1f} s")
             state = settle.world
-            for solver in GPU_SOLVERS:
-                w = box(n, friction)
-                copy_state(state, w)
+            runs = [(solver, "fast") for solver in args.solvers]
+            runs += [(solver, "numba") for solver in args.numba_launch]
+            for solver, how in runs:
+                if time.perf_counter() > deadline:
+                    _say(f"skipped n={n} {solver}: out of time")
+                    continue
+                _launching(how)
+                w = copy.deepcopy(state)
                 sim = Simulation(w, options(solver, "cuda", friction))
                 first = sim.step()  # compiled and warm
                 row = {"n": n, "friction": friction, "device": "cuda", "solver": solver,
-                       "first_contacts": first.contacts, **timed_steps(sim, args.steps)}
+                       "launch": how, "first_contacts": first.contacts,
+                       **timed_steps(sim, args.steps)}
+                _launching("fast")
                 rows.append(row)
+                save()
                 _say(f"  {row}")
-                if solver == GPU_SOLVERS[0]:
+                if (solver, how) == runs[0]:
                     t0 = time.perf_counter()
                     for _ in range(5):
                         sim.backend.download(sim._world)
@@ -130,14 +164,14 @@ def timings(args, deadline: float) -> list[dict]:
             for threads in args.cpu_threads:
                 if time.perf_counter() > deadline or (n > args.cpu_max and threads < 16):
                     continue
-                w = box(n, friction)
-                copy_state(state, w)
+                w = copy.deepcopy(state)
                 sim = Simulation(w, options("pgs", "cpu", friction, threads))
                 first = sim.step()
                 row = {"n": n, "friction": friction, "device": "cpu", "solver": "pgs",
                        "threads": threads, "first_contacts": first.contacts,
                        **timed_steps(sim, args.cpu_steps)}
                 rows.append(row)
+                save()
                 _say(f"  {row}")
     return rows
 
@@ -173,11 +207,40 @@ def convergence(args) -> list[dict]:
     return rows
 
 
-def launch_costs() -> dict:
-    """µs per launch of an empty kernel from Python by the number of device arrays it takes,
-    and of a cooperative one (median of 200 launches, each waited for)."""
+def profile(args) -> dict:
+    """Where a GPU step's host time goes: cProfile of --steps steps of `jacobi` on a box of
+    --profile-n marbles (settled --settle steps), the functions by own time."""
     from numba import cuda
 
+    out = {}
+    for friction in args.frictions:
+        world = box(args.profile_n, friction)
+        sim = Simulation(world, options("jacobi", "cuda", friction))
+        for _ in range(args.settle):
+            sim.step()
+        cuda.synchronize()
+        profiler = cProfile.Profile()
+        t0 = time.perf_counter()
+        profiler.enable()
+        for _ in range(args.steps):
+            sim.step()
+        profiler.disable()
+        wall = (time.perf_counter() - t0) / args.steps
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(30)
+        key = "friction" if friction else "frictionless"
+        out[key] = {"ms_per_step_profiled": 1e3 * wall, "top": text.getvalue()}
+        _say(f"profile {key}: {1e3 * wall:.2f} ms/step under cProfile\n{text.getvalue()}")
+    return out
+
+
+def launch_costs() -> dict:
+    """µs per launch of an empty kernel from Python by the number of device arrays it takes,
+    and of a cooperative one (median of 200 launches, each waited for); numba-cuda's own
+    launch and solver/cuda/launch.py's."""
+    from numba import cuda
+
+    from solver.cuda.launch import Kernel
     from solver.cuda.runtime import simulated
     if simulated():
         return {}
@@ -202,6 +265,8 @@ def launch_costs() -> dict:
     cases = {"1 array": (one, (arrays[0],)), "8 arrays": (eight, (tuple(arrays[:8]),)),
              "32 arrays": (thirty_two, (tuple(arrays),)),
              "cooperative, 1 array": (cooperative, (arrays[0],))}
+    cases.update({f"{name}, fast": (Kernel(kernel), args)
+                  for name, (kernel, args) in list(cases.items())})
     out = {}
     for name, (kernel, args) in cases.items():
         kernel[1, 32](*args)
@@ -222,18 +287,15 @@ def launch_costs() -> dict:
 
 
 def markdown(rows: list[dict]) -> str:
-    lines = ["| box n | friction | device | solver | threads | ms/step | collide | assemble | "
-             "solve | integrate | contacts | frame ms |", "|---" * 12 + "|"]
+    lines = ["| box n | friction | device | solver | launch / threads | ms/step | unsynced | "
+             "collide | assemble | solve | integrate | contacts | frame ms |", "|---" * 13 + "|"]
     for r in rows:
-        lines.append(f"| {r['n']} | {'μ 0.5' if r['friction'] else 'off'} | {r['device']} | "
-                     f"{r['solver']} | {r.get('threads', '')} | {r['total']:.2f} | "
-                     f"{r['collide']:.2f} | {r['assemble']:.2f} | {r['solve']:.2f} | "
-                     f"{r['integrate']:.2f} | {r['contacts']} | "
-                     f"{r['frame_ms']:.2f} |" if "frame_ms" in r else
-                     f"| {r['n']} | {'μ 0.5' if r['friction'] else 'off'} | {r['device']} | "
-                     f"{r['solver']} | {r.get('threads', '')} | {r['total']:.2f} | "
-                     f"{r['collide']:.2f} | {r['assemble']:.2f} | {r['solve']:.2f} | "
-                     f"{r['integrate']:.2f} | {r['contacts']} | |")
+        cells = [r["n"], "μ 0.5" if r["friction"] else "off", r["device"], r["solver"],
+                 r.get("launch", r.get("threads", "")), f"{r['total']:.2f}",
+                 f"{r['unsynced']:.2f}" if "unsynced" in r else "",
+                 *(f"{r[phase]:.2f}" for phase in ("collide", "assemble", "solve", "integrate")),
+                 r["contacts"], f"{r['frame_ms']:.2f}" if "frame_ms" in r else ""]
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines)
 
 
@@ -244,6 +306,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="marbles of the timed boxes, comma-separated (default %(default)s)")
     parser.add_argument("--friction", default="both", choices=("both", "off", "on"),
                         help=f"time each box without friction, with μ = {MU}, or both")
+    parser.add_argument("--solvers", default=",".join(GPU_SOLVERS),
+                        help="GPU solvers timed, comma-separated (default: all)")
+    parser.add_argument("--numba-launch", default="jacobi",
+                        help="GPU solvers timed again with numba-cuda's own launches (the "
+                             "baseline of solver/cuda/launch.py), comma-separated")
+    parser.add_argument("--profile-n", type=int, default=10000,
+                        help="marbles of the profiled box (section profile)")
     parser.add_argument("--steps", type=int, default=10,
                         help="timed GPU steps per box and solver (median; default %(default)s)")
     parser.add_argument("--settle", type=int, default=100,
@@ -265,13 +334,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="iterations of each solver on it (default %(default)s)")
     parser.add_argument("--budget", type=float, default=math.inf, help="seconds for the run")
     parser.add_argument("--skip", default="",
-                        help="sections to skip: launch,checks,timings,convergence")
+                        help="sections to skip: launch,checks,profile,timings,convergence")
     parser.add_argument("--out", default=None,
                         help="JSON file of every result, rewritten after each section")
     args = parser.parse_args(argv)
     args.sizes = [int(s) for s in args.sizes.split(",") if s]
     args.frictions = {"both": (False, True), "off": (False,), "on": (True,)}[args.friction]
     args.cpu_threads = [int(t) for t in args.cpu_threads.split(",") if t]
+    args.solvers = [s for s in args.solvers.split(",") if s]
+    args.numba_launch = [s for s in args.numba_launch.split(",") if s]
+    for name in args.solvers + args.numba_launch:
+        if name not in GPU_SOLVERS:
+            parser.error(f"--solvers/--numba-launch: {name!r} is not a GPU solver "
+                         f"({', '.join(GPU_SOLVERS)})")
     skip = set(args.skip.split(","))
     start = time.perf_counter()
     deadline = start + args.budget
@@ -287,9 +362,16 @@ def main(argv: list[str] | None = None) -> int:
     if "checks" not in skip:
         result["checks"] = checks(tuple(int(s) for s in args.check_sizes.split(",") if s))
         save()
-    if "timings" not in skip:
-        result["timings"] = timings(args, deadline - 60.0)
+    if "profile" not in skip and time.perf_counter() < deadline - 60.0:
+        result["profile"] = profile(args)
         save()
+        from solver.cuda.launch import SLOW_LAUNCHES
+
+        result["slow_launches"] = dict(SLOW_LAUNCHES)
+        _say(f"launches left to numba-cuda: {SLOW_LAUNCHES or 'none'}")
+    if "timings" not in skip:
+        result["timings"] = []
+        timings(args, deadline, result["timings"], save)
         print(markdown(result["timings"]))
     if "convergence" not in skip and time.perf_counter() < deadline - 60.0:
         result["convergence"] = convergence(args)

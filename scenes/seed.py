@@ -140,5 +140,5 @@ SPECS = (
     ("mass-ratio", "2 stacked marbles, the top one heavier", mass_ratio,
      (Param("ratio", 1000.0, float, "top mass / bottom mass", lo=0.0, hi=1e9, lo_open=True),)),
     ("box", "marbles dropped from a jittered grid into an open square box", box,
-     (Param("n", 1000, int, "number of marbles", lo=1, hi=1_000_000), SEED)),
+     (Param("n", 1000, int, "number of marbles", lo=1, hi=10_000_000), SEED)),
 )

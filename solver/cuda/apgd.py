@@ -21,6 +21,7 @@ from ..methods.apgd import (BACKTRACKS, L, MAX_BACKTRACKS, PRODUCTS, RESTARTS, R
 from .coulomb import project_cone, project_disk
 from .jacobi import (_block_max, _frictional_velocities, _frictional_velocity_change,
                      _normal_velocity, _velocity_change)
+from .launch import kernel
 from .runtime import THREADS, cuda
 from .scan import block_sum
 
@@ -220,7 +221,7 @@ def _relaxation_residual(lam, Alam, rhs, cone, reduce, grid):
 def _kernels(product):
     """The start and iteration kernels of APGD over `product` (with or without friction)."""
 
-    @cuda.jit
+    @kernel
     def start(P, lam, rhs, cone, iterates, reduce, state):
         """From λ: γ = y = λ, A γ, the Lipschitz estimate ‖A(λ - 1)‖ / ‖λ - 1‖, the best = λ and
         its relaxation residual (the CPU's `start`); state (4,) by apgd's slots."""
@@ -256,7 +257,7 @@ def _kernels(product):
             state[STOP] = 0.0
 
     # long: apgd.apgd_iterations's loop, each grid-wide decision between two syncs.
-    @cuda.jit
+    @kernel
     def iterations(P, rhs, cone, iterates, reduce, state, counts, options):
         """`count` APGD iterations (apgd.apgd_iterations): options = (count, restart, tol);
         state (4,) and counts (COUNTS,) by apgd's slots and DONE, read at the start and written
@@ -351,7 +352,7 @@ FRICTIONLESS_KERNELS = _kernels(_frictionless_product)
 FRICTIONAL_KERNELS = _kernels(_frictional_product)
 
 
-@cuda.jit
+@kernel
 def live_contacts(diag, rows, live):
     """live (m,) <- whether a contact is not inert: A_cc != 0 without friction, the normal
     row's A_nn > 0 with it (apgd's coefficients)."""

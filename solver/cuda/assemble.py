@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ..friction import INERTIA_FACTOR
+from .launch import kernel
 from .runtime import THREADS, cuda
 from .scan import exclusive_scan
 
@@ -257,7 +258,7 @@ def _prepare(contacts, bodies, order, slotted, scalars, rows, grid):
     grid.sync()
 
 
-@cuda.jit
+@kernel
 def assemble_frictionless(contacts, bodies, order, slotted, problem, scalars, work, warm):
     """The frictionless problem of the step's contacts (module docstring), one cooperative
     launch. contacts = (body_a, body_b (m,) slots, normal (m, 3), gap (m,) m, keys (m,));
@@ -282,7 +283,7 @@ def assemble_frictionless(contacts, bodies, order, slotted, problem, scalars, wo
     _warm_start(last, keys, 1, scalars[WARM], table, lam0, grid)
 
 
-@cuda.jit
+@kernel
 def assemble_frictional(contacts, bodies, order, slotted, problem, scalars, work, warm):
     """assemble_frictionless with friction: V* (n, 6); problem = (A, laws, diag, rhs), A the
     frictional tuple over slots (its t1, t2, arm_a, arm_b, inv_inertia written), laws =

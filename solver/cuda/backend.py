@@ -50,10 +50,13 @@ def _grow(size: int) -> int:
 
 
 class _Buffers:
-    """Device arrays that persist between steps, grown geometrically on demand."""
+    """Device arrays that persist between steps, grown geometrically on demand. A view is
+    kept while its rows do not change: a slice of a device array costs tens of µs to make,
+    and a kept one carries its launch parameters cached (solver/cuda/launch.py)."""
 
     def __init__(self):
         self._arrays: dict[str, object] = {}
+        self._views: dict[str, tuple] = {}
 
     def get(self, name: str, shape: tuple, dtype=np.float64):
         """A device array of at least shape[0] rows (its first rows are the view returned)."""
@@ -63,7 +66,17 @@ class _Buffers:
                 or have.dtype != np.dtype(dtype):
             have = cuda.device_array((_grow(rows),) + tuple(shape[1:]), dtype=dtype)
             self._arrays[name] = have
-        return have[:rows]
+        return self.view(name, have, rows)
+
+    def view(self, name: str, array, rows: int):
+        """array[:rows], the same object as last time when `name` names the same array and
+        rows."""
+        kept = self._views.get(name)
+        if kept is not None and kept[0] is array and kept[1] == rows:
+            return kept[2]
+        view = array[:rows]
+        self._views[name] = (array, rows, view)
+        return view
 
 
 @dataclass
@@ -103,6 +116,9 @@ class CudaBackend:
         # Last step's keys and impulses stay while this step's are written: two of each, in
         # turn.
         self._turn = 0
+        # Whether the phases wait for their kernels, so that each phase's wall time is its own
+        # (a step report's timings); without, a step waits only where it reads numbers back.
+        self.timed_phases = True
 
     # ---------------------------------------------------------------- the world's arrays
     def upload(self, world: World) -> None:
@@ -179,7 +195,8 @@ class CudaBackend:
             capacity = int(found[gcol.FOUND])
         m = int(found[gcol.FOUND])
         self._order = grid_arrays[3]
-        return DeviceContacts(out[0][:m], out[1][:m], out[2][:m], out[3][:m], out[4][:m],
+        names = ("body_a", "body_b", "normal", "gap", f"key{self._turn}")
+        return DeviceContacts(*(b.view(name + "/found", a, m) for name, a in zip(names, out)),
                               grid_arrays[3])
 
     def solve_order(self, world: World, blocks: int):
@@ -201,7 +218,8 @@ class CudaBackend:
         warm = ((keys, lam, last.rows), table, lam0)
         problem = DeviceProblem.assemble(self, world, contacts, prediction, (rows, fraction),
                                          warm)
-        cuda.synchronize()  # the step's timings charge each phase with its own kernels
+        if self.timed_phases:
+            cuda.synchronize()
         return problem, lam0
 
     def solve(self, method, problem: "DeviceProblem", lam0, settings) -> SolveResult:
@@ -222,7 +240,8 @@ class CudaBackend:
             kernel, width = gmo.frictional_integrate, 6
         kernel[blocks_for(n), THREADS](problem.A, lam, problem.csr, (problem.V, self._order),
                                       state, self._motion, b.get(f"dv{width}", (n, width)))
-        cuda.synchronize()
+        if self.timed_phases:
+            cuda.synchronize()
 
     @staticmethod
     def host(array) -> np.ndarray:

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from ..collide import MARGIN_CAP_DIAMETERS, MARGIN_EPS_FRACTION
+from .launch import kernel
 from .runtime import THREADS, cuda
 from .scan import exclusive_scan
 
@@ -336,7 +337,7 @@ def _marble_contacts(s, geom, dims, walls, grid_arrays, out, at, write):
     return count
 
 
-@cuda.jit
+@kernel
 def collide(marbles, walls, h, geom, dims, grid_arrays, scratch, out):
     """Every phase of contact generation in one cooperative launch (module docstring).
     marbles = (x (n, 3) m, v (n, 3) m/s the step's velocities, radius (n,) m); walls =

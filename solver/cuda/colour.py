@@ -11,6 +11,7 @@ disjoint marbles, so the order changes no result.
 from __future__ import annotations
 
 from ..colouring import choose
+from .launch import kernel
 from .runtime import cuda
 
 # tally's slots: three round counters, the number of colours
@@ -20,7 +21,7 @@ TALLY = 4
 _choose = cuda.jit(device=True)(choose)
 
 
-@cuda.jit
+@kernel
 def colour_contacts(ends, graph, colour, fresh, sorted_out, tally):
     """colour (m,) int64 <- each contact's colour; sorted_out = (order (m,) the contacts by
     colour, bins (m + 1,) where colour k's contacts start in order (bins[K] = m), fill (m,)

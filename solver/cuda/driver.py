@@ -19,6 +19,7 @@ from . import colour as gc
 from . import gauss_seidel as gs
 from . import jacobi as gj
 from . import prox_jacobi as gp
+from .launch import kernel
 from .runtime import THREADS, cooperative_blocks, cuda
 
 
@@ -387,7 +388,7 @@ def _traced(solve: DeviceSolve, lam, settings) -> SolveResult:
                        solve.spent(done), solve.info())
 
 
-@cuda.jit
+@kernel
 def _zero_kernel(a):
     for i in range(cuda.grid(1), a.shape[0], cuda.gridsize(1)):
         a[i] = 0.0

@@ -17,6 +17,7 @@ from .colour import COLOURS
 from .coulomb import project_disk
 from .jacobi import (MEASURES, _frictional_measure, _frictional_velocity_change, _keep, _measure,
                      _normal_velocity, _velocity_change)
+from .launch import kernel
 from .runtime import cuda
 
 
@@ -189,7 +190,7 @@ def _frictional_sweeps(A, system, laws, lam, colours, dV, count, grid):
             grid.sync()
 
 
-@cuda.jit
+@kernel
 def sweeps(A, system, lam, csr, colours, dv, count):
     """`count` Gauss-Seidel sweeps by colour without friction, in place, after dv (n, 3) <-
     M^-1 J^T λ; system = (rhs, step) (m,) each, step 1 / A_cc (0 for an inert row)."""
@@ -200,7 +201,7 @@ def sweeps(A, system, lam, csr, colours, dv, count):
     _sweeps(A, system, lam, colours, dv, count, grid)
 
 
-@cuda.jit
+@kernel
 def frictional_sweeps(A, system, laws, lam, csr, colours, dV, count):
     """`count` frictional sweeps by colour in place, after dV (n, 6) <- M^-1 J^T λ; system =
     (rhs, step) (m * rows,) each; laws = (mu, mu_roll, mu_spin)."""
@@ -211,7 +212,7 @@ def frictional_sweeps(A, system, laws, lam, csr, colours, dV, count):
     _frictional_sweeps(A, system, laws, lam, colours, dV, count, grid)
 
 
-@cuda.jit
+@kernel
 def solve(A, system, lam, csr, colours, work, count, readings):
     """A whole solve without friction in one launch, as jacobi.solve: λ kept in start, its
     readings, `count` sweeps (from the dv the first reading leaves), the readings of the
@@ -225,7 +226,7 @@ def solve(A, system, lam, csr, colours, work, count, readings):
     _measure(A, measured, lam, csr, dv, partial, readings[MEASURES:], grid)
 
 
-@cuda.jit
+@kernel
 def frictional_solve(A, system, laws, lam, csr, colours, scratch, work, count):
     """A whole frictional solve in one launch, as `solve`: scratch = (dV, e), work = (start,
     partial, readings)."""

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from .coulomb import contact_error_squared, project_disk
+from .launch import kernel
 from .runtime import THREADS, cuda
 
 # measure's results, (MEASURES,) float64
@@ -226,7 +227,7 @@ def _frictional_sweeps(A, system, laws, lam, csr, scratch, count, grid):
         grid.sync()
 
 
-@cuda.jit
+@kernel
 def jacobi(A, system, beta, lam, csr, dv, count):
     """`count` projected Jacobi iterations without friction, in place: λ_c <- max(0, λ_c -
     β (e_c + b_c) / A_cc) from one iterate (jacobi.jacobi_range's arithmetic); system =
@@ -235,7 +236,7 @@ def jacobi(A, system, beta, lam, csr, dv, count):
     _sweeps(A, system, beta, lam, csr, dv, count, cuda.cg.this_grid())
 
 
-@cuda.jit
+@kernel
 def frictional_jacobi(A, system, laws, lam, csr, scratch, count):
     """`count` frictional Jacobi iterations in place (jacobi.frictional_jacobi_sweeps): the
     normal projected onto λ_n >= 0, the tangents onto the disk of the new μ λ_n, rolling rows
@@ -358,19 +359,19 @@ def _frictional_measure(A, system, laws, lam, csr, scratch, work, grid):
     _finish(local, partial, out, grid)
 
 
-@cuda.jit
+@kernel
 def measure(A, system, lam, csr, dv, partial, out):
     """_measure in one launch (the driver's readings between traced iterations)."""
     _measure(A, system, lam, csr, dv, partial, out, cuda.cg.this_grid())
 
 
-@cuda.jit
+@kernel
 def frictional_measure(A, system, laws, lam, csr, scratch, work):
     """_frictional_measure in one launch."""
     _frictional_measure(A, system, laws, lam, csr, scratch, work, cuda.cg.this_grid())
 
 
-@cuda.jit
+@kernel
 def solve(A, system, beta, lam, csr, work, count, readings):
     """A whole solve without friction in one launch: λ kept in start, its readings in
     readings[:MEASURES], `count` iterations, the readings of the result in
@@ -385,7 +386,7 @@ def solve(A, system, beta, lam, csr, work, count, readings):
     _measure(A, measured, lam, csr, dv, partial, readings[MEASURES:], grid)
 
 
-@cuda.jit
+@kernel
 def frictional_solve(A, system, laws, lam, csr, scratch, work, count):
     """A whole frictional solve in one launch, as `solve`: system = (rhs, step, diag), work =
     (start, partial, readings)."""
@@ -400,7 +401,7 @@ def frictional_solve(A, system, laws, lam, csr, scratch, work, count):
                         grid)
 
 
-@cuda.jit
+@kernel
 def split_diagonal(A, start, out):
     """out (m,) <- A's diagonal over the split masses, each end's inverse mass times its
     contact count (mass_split.split_rows's arithmetic); start: the CSR's row starts."""
@@ -414,7 +415,7 @@ def split_diagonal(A, start, out):
         out[c] = k
 
 
-@cuda.jit
+@kernel
 def frictional_split_diagonal(A, start, out):
     """split_diagonal with friction, out (m * rows): the normal's, the tangents' (mass and
     lever) and the rolling rows' (inertia) over the split masses."""
@@ -443,7 +444,7 @@ def frictional_split_diagonal(A, start, out):
             out[k + 5] = rot
 
 
-@cuda.jit
+@kernel
 def row_steps(factor, diag, out):
     """out <- factor / A_jj per row, 0 for an inert row (problem.row_step's rule)."""
     for j in range(cuda.grid(1), diag.shape[0], cuda.gridsize(1)):

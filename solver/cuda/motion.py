@@ -8,13 +8,14 @@ from __future__ import annotations
 import math
 
 from .jacobi import _frictional_velocity_change, _velocity_change
+from .launch import kernel
 from .runtime import cuda
 
 # motion = (h s, drag decay e^(-c h), planar, gravity x, y, z m/s^2): the step's scalars
 H, DECAY, PLANAR, GX, GY, GZ = range(6)
 
 
-@cuda.jit
+@kernel
 def predict(state, inv_mass, motion, out):
     """The step's velocities before contact: out = (v* (n, 3), V* (n, 6) or (0, 6)): v* =
     decay v + h g (y = 0 when planar), and with friction V* = [v*, decay ω] (ω_x, ω_z = 0 when
@@ -75,7 +76,7 @@ def _rotate(orientation, omega, h, i):
     orientation[i, 3] = rz * norm
 
 
-@cuda.jit
+@kernel
 def integrate(A, lam, csr, slotted, world, motion, dv):
     """Without friction: v <- v* + M^-1 J^T λ (y = 0 when planar), x += h v, into the world's
     rows (motion.integrate_range); spins only decay (nothing exerts a torque) and turn the
@@ -103,7 +104,7 @@ def integrate(A, lam, csr, slotted, world, motion, dv):
         _rotate(orientation, omega, h, i)
 
 
-@cuda.jit
+@kernel
 def frictional_integrate(A, lam, csr, slotted, world, motion, dV):
     """With friction: v, ω <- V* + M^-1 J^T λ (planar: v_y = ω_x = ω_z = 0), x += h v, then
     the orientation turned by ω (rotation.integrate_spin_range, rotate_range); slotted =

@@ -21,6 +21,7 @@ from ..methods.proximal import (ACCEPTED, E_VALID, PRODUCTS, REJECTED, RHO, SCAL
                                 judge)
 from .apgd import _frictional_product, _frictionless_product, _grid_max, _grid_sums
 from .coulomb import contact_error_squared, project_disk
+from .launch import kernel
 from .runtime import cuda
 
 STATE = HISTORY + WINDOW  # the float state's slots (prox_friction's layout; the frictionless
@@ -142,7 +143,7 @@ def _kernel(product, propose, merit_of, change, half, decide):
     """The iterations kernel of one problem kind (module docstring); `half`: whether the
     candidate's summed change is twice the value the test takes (the objective's)."""
 
-    @cuda.jit
+    @kernel
     def iterations(P, rhs, steps, cone, rules, iterate, progress, count):
         """`count` iterations in place: P = (A, csr, dv scratch); rhs (size,) b; steps:
         (denom (m,), factor) without friction, (base (m, 3),) with it; cone = (rows, mu,
@@ -218,7 +219,7 @@ FRICTIONAL = _kernel(_frictional_product, _frictional_propose, _error_share, _ca
                      False, _error_decide)
 
 
-@cuda.jit
+@kernel
 def nonzero(diag, out):
     """out <- 1 where A_cc != 0, else 0 (the global strategy's denominators)."""
     for c in range(cuda.grid(1), diag.shape[0], cuda.gridsize(1)):
@@ -230,7 +231,7 @@ def _inverse(factor, d):
     return factor / d if d > 0.0 else 0.0
 
 
-@cuda.jit
+@kernel
 def frictional_bases(diag, rows, strategy, factor, base):
     """base (m, 3) <- R0 per contact (prox_friction.friction_strategy): local γ / A_nn,
     γ / A_tt, γ / A_rr (0 without rolling rows); blocked the first two γ / max(A_nn, A_tt);

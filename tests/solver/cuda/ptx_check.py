@@ -96,9 +96,13 @@ def _kernels():
     import solver.cuda
     from numba.cuda.dispatcher import CUDADispatcher
 
+    from solver.cuda.launch import Kernel
+
     found = {}
 
     def visit(value):
+        if isinstance(value, Kernel):
+            value = value.dispatcher
         if isinstance(value, CUDADispatcher) and not value.targetoptions.get("device"):
             fn = value.py_func
             names = _cell_names(fn, lambda v: v.py_func.__name__
