@@ -17,6 +17,7 @@ TINY_RUNS = {
     "friction_cost": (["column", "--settle", "2", "--rounds", "1", "--steps", "2"],
                       "with friction / without:"),
     "memory": (["--scene", "column", "--steps", "40", "--points", "2"], "physics ok"),
+    "newton": (["--piles", "column"], "| column, step 50 | 7 | absolute |"),
     "step": (["--scene", "column", "--rounds", "1", "--steps", "5"], "this:"),
     "threshold": (["350", "--settle", "1", "--rounds", "1", "--steps", "1"], "n=350: threads 1"),
 }

@@ -27,7 +27,8 @@ SLIP_RANGE = (1e-3, 1.0)  # m/s
 # sky blue against blue. A series beyond the palette also changes its dash (LINE_STYLES).
 PLOT_BACKGROUND = "#15151c"
 PALETTE = ("#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00", "#cc79a7",
-           "#f4f4f4", "#00ee66", "#0044ee", "#aa55ee", "#779955", "#88dd99", "#885522")
+           "#f4f4f4", "#00ee66", "#0044ee", "#aa55ee", "#779955", "#88dd99", "#885522",
+           "#ccaaaa")
 LINE_STYLES = ("solid", "dash", "dot", "dashdot")
 
 

@@ -325,27 +325,28 @@ def _click(pointer, plot, item):
 
 
 def test_a_click_on_a_legend_entry_hides_the_solver_everywhere_and_rescales(qtbot, pointer):
-    """mprgp falls lowest and takes longest (fake_table): hidden, it leaves both plots and the
-    residual axis stops a decade below the next lowest, the time axis at the next slowest; a
-    click on its name brings it back."""
+    """The last registered solver falls lowest and takes longest (fake_table): hidden, it
+    leaves both plots and the residual axis stops a decade below the next lowest, the time axis
+    at the next slowest; a click on its name brings it back."""
     table = fake_table()
     plot = open_window(qtbot, table)
+    last, k = table.solvers[-1], len(table.solvers)
     box_it, box_t = plot.by_iteration.getViewBox(), plot.by_time.getViewBox()
     before = box_it.viewRange()[1], box_t.viewRange()
-    assert before[0][0] < -14.0 < -13.0 < before[0][1]  # mprgp's 1e-14 shows
-    sample, label = _entry(plot, "mprgp")
+    assert before[0][0] < -k < 1 - k < before[0][1]  # the last one's 10^-k shows
+    sample, label = _entry(plot, last)
     _click(pointer, plot, sample)
-    qtbot.waitUntil(lambda: not plot.curves["mprgp"][0].isVisible(), timeout=5000)
-    assert not any(curve.isVisible() for curve in plot.curves["mprgp"])
-    assert "mprgp" not in plot.shown() and len(plot.shown()) == len(table.solvers) - 1
+    qtbot.waitUntil(lambda: not plot.curves[last][0].isVisible(), timeout=5000)
+    assert not any(curve.isVisible() for curve in plot.curves[last])
+    assert last not in plot.shown() and len(plot.shown()) == len(table.solvers) - 1
     low, high = box_it.viewRange()[1]
-    assert -13.5 < low < -13.0  # pgs-sm's floor, 1e-13, now the lowest
+    assert 0.5 - k < low < 1 - k  # the next one's floor, 10^(1-k), now the lowest
     assert box_t.viewRange()[1] == pytest.approx(box_it.viewRange()[1])
-    slowest = np.log10(1e3 * table.seconds[-2, -1])  # pgs-sm's last iteration, ms
+    slowest = np.log10(1e3 * table.seconds[-2, -1])  # the next one's last iteration, ms
     assert box_t.viewRange()[0][1] == pytest.approx(slowest, abs=0.2)
-    assert box_t.viewRange()[0][1] < before[1][0][1] - 0.05  # (13/14)^3 of the time: -0.1
+    assert box_t.viewRange()[0][1] < before[1][0][1] - 0.05  # ((k-1)/k)^3 of the time: about -0.1
     _click(pointer, plot, label)
-    qtbot.waitUntil(lambda: plot.curves["mprgp"][1].isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: plot.curves[last][1].isVisible(), timeout=5000)
     assert box_it.viewRange()[1] == pytest.approx(before[0])
     assert np.allclose(box_t.viewRange(), before[1])
 

@@ -1,0 +1,264 @@
+"""A nonsmooth Newton method on the Alart–Curnier function (Alart and Curnier 1991; the method of
+Siconos' NSN-AC), for every problem kind: frictionless, Coulomb (with rolling rows), and an
+explicit W.
+
+With u = W λ + q (W = A, q = b), per contact, ρ > 0 per row,
+
+    Φ_n = λ_n - max(0, λ_n - ρ_n u_n)
+    Φ_g = λ_g - P_{B(μ_g a)}(λ_g - ρ_g u_g),   a = max(0, λ_n - ρ_n u_n)
+
+for each group g of rows beside the normal: the tangent pair onto the disk of radius μ a, the
+rolling pair onto μ_roll a, the spin row into ±μ_spin a. Φ(λ) = 0 exactly at Coulomb's law
+(separate, stick, or slide against the slip), so a zero is a solution of the frictional problem,
+and without friction of the LCP. Writing Φ = λ - P(z), z = λ - diag(ρ) u, a generalized
+Jacobian is H = (I - S) + S diag(ρ) W with S = ∂P/∂z block-diagonal per contact: 1 on an active
+normal row, the identity on a sticking group, (r/‖z_g‖)(I - ẑẑᵀ) on a sliding one (0 for the
+spin row) with the column μ_g ẑ under the normal when that is active (docs/solvers.md).
+
+Each iteration solves H Δ = -Φ by sparse LU (scipy's SuperLU) and takes the longest step t in
+1, ½, ¼, ... that satisfies Armijo's test on ψ = ½‖Φ‖²: ψ(λ + tΔ) <= (1 - 2σt) ψ(λ). A pile's W
+is singular (more contact rows than the marbles' six degrees of freedom), and so is H wherever
+its rows stick. The matrix is therefore built with W + αI, α = prox × the mean of W's diagonal:
+the Newton step of the proximal problem (W + αI, q - αλ) centred at the current λ, whose Φ
+there is Φ itself (Siconos' PROX re-centres after an inner solve; here after every step). It
+fixes the impulses' share in W's null space where nothing determines them. When Armijo's test
+fails, α grows tenfold (a Levenberg–Marquardt safeguard) and the best trial step is taken if it
+lowers ψ; after a full step α shrinks back towards prox's. One iteration = one factorisation;
+`products` counts the products with W of the line search.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import splu
+
+from ..params import Param
+from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS
+from .driver import Hooks, Method, SolveSettings, run
+
+SIGMA = 1e-4  # Armijo's slope fraction
+HALVINGS = 30  # trial steps 1, 1/2, ..., 2^-29
+# The proximal weight α (in units of W's diagonal): never below FLOOR × prox nor above CEILING;
+# times GROWTH after a failed or shortened step (Newton struggling: a more regular problem),
+# times SHRINK after a proximal problem solved within EASY steps (closer to the true one).
+# A proximal problem counts as solved once its ‖Φ‖ is INNER × the true problem's, and is
+# re-centred after HARD steps however far it got. Chosen on the probe piles (bowl, pyramid,
+# box, column, heap, disk: docs/solvers.md); a one-step memory keeps Armijo's test monotone.
+FLOOR = 1e-8
+CEILING = 1e4
+GROWTH = 4.0
+SHRINK = 0.1
+INNER = 1e-3
+EASY = 3
+HARD = 8
+
+PARAMS = (
+    Param("prox", 1.0, float, "proximal regularisation: each outer step solves the problem with "
+          "W + αI and q - αλ_k, α = prox × mean of W's diagonal × ‖Φ(λ_k)‖ / (1 + ‖λ_k‖) (0: "
+          "plain Newton, singular on a resting pile)", lo=0.0, hi=1e6),
+    Param("line_search", True, bool, "Armijo's backtracking on ½‖Φ‖² (off: full steps)"),
+)
+
+
+class _Law:
+    """The problem's data the function reads, per contact (m, rows): ρ, the coefficients, and
+    which contacts are inert (W's normal diagonal 0: they keep their start impulses)."""
+
+    def __init__(self, problem):
+        p = problem
+        self.m, self.rows = p.m, p.rows
+        diag = np.asarray(p.diag, dtype=np.float64).reshape(self.m, self.rows)
+        rho = np.zeros_like(diag)
+        np.divide(1.0, diag, out=rho, where=diag > 0.0)
+        for group in self.groups[1:]:  # a group's rows share one ρ: slides stay opposed to slip
+            shared = diag[:, group].max(axis=1)
+            rho[:, group] = np.divide(1.0, shared, out=np.zeros(self.m),
+                                      where=shared > 0.0)[:, None]
+        self.rho = rho
+        self.inert = diag[:, 0] <= 0.0
+        coefficients = [np.zeros(self.m)]
+        if self.rows > 1:
+            coefficients.append(np.asarray(p.mu, dtype=np.float64))
+        if self.rows > 3:
+            coefficients += [np.asarray(p.mu_roll, dtype=np.float64),
+                             np.asarray(p.mu_spin, dtype=np.float64)]
+        self.mu = coefficients
+
+    @property
+    def groups(self) -> list[list[int]]:
+        """The normal, then the rows projected together onto one ball (disk or interval)."""
+        return [[0], [1, 2], [3, 4], [5]][:{1: 1, 3: 2, 6: 4}[self.rows]]
+
+    def function(self, lam: np.ndarray, u: np.ndarray, start: np.ndarray, slopes: bool):
+        """Φ (size,) at λ with u = W λ + q, and with `slopes` S (m, rows, rows) = ∂P/∂z; an
+        inert contact's Φ is λ - λ0 with S = 0, so its rows of H are the identity's."""
+        m, rows = self.m, self.rows
+        L = lam.reshape(m, rows)
+        z = L - self.rho * u.reshape(m, rows)
+        phi = np.empty((m, rows))
+        a = np.maximum(z[:, 0], 0.0)
+        phi[:, 0] = L[:, 0] - a
+        S = np.zeros((m, rows, rows)) if slopes else None
+        active = z[:, 0] > 0.0
+        if slopes:
+            S[:, 0, 0] = active
+        for g, group in enumerate(self.groups[1:], start=1):
+            zg = z[:, group]
+            radius = self.mu[g] * a
+            norm = np.sqrt((zg * zg).sum(axis=1))
+            slide = norm > radius
+            scale = np.divide(radius, norm, out=np.zeros(m), where=slide)
+            proj = np.where(slide[:, None], zg * scale[:, None], zg)
+            phi[:, group] = L[:, group] - proj
+            if slopes:
+                unit = np.divide(zg, norm[:, None], out=np.zeros_like(zg),
+                                 where=norm[:, None] > 0.0)
+                k = len(group)
+                inside = np.broadcast_to(np.eye(k), (m, k, k))
+                outside = scale[:, None, None] * (np.eye(k) - unit[:, :, None] * unit[:, None, :])
+                S[:, group[0]:group[-1] + 1, group[0]:group[-1] + 1] = np.where(
+                    slide[:, None, None], outside, inside)
+                S[:, group, 0] = np.where((slide & active)[:, None],
+                                          self.mu[g][:, None] * unit, 0.0)
+        if self.inert.any():
+            phi[self.inert] = L[self.inert] - start.reshape(m, rows)[self.inert]
+            if slopes:
+                S[self.inert] = 0.0
+        return phi.ravel(), S
+
+
+class _Solve:
+    """One Newton solve's state: W (CSR), q, the law, the proximal centre and α, the counts."""
+
+    def __init__(self, problem, lam: np.ndarray, settings: SolveSettings):
+        rows, cols, vals = problem.coo()
+        size = problem.size
+        self.W = sp.csr_matrix((vals, (rows, cols)), shape=(size, size))
+        self.q = np.asarray(problem.rhs, dtype=np.float64)
+        self.law = _Law(problem)
+        self.problem, self.lam, self.start = problem, lam, lam.copy()
+        diag = self.W.diagonal()
+        # The proximal term's metric: W's own diagonal (1 on an empty row), so α is unitless
+        # and a rolling row (its diagonal 1/I, thousands of times a normal row's) is damped
+        # alike.
+        self.metric = np.where(diag > 0.0, diag, 1.0)
+        self.prox = settings["prox"]
+        self.line_search = settings["line_search"]
+        self.abs_tol = settings["abs_tol"]
+        self.counts = {"newton_steps": 0, "prox_steps": 0, "backtracks": 0,
+                       "failed_searches": 0, "products": 0}
+        self.stop = None
+        self.sync()
+
+    def sync(self) -> None:
+        """Re-centre on λ (after the driver restored it, and at the start)."""
+        self.u = self._u(self.lam)
+        self.phi, _ = self.law.function(self.lam, self.u, self.start, False)
+        self.alpha = self.prox
+        self._centre(1.0)
+
+    def _centre(self, factor: float) -> None:
+        """The proximal problem centred at λ, α times `factor` (within its bounds)."""
+        self.centre = self.lam.copy()
+        self.alpha = min(max(self.alpha * factor, FLOOR * self.prox), CEILING)
+        self.phi_prox = self.phi  # at its centre the proximal Φ is Φ
+        self.inner = 0
+        self.counts["prox_steps"] += 1
+
+    def _u(self, lam: np.ndarray) -> np.ndarray:
+        self.counts["products"] += 1
+        return self.W @ lam + self.q
+
+    def _evaluate(self, lam: np.ndarray):
+        """(u, Φ, Φ of the proximal problem) at λ: one product."""
+        u = self._u(lam)
+        phi, _ = self.law.function(lam, u, self.start, False)
+        shifted = u + self.alpha * self.metric * (lam - self.centre)
+        phi_prox, _ = self.law.function(lam, shifted, self.start, False)
+        return u, phi, phi_prox
+
+    def _matrix(self, S: np.ndarray) -> sp.csc_matrix:
+        """H = (I - S) + S diag(ρ) (W + αI), S block-diagonal."""
+        m, rows = self.law.m, self.law.rows
+        base = (np.arange(m) * rows)[:, None, None]
+        row = np.broadcast_to(base + np.arange(rows)[None, :, None], S.shape)
+        col = np.broadcast_to(base + np.arange(rows)[None, None, :], S.shape)
+        blocks = sp.csr_matrix((S.ravel(), (row.ravel(), col.ravel())),
+                               shape=(m * rows, m * rows))
+        rho = sp.diags(self.law.rho.ravel())
+        regular = self.W + sp.diags(self.alpha * self.metric)
+        H = sp.identity(m * rows, format="csr") - blocks + blocks @ rho @ regular
+        return H.tocsc()
+
+    def step(self) -> None:
+        """One Newton iteration of the proximal problem on λ in place, re-centred once its Φ
+        is small beside the true one (module docstring)."""
+        lam, law = self.lam, self.law
+        shifted = self.u + self.alpha * self.metric * (lam - self.centre)
+        _, S = law.function(lam, shifted, self.start, True)
+        try:
+            delta = splu(self._matrix(S)).solve(-self.phi_prox)
+        except RuntimeError:  # exactly singular (prox 0 on a resting pile): a regular matrix
+            self.counts["failed_searches"] += 1
+            self.prox = max(self.prox, 1e-10)
+            self._centre(GROWTH)
+            return
+        self.counts["newton_steps"] += 1
+        psi = 0.5 * float(self.phi_prox @ self.phi_prox)
+        t = 1.0
+        chosen = None
+        for _ in range(HALVINGS if self.line_search else 1):
+            trial = lam + t * delta
+            values = self._evaluate(trial)
+            value = 0.5 * float(values[2] @ values[2])
+            if not self.line_search or value <= psi - 2.0 * SIGMA * t * psi:
+                chosen = (trial, *values)
+                break
+            t *= 0.5
+            self.counts["backtracks"] += 1
+        if chosen is None:  # no Armijo step: a more regular proximal problem from here
+            self.counts["failed_searches"] += 1
+            self._centre(GROWTH)
+            return
+        lam[:], self.u, self.phi, self.phi_prox = chosen
+        self.inner += 1
+        inner = float(np.linalg.norm(self.phi_prox))
+        if inner <= INNER * float(np.linalg.norm(self.phi)) or inner == 0.0:
+            # Solved: the next proximal problem may be closer to the true one.
+            self._centre(SHRINK if self.inner <= EASY else 1.0)
+        elif t < 1.0 or self.inner >= HARD:
+            # Newton is struggling: a more regular problem, from here.
+            self._centre(GROWTH)
+
+    def sweep(self, count: int) -> int:
+        done = 0
+        for _ in range(count):
+            if self.stop is not None:
+                break
+            done += 1
+            self.step()
+            if self.problem.residual(self.lam) < self.abs_tol:
+                self.stop = "absolute"
+        return done
+
+
+def solve(problem, lam0: np.ndarray, settings: SolveSettings):
+    """Newton from λ0 (module docstring); info: newton_steps, backtracks, failed_searches (line
+    searches that found no Armijo step), alpha (the final α / W's mean diagonal)."""
+    lam = np.array(lam0, dtype=np.float64)
+    newton = _Solve(problem, lam, settings)
+    info: dict = {}
+
+    def products() -> int:
+        info.update({k: v for k, v in newton.counts.items() if k != "products"})
+        info["alpha"] = newton.alpha
+        return newton.counts["products"]
+
+    return run(problem, lam, settings, newton.sweep, newton.sync,
+               Hooks(lambda: newton.stop, products, info))
+
+
+METHOD = Method("newton", "Nonsmooth Newton (Alart–Curnier)",
+                {FRICTIONLESS: solve, FRICTIONAL: solve, EXPLICIT: solve},
+                "semismooth Newton on the Alart–Curnier function, sparse LU, Armijo line search "
+                "and a proximal term for singular W (Siconos' NSN-AC)", PARAMS)
