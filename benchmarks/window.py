@@ -111,8 +111,7 @@ def _cells(values: list[dict], headless: list[dict]) -> list[str]:
             cells.append(f"{np.median(v):.1f} ({v.min():.1f}–{v.max():.1f})")
         else:
             cells.append("—")
-    share = (np.array([run["steps/s"] for run in values])
-             / np.array([run["steps/s"] for run in headless]))
+    share = _shares(values, headless)
     cells.append(f"{100 * np.median(share):.0f}% ({100 * share.min():.0f}–"
                  f"{100 * share.max():.0f}%)")
     step = np.array([run["median step ms"] for run in values])
@@ -163,7 +162,24 @@ def main(argv: list[str] | None = None) -> int:
     base_of.update({name: name for name in baselines.values()})
     for name, values in runs.items():
         print(f"| {name} | " + " | ".join(_cells(values, runs[base_of[name]])) + " |")
+    shares = {name: _shares(runs[name], runs[base_of[name]]) for name, _, _ in variants}
+    for name, _, _ in variants[1:]:
+        print(paired_line(name, shares["window"], shares[name]))
     return 0
+
+
+def _shares(values: list[dict], headless: list[dict]) -> np.ndarray:
+    return (np.array([run["steps/s"] for run in values])
+            / np.array([run["steps/s"] for run in headless]))
+
+
+def paired_line(name: str, window: np.ndarray, other: np.ndarray) -> str:
+    """The window's share minus `name`'s, round by round: a round's load hits both alike, so
+    the paired difference is steadier than the difference of the medians."""
+    diff = 100 * (window - other)
+    return (f"window's share minus {name}'s, round by round: median {np.median(diff):+.1f} "
+            f"points, mean {diff.mean():+.1f} ({diff.min():+.0f} to {diff.max():+.0f}); the "
+            f"window ahead in {int((diff > 0).sum())} of {diff.size} rounds")
 
 
 if __name__ == "__main__":

@@ -49,3 +49,14 @@ def test_a_tiny_run_prints_its_report(name):
     done = run_module(name, *args)
     assert done.returncode == 0, done.stderr
     assert line in done.stdout, done.stdout
+
+
+def test_the_window_benchmark_pairs_its_rounds():
+    """The paired difference of shares, round by round, against numbers worked by hand."""
+    import numpy as np
+
+    from benchmarks.window import paired_line
+
+    line = paired_line("before", np.array([0.66, 0.74, 0.55]), np.array([0.93, 0.69, 0.66]))
+    assert "median -11.0 points, mean -11.0 (-27 to +5)" in line
+    assert "the window ahead in 1 of 3 rounds" in line

@@ -92,7 +92,7 @@ class Kernel:
         return getattr(self.dispatcher, name)
 
     def __getitem__(self, config):
-        if not enabled():
+        if not enabled() or len(config) != 2:  # a stream or shared memory: numba-cuda's own
             return self.dispatcher[config]
         blocks, threads = config
         return _Launch(self, int(blocks), int(threads))
