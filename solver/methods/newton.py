@@ -18,12 +18,12 @@ spin row) with the column μ_g ẑ under the normal when that is active (docs/so
 Each iteration solves H Δ = -Φ by sparse LU (scipy's SuperLU) and takes the longest step t in
 1, ½, ¼, ... that satisfies Armijo's test on ψ = ½‖Φ‖²: ψ(λ + tΔ) <= (1 - 2σt) ψ(λ). A pile's W
 is singular (more contact rows than the marbles' six degrees of freedom), and so is H wherever
-its rows stick. The matrix is therefore built with W + αI, α = prox × the mean of W's diagonal:
-the Newton step of the proximal problem (W + αI, q - αλ) centred at the current λ, whose Φ
-there is Φ itself (Siconos' PROX re-centres after an inner solve; here after every step). It
-fixes the impulses' share in W's null space where nothing determines them. When Armijo's test
-fails, α grows tenfold (a Levenberg–Marquardt safeguard) and the best trial step is taken if it
-lowers ψ; after a full step α shrinks back towards prox's. One iteration = one factorisation;
+its rows stick. Each step is therefore the Newton step of a proximal problem (W + αD,
+q - αD λ_c), D = W's diagonal, centred at λ_c, whose Φ at its centre is Φ itself (Siconos' PROX
+re-centres after an inner solve); it fixes the impulses' share in W's null space where nothing
+determines them. The centre moves once the proximal problem is solved well enough (then α
+shrinks) or after a few steps; a shortened step or a failed line search makes α larger (a
+Levenberg–Marquardt safeguard; the constants below). One iteration = one factorisation;
 `products` counts the products with W of the line search.
 """
 from __future__ import annotations
@@ -53,9 +53,9 @@ EASY = 3
 HARD = 8
 
 PARAMS = (
-    Param("prox", 1.0, float, "proximal regularisation: each outer step solves the problem with "
-          "W + αI and q - αλ_k, α = prox × mean of W's diagonal × ‖Φ(λ_k)‖ / (1 + ‖λ_k‖) (0: "
-          "plain Newton, singular on a resting pile)", lo=0.0, hi=1e6),
+    Param("prox", 1.0, float, "proximal regularisation: each step is Newton's on W + αD (D: W's "
+          "diagonal) centred at an earlier λ; α starts at prox and adapts (0: plain Newton until "
+          "its matrix is singular or its step fails)", lo=0.0, hi=1e6),
     Param("line_search", True, bool, "Armijo's backtracking on ½‖Φ‖² (off: full steps)"),
 )
 
@@ -127,6 +127,24 @@ class _Law:
         return phi.ravel(), S
 
 
+class _Pattern:
+    """W by blocks of rows × rows (a block row per contact), every diagonal block present: the
+    pattern H shares with W. W's blocks (`W`, (blocks, rows, rows)), each block's block row
+    (`row_of`), and where each row's diagonal block is (`diagonal`, (m,))."""
+
+    def __init__(self, W: sp.csr_matrix, rows: int):
+        size = W.shape[0]
+        # + I makes every diagonal block structural (an inert contact's row of W is empty);
+        # W's diagonal is >= 0, so no entry cancels.
+        bsr = (W + sp.identity(size, format="csr")).tobsr(blocksize=(rows, rows))
+        bsr.sort_indices()
+        self.indices, self.indptr, self.shape = bsr.indices, bsr.indptr, W.shape
+        self.row_of = np.repeat(np.arange(len(bsr.indptr) - 1), np.diff(bsr.indptr))
+        self.diagonal = np.flatnonzero(bsr.indices == self.row_of)
+        self.W = bsr.data.copy()
+        self.W[self.diagonal] -= np.eye(rows)
+
+
 class _Solve:
     """One Newton solve's state: W (CSR), q, the law, the proximal centre and α, the counts."""
 
@@ -134,6 +152,7 @@ class _Solve:
         rows, cols, vals = problem.coo()
         size = problem.size
         self.W = sp.csr_matrix((vals, (rows, cols)), shape=(size, size))
+        self.pattern = _Pattern(self.W, problem.rows)
         self.q = np.asarray(problem.rhs, dtype=np.float64)
         self.law = _Law(problem)
         self.problem, self.lam, self.start = problem, lam, lam.copy()
@@ -165,6 +184,12 @@ class _Solve:
         self.inner = 0
         self.counts["prox_steps"] += 1
 
+    def _regularise(self) -> None:
+        """A more regular proximal problem from λ: α × GROWTH, and a proximal term from now on
+        if there was none (prox 0: plain Newton until its H is singular or its step fails)."""
+        self.prox = max(self.prox, FLOOR)
+        self._centre(GROWTH)
+
     def _u(self, lam: np.ndarray) -> np.ndarray:
         self.counts["products"] += 1
         return self.W @ lam + self.q
@@ -178,17 +203,17 @@ class _Solve:
         return u, phi, phi_prox
 
     def _matrix(self, S: np.ndarray) -> sp.csc_matrix:
-        """H = (I - S) + S diag(ρ) (W + αI), S block-diagonal."""
-        m, rows = self.law.m, self.law.rows
-        base = (np.arange(m) * rows)[:, None, None]
-        row = np.broadcast_to(base + np.arange(rows)[None, :, None], S.shape)
-        col = np.broadcast_to(base + np.arange(rows)[None, None, :], S.shape)
-        blocks = sp.csr_matrix((S.ravel(), (row.ravel(), col.ravel())),
-                               shape=(m * rows, m * rows))
-        rho = sp.diags(self.law.rho.ravel())
-        regular = self.W + sp.diags(self.alpha * self.metric)
-        H = sp.identity(m * rows, format="csr") - blocks + blocks @ rho @ regular
-        return H.tocsc()
+        """H = (I - S) + S diag(ρ) (W + αD), S block-diagonal: block by block on W's pattern
+        (each block of contact c's row S_c diag(ρ_c) times W's block), no sparse products."""
+        P, m, rows = self.pattern, self.law.m, self.law.rows
+        regular = P.W.copy()
+        regular[P.diagonal] += (self.alpha * self.metric).reshape(m, rows)[:, None, :] \
+            * np.eye(rows)
+        data = np.matmul((S * self.law.rho[:, None, :])[P.row_of], regular)
+        data[P.diagonal] += np.eye(rows) - S
+        H = sp.bsr_matrix((data, P.indices, P.indptr), shape=P.shape).tocsc()
+        H.eliminate_zeros()  # a block's zeros (inactive rows, sticking groups' couplings) would
+        return H             # be fill for the factorisation
 
     def step(self) -> None:
         """One Newton iteration of the proximal problem on λ in place, re-centred once its Φ
@@ -200,8 +225,7 @@ class _Solve:
             delta = splu(self._matrix(S)).solve(-self.phi_prox)
         except RuntimeError:  # exactly singular (prox 0 on a resting pile): a regular matrix
             self.counts["failed_searches"] += 1
-            self.prox = max(self.prox, 1e-10)
-            self._centre(GROWTH)
+            self._regularise()
             return
         self.counts["newton_steps"] += 1
         psi = 0.5 * float(self.phi_prox @ self.phi_prox)
@@ -218,7 +242,7 @@ class _Solve:
             self.counts["backtracks"] += 1
         if chosen is None:  # no Armijo step: a more regular proximal problem from here
             self.counts["failed_searches"] += 1
-            self._centre(GROWTH)
+            self._regularise()
             return
         lam[:], self.u, self.phi, self.phi_prox = chosen
         self.inner += 1
