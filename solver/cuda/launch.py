@@ -111,9 +111,8 @@ class Kernel:
             self.dispatcher[blocks, threads](*args)  # compiles the first time
             self._compiled[kind] = self._checked(args, params)
             return
-        from cuda.core import launch
-
-        launch(_stream(), self._config(blocks, threads, found[1]), found[0], *params)
+        launch, stream = _driver()
+        launch(stream, self._config(blocks, threads, found[1]), found[0], *params)
 
     def _checked(self, args: tuple, params: list) -> tuple:
         """The compiled kernel numba-cuda chose for `args`, once its parameters are seen to be
@@ -149,16 +148,18 @@ class _Launch:
         self.kernel.launch(self.blocks, self.threads, args)
 
 
-_STREAM: list = []
+_DRIVER: list = []
 
 
-def _stream():
-    """The default stream as the driver's launch takes it (numba-cuda's own conversion)."""
-    if not _STREAM:
+def _driver():
+    """(the driver's launch, the default stream as it takes it: numba-cuda's own conversion),
+    looked up once rather than at every launch."""
+    if not _DRIVER:
+        from cuda.core import launch
         from numba.cuda.cudadrv.driver import _to_core_stream
 
-        _STREAM.append(_to_core_stream(0))
-    return _STREAM[0]
+        _DRIVER.append((launch, _to_core_stream(0)))
+    return _DRIVER[0]
 
 
 def kernel(fn) -> Kernel:
