@@ -25,16 +25,30 @@ determines them. The centre moves once the proximal problem is solved well enoug
 shrinks) or after a few steps; a shortened step or a failed line search makes α larger (a
 Levenberg–Marquardt safeguard; the constants below). One iteration = one factorisation;
 `products` counts the products with W of the line search.
+
+Hybrids, each an option (docs/solvers.md has what each did): `start` runs another solver first
+(its whole run is the first iteration, timed with the rest): a few Coulomb sweeps (pgs, nsgs),
+or apgd, whose cone complementarity relaxation has unique velocities and is static wherever
+statics allows, so that Newton then polishes the static solution when there is one (the least
+motion: a ccp answer without slip is a Coulomb answer); `zero` ignores the given impulses.
+`restarts` runs those sweeps again (pgs where the start is no sweep) where Newton stalls.
+`mu_from` solves a sequence of problems whose friction coefficients go linearly from mu_from
+times the problem's to the problem's own in `mu_stages` stages, each from the last's answer.
 """
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
-from ..params import Param
+from ..params import Param, resolve
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS
+from .apgd import METHOD as APGD
 from .driver import Hooks, Method, SolveSettings, run
+from .nsgs import METHOD as NSGS
+from .pgs import METHOD as PGS
 
 SIGMA = 1e-4  # Armijo's slope fraction
 HALVINGS = 30  # trial steps 1, 1/2, ..., 2^-29
@@ -51,12 +65,32 @@ SHRINK = 0.1
 INNER = 1e-3
 EASY = 3
 HARD = 8
+# A stage of μ-continuation ends once its ‖Φ‖∞ is STAGE × ‖λ‖∞ or after STAGE_STEPS steps; Newton
+# stalls (for `restarts`) when STALL steps have not cut the best ‖Φ‖ by a tenth.
+STAGE = 1e-10
+STAGE_STEPS = 30
+STALL = 50
+STARTERS = {"pgs": PGS, "nsgs": NSGS, "apgd": APGD}  # the registry's, without importing it
+STARTS = ("given", "zero", *STARTERS)
 
 PARAMS = (
     Param("prox", 1.0, float, "proximal regularisation: each step is Newton's on W + αD (D: W's "
           "diagonal) centred at an earlier λ; α starts at prox and adapts (0: plain Newton until "
           "its matrix is singular or its step fails)", lo=0.0, hi=1e6),
     Param("line_search", True, bool, "Armijo's backtracking on ½‖Φ‖² (off: full steps)"),
+    Param("start", "given", str, "what Newton starts from: the given impulses (a step's warm "
+          "start), zero, or start_iterations of pgs, nsgs or apgd (the ccp relaxation: its "
+          "static answer, where statics allows one, is polished to Coulomb's: the least "
+          "motion); that run is the first iteration", choices=STARTS),
+    Param("start_iterations", 100, int, "iterations of the start's solver, and of each restart",
+          lo=1, hi=1_000_000),
+    Param("restarts", 0, int, "times Newton, stalled (50 steps without cutting ‖Φ‖ by a "
+          "tenth), runs start_iterations sweeps (pgs, or the start's nsgs) and goes on",
+          lo=0, hi=1000),
+    Param("mu_from", 1.0, float, "μ-continuation: solve first with every friction coefficient "
+          "times mu_from, then linearly towards the problem's own (1: off)", lo=0.0, hi=1e3),
+    Param("mu_stages", 3, int, "stages of the μ-continuation before the problem's own μ",
+          lo=1, hi=100),
 )
 
 
@@ -84,6 +118,12 @@ class _Law:
                              np.asarray(p.mu_spin, dtype=np.float64)]
         self.mu = coefficients
 
+    def scaled(self, factor: float) -> "_Law":
+        """The same law with every friction coefficient times `factor` (μ-continuation)."""
+        law = copy.copy(self)
+        law.mu = [coefficient * factor for coefficient in self.mu]
+        return law
+
     @property
     def groups(self) -> list[list[int]]:
         """The normal, then the rows projected together onto one ball (disk or interval)."""
@@ -106,8 +146,10 @@ class _Law:
             zg = z[:, group]
             radius = self.mu[g] * a
             norm = np.sqrt((zg * zg).sum(axis=1))
-            slide = norm > radius
-            scale = np.divide(radius, norm, out=np.zeros(m), where=slide)
+            # Without friction the ball is a point for every z: the projection's slope is 0
+            # even at z = 0 (a stage of μ-continuation from 0 must leave λ_g at 0).
+            slide = (norm > radius) | (self.mu[g] <= 0.0)
+            scale = np.divide(radius, norm, out=np.zeros(m), where=slide & (norm > 0.0))
             proj = np.where(slide[:, None], zg * scale[:, None], zg)
             phi[:, group] = L[:, group] - proj
             if slopes:
@@ -145,6 +187,57 @@ class _Pattern:
         self.W[self.diagonal] -= np.eye(rows)
 
 
+class _Hybrid:
+    """What the hybrid options decide between Newton steps: the start's solver still to run,
+    the μ-continuation's remaining stages, the restarts left and the stall count."""
+
+    def __init__(self, settings: SolveSettings, frictional: bool):
+        start = settings["start"]
+        self.pending = start if start in STARTERS else None
+        self.restart = "nsgs" if start == "nsgs" else "pgs"
+        self.iterations = settings["start_iterations"]
+        self.restarts = settings["restarts"]
+        first, stages = settings["mu_from"], settings["mu_stages"]
+        self.factors = ([first + (1.0 - first) * k / stages for k in range(stages)]
+                        if frictional and first != 1.0 else [])
+        self.staging = bool(self.factors)  # Newton solves a stage, not the problem, yet
+        self.base = None
+        self.steps = 0
+        self.best, self.since = np.inf, 0
+
+    def first_law(self, law: _Law) -> _Law:
+        self.base = law
+        return law.scaled(self.factors.pop(0)) if self.staging else law
+
+    def stage_done(self, phi: float, lam: float) -> bool:
+        """Whether the stage is solved (‖Φ‖∞ <= STAGE ‖λ‖∞) or has had its steps."""
+        if not self.staging:
+            return False
+        self.steps += 1
+        return phi <= STAGE * max(lam, 1e-300) or self.steps >= STAGE_STEPS
+
+    def next_law(self) -> _Law:
+        """The next stage's law: the problem's own after the last."""
+        self.steps = 0
+        if self.factors:
+            return self.base.scaled(self.factors.pop(0))
+        self.staging = False
+        return self.base
+
+    def stalled(self, phi: float) -> bool:
+        """Whether Newton has stalled (STALL steps without cutting the best ‖Φ‖∞ by a tenth)
+        and a restart is left; counts it."""
+        if phi < 0.9 * self.best:
+            self.best, self.since = phi, 0
+            return False
+        self.since += 1
+        if self.since < STALL or self.restarts == 0:
+            return False
+        self.restarts -= 1
+        self.best, self.since = np.inf, 0
+        return True
+
+
 class _Solve:
     """One Newton solve's state: W (CSR), q, the law, the proximal centre and α, the counts."""
 
@@ -165,8 +258,10 @@ class _Solve:
         self.line_search = settings["line_search"]
         self.abs_tol = settings["abs_tol"]
         self.counts = {"newton_steps": 0, "prox_steps": 0, "backtracks": 0,
-                       "failed_searches": 0, "products": 0}
+                       "failed_searches": 0, "products": 0, "sweeps": 0, "restarts": 0}
         self.stop = None
+        self.hybrid = _Hybrid(settings, problem.rows > 1)
+        self.law = self.hybrid.first_law(self.law)
         self.sync()
 
     def sync(self) -> None:
@@ -216,6 +311,34 @@ class _Solve:
         return H             # be fill for the factorisation
 
     def step(self) -> None:
+        """One iteration: the start's run first when there is one, else a Newton step, then
+        the continuation's and the restarts' bookkeeping (module docstring)."""
+        hybrid = self.hybrid
+        if hybrid.pending is not None:
+            self._sweeps(hybrid.pending)
+            hybrid.pending = None
+            return
+        self._newton()
+        size = float(np.max(np.abs(self.phi), initial=0.0))
+        if hybrid.stage_done(size, float(np.max(np.abs(self.lam), initial=0.0))):
+            self.law = hybrid.next_law()
+            self.sync()
+        elif hybrid.stalled(size):
+            self.counts["restarts"] += 1
+            self._sweeps(hybrid.restart)
+
+    def _sweeps(self, name: str) -> None:
+        """`start_iterations` of solver `name` from λ, in place, then re-centred there."""
+        method = STARTERS[name]
+        settings = SolveSettings(name, self.hybrid.iterations, False, resolve(
+            method.all_params, {"abs_tol": self.abs_tol}, f"solver {name}"))
+        result = method.solve(self.problem, self.lam.copy(), settings)
+        self.lam[:] = result.lam
+        self.counts["products"] += result.products
+        self.counts["sweeps"] += result.iterations
+        self.sync()
+
+    def _newton(self) -> None:
         """One Newton iteration of the proximal problem on λ in place, re-centred once its Φ
         is small beside the true one (module docstring)."""
         lam, law = self.lam, self.law
@@ -268,8 +391,11 @@ class _Solve:
 
 def solve(problem, lam0: np.ndarray, settings: SolveSettings):
     """Newton from λ0 (module docstring); info: newton_steps, backtracks, failed_searches (line
-    searches that found no Armijo step), alpha (the final α / W's mean diagonal)."""
+    searches that found no Armijo step), alpha (the final α / W's mean diagonal), sweeps (the
+    start's and restarts' iterations) and restarts."""
     lam = np.array(lam0, dtype=np.float64)
+    if settings["start"] == "zero":
+        lam[:] = 0.0
     newton = _Solve(problem, lam, settings)
     info: dict = {}
 

@@ -1,6 +1,8 @@
 """newton: the nonsmooth Newton solver against answers found another way: the LCP's unique
 velocities (pgs run to rounding), Coulomb's law to rounding on the pyramid where the Coulomb
 sweeps stall, and a start that is already the answer."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -84,3 +86,65 @@ def test_without_the_proximal_term_a_resting_pile_is_still_solved(pyramid):
     assert result.status in (metrics.ABSOLUTE, metrics.MAX_ITERATIONS)
     assert np.all(np.isfinite(result.lam))
     assert result.residual < 1e-2 * result.residual_initial
+
+
+def loaded_slip(problem, lam):
+    """The fastest slip (m/s) of any contact that carries a normal impulse."""
+    u = (problem.apply(lam) + problem.rhs).reshape(problem.m, problem.rows)
+    loaded = lam.reshape(problem.m, problem.rows)[:, 0] > 1e-9
+    return np.linalg.norm(u[loaded, 1:3], axis=1).max()
+
+
+def test_an_apgd_start_polishes_the_static_solution(pyramid):
+    """From zero Newton finds a sliding solution of the pyramid's first step; started from
+    apgd's cone complementarity answer (static where statics allows) it ends on the static one,
+    which satisfies Coulomb's law to rounding too."""
+    plain = newton(pyramid)
+    assert loaded_slip(pyramid, plain.lam) > 1e-3
+    least = newton(pyramid, iterations=20, start="apgd", start_iterations=300)
+    assert pyramid.fclib_error(least.lam) < 1e-12
+    assert loaded_slip(pyramid, least.lam) < 1e-12
+    assert 0 < least.info["sweeps"] <= 300
+
+
+def test_a_pgs_start_is_pgs_then_newton(pyramid):
+    """The first iteration is the start's whole run: its iterate is pgs's own after those
+    sweeps, bit for bit."""
+    seen = []
+    settings = registry.settings("newton", 3, True, {"start": "pgs", "start_iterations": 50})
+    settings = dataclasses.replace(settings, observer=lambda lam: seen.append(lam.copy()))
+    result = registry.get("newton").solve(pyramid.copy(), np.zeros(pyramid.size), settings)
+    pgs = registry.get("pgs").solve(pyramid.copy(), np.zeros(pyramid.size),
+                                    registry.settings("pgs", 50, False))
+    assert np.array_equal(seen[0], pgs.lam)
+    assert result.info["sweeps"] == 50 and result.info["newton_steps"] == 2
+    assert result.residual < pgs.residual
+
+
+def test_start_zero_ignores_the_given_impulses(pyramid):
+    garbage = np.random.default_rng(3).uniform(0.0, 1.0, pyramid.size)
+    a = newton(pyramid, lam0=garbage, iterations=30, start="zero")
+    b = newton(pyramid, iterations=30)
+    assert np.array_equal(a.lam, b.lam)
+
+
+def test_mu_continuation_from_zero_solves_the_frictionless_stage_first(pyramid):
+    """mu_from 0: the first stage has no friction, so Newton's iterates carry no tangential
+    impulse until that stage ends; the last stage is the problem itself, solved to rounding."""
+    seen = []
+    settings = registry.settings("newton", 400, True,
+                                 {"mu_from": 0.0, "mu_stages": 2, "abs_tol": 1e-13})
+    settings = dataclasses.replace(settings, observer=lambda lam: seen.append(lam.copy()))
+    result = registry.get("newton").solve(pyramid.copy(), np.zeros(pyramid.size), settings)
+    tangential = [np.abs(lam.reshape(pyramid.m, pyramid.rows)[:, 1:]).max() for lam in seen]
+    assert tangential[0] == 0.0 and max(tangential) > 0.0
+    assert result.status == metrics.ABSOLUTE and pyramid.fclib_error(result.lam) < 1e-12
+
+
+def test_restarts_run_sweeps_once_newton_stalls(pyramid):
+    """With no tolerance to stop it Newton stalls at rounding; each restart then runs the
+    start's iterations of pgs."""
+    result = newton(pyramid, iterations=260, abs_tol=0.0, restarts=2, start_iterations=10)
+    assert result.info["restarts"] >= 1
+    assert result.info["sweeps"] == 10 * result.info["restarts"]
+    assert pyramid.fclib_error(result.lam) < 1e-12
