@@ -26,6 +26,9 @@ shrinks) or after a few steps; a shortened step or a failed line search makes α
 Levenberg–Marquardt safeguard; the constants below). One iteration = one factorisation;
 `products` counts the products with W of the line search.
 
+`function=fb` seeks the zero of Fischer–Burmeister's function of the second-order cone instead
+(fischer.py) on the normal and tangent rows: the same zeros, another Jacobian.
+
 Hybrids, each an option (docs/solvers.md has what each did): `start` runs another solver first
 (its whole run is the first iteration, timed with the rest): a few Coulomb sweeps (pgs, nsgs),
 or apgd, whose cone complementarity relaxation has unique velocities and is static wherever
@@ -46,6 +49,7 @@ from scipy.sparse.linalg import splu
 from ..params import Param, resolve
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS
 from .apgd import METHOD as APGD
+from . import fischer
 from .driver import Hooks, Method, SolveSettings, run
 from .nsgs import METHOD as NSGS
 from .pgs import METHOD as PGS
@@ -77,6 +81,9 @@ PARAMS = (
     Param("prox", 1.0, float, "proximal regularisation: each step is Newton's on W + αD (D: W's "
           "diagonal) centred at an earlier λ; α starts at prox and adapts (0: plain Newton until "
           "its matrix is singular or its step fails)", lo=0.0, hi=1e6),
+    Param("function", "ac", str, "the function whose zero Newton seeks: ac (Alart–Curnier) "
+          "or fb (Fischer–Burmeister of the second-order cone, on the normal and tangent rows)",
+          choices=("ac", "fb")),
     Param("line_search", True, bool, "Armijo's backtracking on ½‖Φ‖² (off: full steps)"),
     Param("start", "given", str, "what Newton starts from: the given impulses (a step's warm "
           "start), zero, or start_iterations of pgs, nsgs or apgd (the ccp relaxation: its "
@@ -98,9 +105,10 @@ class _Law:
     """The problem's data the function reads, per contact (m, rows): ρ, the coefficients, and
     which contacts are inert (W's normal diagonal 0: they keep their start impulses)."""
 
-    def __init__(self, problem):
+    def __init__(self, problem, fischer: bool = False):
         p = problem
         self.m, self.rows = p.m, p.rows
+        self.fischer = fischer
         diag = np.asarray(p.diag, dtype=np.float64).reshape(self.m, self.rows)
         rho = np.zeros_like(diag)
         np.divide(1.0, diag, out=rho, where=diag > 0.0)
@@ -130,8 +138,53 @@ class _Law:
         return [[0], [1, 2], [3, 4], [5]][:{1: 1, 3: 2, 6: 4}[self.rows]]
 
     def function(self, lam: np.ndarray, u: np.ndarray, start: np.ndarray, slopes: bool):
-        """Φ (size,) at λ with u = W λ + q, and with `slopes` S (m, rows, rows) = ∂P/∂z; an
-        inert contact's Φ is λ - λ0 with S = 0, so its rows of H are the identity's."""
+        """Φ (size,) at λ with u = W λ + q, and with `slopes` its blocks (m, rows, rows)
+        ∂Φ/∂λ and ∂Φ/∂u (the contact's own rows of u; else None for both); an inert
+        contact's Φ is λ - λ0, so its rows of H are the identity's."""
+        phi, S = self._alart_curnier(lam, u, start, slopes)
+        direct = through = None
+        if slopes:
+            direct = np.eye(self.rows) - S
+            through = S * self.rho[:, None, :]
+        if self.fischer:
+            self._fischer(lam, u, phi, direct, through)
+        if self.inert.any():
+            phi[self.inert] = (lam - start).reshape(self.m, self.rows)[self.inert]
+            if slopes:
+                direct[self.inert] = np.eye(self.rows)
+                through[self.inert] = 0.0
+        return phi.ravel(), direct, through
+
+    def _fischer(self, lam, u, phi, direct, through) -> None:
+        """Fischer–Burmeister's rows (fischer.py) in place of Alart–Curnier's for the normal and
+        the tangent pair: the three-row function where μ > 0, the scalar one elsewhere (its
+        tangent rows stay Alart–Curnier's, λ_t = 0 without friction)."""
+        L, U = lam.reshape(self.m, self.rows), u.reshape(self.m, self.rows)
+        rho = self.rho[:, 0]
+        slopes = direct is not None
+        k = min(self.rows, 3)
+        cone = self.mu[1] > 0.0 if self.rows > 1 else np.zeros(self.m, dtype=bool)
+        if slopes:
+            direct[:, :k] = 0.0
+            through[:, :k] = 0.0
+        if cone.any():
+            value, dl, du = fischer.coulomb(L[cone, :3], U[cone, :3], rho[cone],
+                                            self.mu[1][cone], slopes)
+            phi[cone, :3] = value
+            if slopes:
+                direct[np.ix_(cone, range(3), range(3))] = dl
+                through[np.ix_(cone, range(3), range(3))] = du
+        flat = ~cone
+        value, dl, du = fischer.normal(L[flat, 0], U[flat, 0], rho[flat], slopes)
+        phi[flat, 0] = value
+        if slopes:
+            direct[flat, 0, 0] = dl
+            through[flat, 0, 0] = du
+            if k == 3:  # no friction: λ_t - 0
+                direct[np.ix_(flat, [1, 2], [1, 2])] = np.eye(2)
+
+    def _alart_curnier(self, lam, u, start, slopes):
+        """Φ (m, rows) and S (m, rows, rows) = ∂P/∂z (module docstring), or None."""
         m, rows = self.m, self.rows
         L = lam.reshape(m, rows)
         z = L - self.rho * u.reshape(m, rows)
@@ -162,11 +215,7 @@ class _Law:
                     slide[:, None, None], outside, inside)
                 S[:, group, 0] = np.where((slide & active)[:, None],
                                           self.mu[g][:, None] * unit, 0.0)
-        if self.inert.any():
-            phi[self.inert] = L[self.inert] - start.reshape(m, rows)[self.inert]
-            if slopes:
-                S[self.inert] = 0.0
-        return phi.ravel(), S
+        return phi, S
 
 
 class _Pattern:
@@ -247,7 +296,7 @@ class _Solve:
         self.W = sp.csr_matrix((vals, (rows, cols)), shape=(size, size))
         self.pattern = _Pattern(self.W, problem.rows)
         self.q = np.asarray(problem.rhs, dtype=np.float64)
-        self.law = _Law(problem)
+        self.law = _Law(problem, settings["function"] == "fb")
         self.problem, self.lam, self.start = problem, lam, lam.copy()
         diag = self.W.diagonal()
         # The proximal term's metric: W's own diagonal (1 on an empty row), so α is unitless
@@ -267,7 +316,7 @@ class _Solve:
     def sync(self) -> None:
         """Re-centre on λ (after the driver restored it, and at the start)."""
         self.u = self._u(self.lam)
-        self.phi, _ = self.law.function(self.lam, self.u, self.start, False)
+        self.phi, *_ = self.law.function(self.lam, self.u, self.start, False)
         self.alpha = self.prox
         self._centre(1.0)
 
@@ -292,20 +341,21 @@ class _Solve:
     def _evaluate(self, lam: np.ndarray):
         """(u, Φ, Φ of the proximal problem) at λ: one product."""
         u = self._u(lam)
-        phi, _ = self.law.function(lam, u, self.start, False)
+        phi, *_ = self.law.function(lam, u, self.start, False)
         shifted = u + self.alpha * self.metric * (lam - self.centre)
-        phi_prox, _ = self.law.function(lam, shifted, self.start, False)
+        phi_prox, *_ = self.law.function(lam, shifted, self.start, False)
         return u, phi, phi_prox
 
-    def _matrix(self, S: np.ndarray) -> sp.csc_matrix:
-        """H = (I - S) + S diag(ρ) (W + αD), S block-diagonal: block by block on W's pattern
-        (each block of contact c's row S_c diag(ρ_c) times W's block), no sparse products."""
+    def _matrix(self, direct: np.ndarray, through: np.ndarray) -> sp.csc_matrix:
+        """H = ∂Φ/∂λ + ∂Φ/∂u (W + αD), both block-diagonal (for Alart–Curnier I - S and
+        S diag(ρ)): block by block on W's pattern (contact c's block of ∂Φ/∂u times each of
+        W's blocks in its row), no sparse products."""
         P, m, rows = self.pattern, self.law.m, self.law.rows
         regular = P.W.copy()
         regular[P.diagonal] += (self.alpha * self.metric).reshape(m, rows)[:, None, :] \
             * np.eye(rows)
-        data = np.matmul((S * self.law.rho[:, None, :])[P.row_of], regular)
-        data[P.diagonal] += np.eye(rows) - S
+        data = np.matmul(through[P.row_of], regular)
+        data[P.diagonal] += direct
         H = sp.bsr_matrix((data, P.indices, P.indptr), shape=P.shape).tocsc()
         H.eliminate_zeros()  # a block's zeros (inactive rows, sticking groups' couplings) would
         return H             # be fill for the factorisation
@@ -343,9 +393,9 @@ class _Solve:
         is small beside the true one (module docstring)."""
         lam, law = self.lam, self.law
         shifted = self.u + self.alpha * self.metric * (lam - self.centre)
-        _, S = law.function(lam, shifted, self.start, True)
+        _, direct, through = law.function(lam, shifted, self.start, True)
         try:
-            delta = splu(self._matrix(S)).solve(-self.phi_prox)
+            delta = splu(self._matrix(direct, through)).solve(-self.phi_prox)
         except RuntimeError:  # exactly singular (prox 0 on a resting pile): a regular matrix
             self.counts["failed_searches"] += 1
             self._regularise()

@@ -148,3 +148,19 @@ def test_restarts_run_sweeps_once_newton_stalls(pyramid):
     assert result.info["restarts"] >= 1
     assert result.info["sweeps"] == 10 * result.info["restarts"]
     assert pyramid.fclib_error(result.lam) < 1e-12
+
+
+def test_fischer_burmeister_solves_the_pyramid_to_rounding(pyramid):
+    """function=fb seeks the zero of another function with the same zeros: Coulomb's law."""
+    result = newton(pyramid, function="fb")
+    assert result.status == metrics.ABSOLUTE
+    assert pyramid.fclib_error(result.lam) < 1e-12
+
+
+def test_fischer_burmeister_without_friction_gives_the_lcps_velocities():
+    problem = settled("bowl", 60, overrides={"n": 40})
+    ac, fb = newton(problem), newton(problem, function="fb")
+    assert fb.status == metrics.ABSOLUTE
+    u_ac = problem.apply(ac.lam) + problem.rhs
+    u_fb = problem.apply(fb.lam) + problem.rhs
+    assert np.max(np.abs(u_ac - u_fb)) < 1e-9
