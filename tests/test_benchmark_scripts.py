@@ -16,6 +16,8 @@ SCRIPTS = sorted(p.stem for p in (ROOT / "benchmarks").glob("*.py") if p.stem !=
 TINY_RUNS = {
     "friction_cost": (["column", "--settle", "2", "--rounds", "1", "--steps", "2"],
                       "with friction / without:"),
+    "handmade_fclib": (["--stacks", "tetrahedron", "--exports", "none", "--solvers",
+                        "newton,pgs", "--sweeps", "500"], "| `newton` | "),
     "memory": (["--scene", "column", "--steps", "40", "--points", "2"], "physics ok"),
     "newton": (["--piles", "column"], "| column, step 50 | 7 | absolute |"),
     "step": (["--scene", "column", "--rounds", "1", "--steps", "5"], "this:"),

@@ -164,3 +164,27 @@ def test_fischer_burmeister_without_friction_gives_the_lcps_velocities():
     u_ac = problem.apply(ac.lam) + problem.rhs
     u_fb = problem.apply(fb.lam) + problem.rhs
     assert np.max(np.abs(u_ac - u_fb)) < 1e-9
+
+
+@pytest.mark.parametrize("stack", ["tetrahedron", "square-pyramid"])
+def test_a_file_this_project_did_not_write(tmp_path, stack):
+    """A stack of spheres built by hand (W = H M⁻¹ Hᵀ from the sphere centres) and written in
+    FCLIB's triplet layout without the project's writer: read back and solved to 1e-12, with
+    Coulomb's law checked on the hand-built W and q, not the reader's."""
+    from benchmarks.handmade_fclib import STACKS, local_problem, write_by_hand
+    from lab.io.fclib import read_fclib
+
+    W, q, mu = local_problem(STACKS[stack]())
+    path = tmp_path / "stack.hdf5"
+    write_by_hand(path, W, q, mu, stack)
+    problem, _ = read_fclib(path)
+    result = newton(problem, iterations=50)
+    assert problem.fclib_error(result.lam) < 1e-12
+    r = result.lam.reshape(-1, 3)
+    u = (W @ result.lam + q).reshape(-1, 3)
+    scale = np.abs(q).max()
+    assert np.all(r[:, 0] >= 0.0) and np.all(u[:, 0] >= -1e-12 * scale)
+    assert np.all(np.abs(r[:, 0] * u[:, 0]) <= 1e-12 * scale * r[:, 0].max())
+    friction = np.linalg.norm(r[:, 1:], axis=1)
+    assert np.all(friction <= mu * r[:, 0] * (1 + 1e-12) + 1e-15)
+    assert r[:, 0].sum() > 0.0  # the stack's weight is carried
