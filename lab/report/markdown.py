@@ -420,7 +420,7 @@ _AFTER_PROFILES = ("### How the verdicts are computed", "### How the frictional 
                    "computed")
 
 
-def _ms(t: float | None) -> str:
+def ms_cell(t: float | None) -> str:
     """Seconds as milliseconds to three significant digits, never in exponent form; None: —."""
     if t is None:
         return "—"
@@ -460,7 +460,7 @@ def profile_lines(p: Profiles | None, header: dict) -> list[str]:
                           for k, s in enumerate(p.solvers)])
     lines += ["", f"**Milliseconds of solve time to FCLIB's error {tight:g} (—: not within the "
               "budget)**", ""]
-    rows = [[f.label, str(f.contacts), *(_ms(r.reach[tight]) for r in row)]
+    rows = [[f.label, str(f.contacts), *(ms_cell(r.reach[tight]) for r in row)]
             for f, row in zip(p.problems, p.runs)]
     return lines + table_lines(["problem", "contacts", *p.solvers], rows)
 

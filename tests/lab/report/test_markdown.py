@@ -106,7 +106,8 @@ def test_the_profiles_section_gives_the_verdicts_and_times_of_the_numbers():
     assert "| `psor` | 1 | 2 | 1 | 2 |" in lines  # fastest, solves; at 1e-4 then 1e-8
     assert "| p0 | 10 | 1000 | 2000 | — |" in lines  # ms to 1e-8; —: not within budget
     assert "| p2 | 30 | — | — | — |" in lines and "| p3 | 40 | 500 | — | 1000 |" in lines
-    assert [md._ms(t) for t in (0.0123456, 0.000123456, 0.0, None)] == ["12.3", "0.123", "0", "—"]
+    assert [md.ms_cell(t) for t in (0.0123456, 0.000123456, 0.0, None)] == [
+        "12.3", "0.123", "0", "—"]
     assert "1 s of solve time (at most 100 iterations)" in text and "`x`" in text
     part = FrictionPart(profiles=profiles)
     assert md.PROFILE_HEADING in md.markdown(HEADER, None, part, "friction")
