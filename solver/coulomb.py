@@ -156,17 +156,22 @@ def checked_frictional_residual(A, rhs, laws, lam, scratch, partition, held):
     return r, True, product
 
 
+@njit(cache=True, nogil=True)
+def _contact_errors_squared(lam, e, mu):
+    total = 0.0
+    for k in range(lam.shape[0]):
+        ut = np.sqrt(e[k, 1] * e[k, 1] + e[k, 2] * e[k, 2])
+        zn, z1, z2 = lam[k, 0] - (e[k, 0] + mu[k] * ut), lam[k, 1] - e[k, 1], lam[k, 2] - e[k, 2]
+        pn, p1, p2 = project_cone(zn, z1, z2, mu[k])
+        d0, d1, d2 = lam[k, 0] - pn, lam[k, 1] - p1, lam[k, 2] - p2
+        total += d0 * d0 + d1 * d1 + d2 * d2
+    return total
+
+
 def contact_errors_norm(lam: np.ndarray, e: np.ndarray, mu: np.ndarray) -> float:
     """‖λ - P_K(λ - ũ)‖₂ over contacts: lam, e (m, 3) in (n, t1, t2) order; mu (m,)."""
-    ut = np.linalg.norm(e[:, 1:], axis=1)
-    z = lam - np.column_stack([e[:, 0] + mu * ut, e[:, 1:]])
-    zt = np.linalg.norm(z[:, 1:], axis=1)
-    proj = z.copy()
-    inside = zt <= mu * z[:, 0]
-    polar = mu * zt <= -z[:, 0]
-    side = ~inside & ~polar
-    a = (z[side, 0] + mu[side] * zt[side]) / (1.0 + mu[side] ** 2)
-    proj[polar] = 0.0
-    proj[side, 0] = a
-    proj[side, 1:] = z[side, 1:] * (mu[side] * a / zt[side])[:, None]
-    return float(np.linalg.norm(lam - proj))
+    # One kernel: the same formula in numpy masks cost ~300 µs on 450 contacts, twenty sweeps'
+    # worth, and a performance profile evaluates it after every iteration.
+    return float(np.sqrt(_contact_errors_squared(
+        np.ascontiguousarray(lam, dtype=np.float64), np.ascontiguousarray(e, dtype=np.float64),
+        np.ascontiguousarray(mu, dtype=np.float64))))

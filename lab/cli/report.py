@@ -11,6 +11,7 @@ from ..report import results
 from ..report.compare import COMPARE_ITERATIONS, REPEATS, SETTLE, parse_solver_list
 from ..report.exits import EXIT_ITERATIONS, EXIT_SCENE, EXIT_STEPS, FRICTION_EXIT_STEPS
 from ..report.friction_series import FRICTION_SCENES
+from ..report.profiles import BUDGET as PROFILE_BUDGET
 from ..report.results import BUDGETS, PARTS
 from ..report.series import SERIES_STEPS
 
@@ -55,7 +56,14 @@ def add_parser(sub) -> None:
                         + "), or none (default: default)")
     p.add_argument("--part", default="all", choices=PARTS,
                    help="run only the frictionless part (the article's scenes, their snapshots "
-                        "and exit statuses) or only the frictional one; default all")
+                        "and exit statuses), only the frictional one, or only the performance "
+                        "profiles (their section and numbers put into an existing RESULTS.md "
+                        "and results.json, the rest kept); default all")
+    p.add_argument("--profiles", default="default", choices=("default", "none"),
+                   help="the performance profiles of the frictional solvers on the collection "
+                        "of frozen frictional steps, or none (default: default)")
+    p.add_argument("--profile-budget", default=PROFILE_BUDGET.value_text(), metavar="S",
+                   help=PROFILE_BUDGET.help_text())
     p.add_argument("--friction-scenes", default=",".join(FRICTION_SCENES), metavar="a,b,...",
                    help="frictional scenes of the frictional part, or none (default "
                         + ", ".join(f"{k}: steps {', '.join(map(str, f.steps))}"
@@ -82,7 +90,8 @@ def _command_line(args: argparse.Namespace) -> str:
                 "iterations": None, "settle": None, "exit_scene": EXIT_SCENE,
                 "exit_steps": None, "exit_iterations": str(EXIT_ITERATIONS),
                 "repeats": "3", "series": "default", "part": "all",
-                "friction_scenes": ",".join(FRICTION_SCENES)}
+                "friction_scenes": ",".join(FRICTION_SCENES), "profiles": "default",
+                "profile_budget": PROFILE_BUDGET.value_text()}
     for name, default in defaults.items():
         value = getattr(args, name)
         if value is not None and value != default:
@@ -104,7 +113,15 @@ def _options(args: argparse.Namespace) -> dict:
             else int(EXIT_STEPS_PARAM.parse(args.exit_steps)),
             "exit_iterations": int(EXIT_ITERATIONS_PARAM.parse(args.exit_iterations)),
             "series": args.series == "default", "part": args.part,
-            "friction_scenes": parse_friction_scenes(args.friction_scenes)}
+            "friction_scenes": parse_friction_scenes(args.friction_scenes),
+            "profiles": _profiles_wanted(args),
+            "profile_budget": float(PROFILE_BUDGET.parse(args.profile_budget))}
+
+
+def _profiles_wanted(args: argparse.Namespace) -> bool:
+    if args.part == "profiles" and args.profiles == "none":
+        raise ParamError("--part profiles --profiles none measures nothing")
+    return args.profiles == "default"
 
 
 def parse_friction_scenes(text: str) -> list[str]:

@@ -226,3 +226,33 @@ def curves_png(path: str | Path, curves: dict[str, tuple[np.ndarray, np.ndarray]
     fig.suptitle(title, color=TEXT)
     fig.tight_layout()
     return _save(fig, path)
+
+
+def profile_png(path: str | Path, panels: list[tuple[str, np.ndarray, np.ndarray]],
+                solvers: list[str], title: str) -> Path:
+    """Dolan and Moré's performance profiles, one panel per tolerance: panels are (panel title,
+    τ (k,) ascending from 1, ρ (solvers, k) shares of problems in [0, 1]); each solver's ρ a
+    step function of τ (log axis), in its comparison colour. Written atomically as PNG."""
+    from .palette import solver_colours
+
+    fig = _figure(13.0, 5.5)
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    colours = solver_colours(solvers)
+    for ax, (panel, taus, rho) in zip(axes, panels):
+        for k, name in enumerate(solvers):
+            # Dashes alternate so that two solvers with the same profile both show.
+            ax.step(taus, rho[k], where="post", label=name, color=colours[k],
+                    linewidth=LINE_WIDTH, linestyle="-" if k % 2 == 0 else "--")
+        ax.set_xscale("log", base=2)
+        ax.set_xlim(1.0, float(taus[-1]) if taus[-1] > 1.0 else 2.0)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("τ: time within this factor of the fastest solver (log)")
+        ax.set_ylabel("ρ(τ): share of problems")
+        ax.set_title(panel, fontsize=10)
+    _dark(fig, axes)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(6, max(1, len(labels))),
+               fontsize=9, frameon=False, labelcolor=TEXT)
+    fig.suptitle(title, color=TEXT)
+    fig.tight_layout(rect=(0.0, 0.02 + 0.05 * -(-len(labels) // 6), 1.0, 1.0))
+    return _save(fig, path)

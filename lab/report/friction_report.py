@@ -4,7 +4,8 @@ Measures the frictional snapshots (lab.report.friction_series), writes
 DIR/<label>/benchmark.{npy,json,png} for the last snapshot of each frictional scene (and
 DIR/friction-box/apgd.png, the race behind the APGD claim), runs the exit-status experiment on a
 frictional scene (lab.report.exits, the scene with μ = μ_wall = 0.5 unless it has friction of its
-own) into DIR/exit-status-friction.png, and judges the claims (lab.report.friction_verdicts).
+own) into DIR/exit-status-friction.png, judges the claims (lab.report.friction_verdicts), and
+measures the performance profiles (lab.report.profiles) into DIR/friction-profiles/profile.png.
 lab.report.results puts it into results.json and, by lab.report.markdown, RESULTS.md.
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .friction_series import (FRICTION_RUNS, FRICTION_SCENES, RELAXED,
                               FrictionSnapshot, friction_series_json, measure_friction,
                               run_labels, scene_params, snapshot_table)
 from .friction_verdicts import APGD_RIVALS, APGD_SCENES, APGD_TOL, friction_verdicts
+from .profiles import Profiles, measure_profiles, profiles_json, run_count, write_figure
 from .progress import Progress
 from .tables import friction_rows
 from .verdicts import Verdict, verdicts_json
@@ -34,13 +36,15 @@ APGD_FIGURE = "apgd.png"
 @dataclass
 class FrictionPart:
     """What the frictional part measured: series (label -> snapshots), exits (or None, with
-    exit_note saying why), the verdicts, the seconds it took."""
+    exit_note saying why), the verdicts, the seconds it took, the performance profiles (None:
+    not measured)."""
 
     series: dict[str, list[FrictionSnapshot]] = field(default_factory=dict)
     exits: ExitStats | None = None
     exit_note: str | None = None
     found: list[Verdict] = field(default_factory=list)
     seconds: float = 0.0
+    profiles: Profiles | None = None
 
 
 def write_scene_files(out: Path, snap: FrictionSnapshot) -> None:
@@ -94,8 +98,22 @@ def run_friction_part(o: dict, out: Path, say, quiet: bool) -> FrictionPart:
     part.exits, part.exit_note = exit_experiment({**o, "solvers": solvers}, out, True, say, say,
                                                  quiet)
     part.found = friction_verdicts(part.series, part.exits)
+    if o["profiles"]:
+        part.profiles = run_profiles(o, out, say, quiet)
     part.seconds = time.perf_counter() - start
     return part
+
+
+def run_profiles(o: dict, out: Path, say, quiet: bool) -> Profiles:
+    """The performance profiles of o['solvers'] with o['profile_budget'] solve seconds per run,
+    their figure written."""
+    runs = run_count(o["solvers"])
+    say(f"performance profiles: {runs} runs of {o['profile_budget']:g} s of solve time at most "
+        "(compiling and freezing the problems first)")
+    progress = None if quiet else Progress("report: performance profiles", max(runs, 1))
+    profiles = measure_profiles(o["solvers"], o["profile_budget"], progress=progress)
+    write_figure(out, profiles)
+    return profiles
 
 
 def friction_json(friction: FrictionPart | None) -> dict | None:
@@ -109,4 +127,5 @@ def friction_json(friction: FrictionPart | None) -> dict | None:
             "scenes": {label: [dict(zip(columns, row)) for row in friction_rows(snaps[-1])]
                        for label, snaps in friction.series.items()},
             "series": friction_series_json(friction.series),
-            "exit_statuses": exits_json(friction.exits), "exit_note": friction.exit_note}
+            "exit_statuses": exits_json(friction.exits), "exit_note": friction.exit_note,
+            "profiles": profiles_json(friction.profiles)}

@@ -186,9 +186,14 @@ def scene_params(label: str) -> dict:
 def frozen_frictional_steps(label: str, steps: tuple[int, ...]):
     """(step, simulated time at its start, copy of its problem) for each of `steps` of one
     PGS-driven run (20 iterations per step, the frictional default warm start)."""
-    fs = FRICTION_SCENES[label]
-    params = scene_params(label)
-    world = scenes.get(fs.scene).build(params)
+    return frozen_steps(FRICTION_SCENES[label].scene, scene_params(label), steps)
+
+
+def frozen_steps(scene: str, params: dict, steps: tuple[int, ...]):
+    """(step, simulated time at its start, copy of its problem) for each of `steps` of one
+    PGS-driven run of `scene` with resolved `params` (20 iterations per step, the default warm
+    start of those parameters: all of the last step's impulses with friction)."""
+    world = scenes.get(scene).build(params)
     sim = Simulation(world, registry.settings("pgs", 20, False), default_warm_start(params))
     out = []
     for k in range(1, max(steps) + 1):

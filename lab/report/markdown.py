@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from solver import metrics
 
 from .exits import EXIT_ABS_TOL, EXIT_FIGURES, ExitStats
 from .friction_report import APGD_FIGURE, FrictionPart
 from .friction_series import FRICTION_SCENES
+from .profiles import FIGURE, FOLDER, TOLERANCES, Profiles, shares, verdict
 from .friction_verdicts import (ADAPTIVE_PAIRS, APGD_RIVALS, APGD_SCENES, APGD_TOL, BLOCKED_PAIRS,
                                 TIE, TOL, Outcome, apgd_race, divergence_problems, run_outcome,
                                 versus)
@@ -267,6 +270,8 @@ def markdown(header: dict, frictionless: FrictionlessPart | None,
     if friction is not None:
         lines += _exit_lines(friction.exits, friction.exit_note, "Exit statuses with friction",
                              EXIT_FIGURES[True])
+    if friction is not None:
+        lines += profile_lines(friction.profiles, header)
     if frictionless is not None:
         lines += _method_lines()
     if friction is not None:
@@ -404,3 +409,82 @@ def friction_method_lines() -> list[str]:
             "law solve the cone complementarity relaxation and are measured by its natural "
             "map; jacobi and pgs by Coulomb's error. The tolerance is loose because no run "
             "reaches 1e-4 m/s on the box within the budget."]
+
+
+# ------------------------------------------------------------------------------- profiles
+
+PROFILE_HEADING = "### Performance profiles with friction"
+# Where `splice_section` puts the profiles into a RESULTS.md that has none: where `markdown`
+# does, before the first of these headings, else at the end.
+_AFTER_PROFILES = ("### How the verdicts are computed", "### How the frictional verdicts are "
+                   "computed")
+
+
+def ms_cell(t: float | None) -> str:
+    """Seconds as milliseconds to three significant digits, never in exponent form; None: —."""
+    if t is None:
+        return "—"
+    ms = 1e3 * t
+    digits = 2 - int(np.floor(np.log10(ms))) if ms > 0 else 0
+    return f"{ms:.{max(0, digits)}f}"
+
+
+def profile_lines(p: Profiles | None, header: dict) -> list[str]:
+    """The performance profiles' section: how they were measured (`header`: command, date,
+    machine), the verdict at each tolerance, the figure, each solver's shares and the
+    milliseconds to 1e-8 of every run."""
+    lines = ["", PROFILE_HEADING, ""]
+    if p is None:
+        return lines + ["Not measured (`--profiles none`)."]
+    tight = min(TOLERANCES)
+    lines += [f"Dolan and Moré's performance profiles, as Acary, Brémond and Huber (2018) compare "
+              f"solvers over FCLIB's collections: {len(p.problems)} frozen frictional steps of "
+              "the program's scenes (each scene run with `pgs`, 20 sweeps a step and all of the "
+              "last step's impulses as warm start, frozen at the step named), every frictional "
+              f"solver from λ = 0 with {p.budget:g} s of solve time (at most {p.cap} "
+              "iterations). t = solve seconds until FCLIB's error ‖λ − P_K(λ − ũ)‖₂ / (1 + ‖q‖₂) "
+              "first falls to the tolerance (iterations alone: the residual and FCLIB's error, "
+              "evaluated after every iteration, and compilation excluded); ρ(τ) = share of the "
+              "problems a solver solves within τ times the fastest solver's time; ρ(1): share "
+              "where it is the fastest (ties count for each); ρ at the right: share it solves "
+              f"within the budget. Measured by `{header['command']}` on {header['date']} "
+              f"({header['machine']}) in {p.seconds:.0f} s, on one thread; one run each, so "
+              "close times swap with the machine's load.", ""]
+    lines += [f"- **{verdict(p.times(tol), p.solvers, tol)}**" for tol in TOLERANCES]
+    lines += ["", f"![performance profiles]({FOLDER}/{FIGURE})", "",
+              f"**Problems each solver is fastest on and solves, of {len(p.problems)}**", ""]
+    counts = [shares(p.times(tol)) for tol in TOLERANCES]
+    lines += table_lines(["solver", *(f"{w} to {tol:g}" for tol in TOLERANCES
+                                      for w in ("fastest", "solves"))],
+                         [[f"`{s}`", *(str(int(c[w][k])) for c in counts for w in (0, 1))]
+                          for k, s in enumerate(p.solvers)])
+    lines += ["", f"**Milliseconds of solve time to FCLIB's error {tight:g} (—: not within the "
+              "budget)**", ""]
+    rows = [[f.label, str(f.contacts), *(ms_cell(r.reach[tight]) for r in row)]
+            for f, row in zip(p.problems, p.runs)]
+    return lines + table_lines(["problem", "contacts", *p.solvers], rows)
+
+
+def splice_section(text: str, section: list[str]) -> str:
+    """RESULTS.md `text` with its profiles' section replaced by `section` (lines, as
+    profile_lines gives them), or, where it has none, `section` put where `markdown` puts it;
+    everything else kept as it was."""
+    lines = text.rstrip("\n").split("\n")
+    body = section[1:] if section and section[0] == "" else section
+    if PROFILE_HEADING in lines:
+        start = lines.index(PROFILE_HEADING)
+        end = next((k for k in range(start + 1, len(lines)) if lines[k].startswith("### ")),
+                   len(lines))
+        while end > start + 1 and lines[end - 1] == "":
+            end -= 1
+    else:
+        start = next((k for k, line in enumerate(lines) if line in _AFTER_PROFILES), None)
+        if start is None:
+            return "\n".join(lines + [""] + body) + "\n"
+        while start > 0 and lines[start - 1] == "":
+            start -= 1
+        end = start
+    head = lines[:start]
+    while head and head[-1] == "":
+        head.pop()
+    return "\n".join(head + ([""] if head else []) + body + lines[end:]) + "\n"

@@ -7,9 +7,12 @@ tabulate the residual after 20 iterations and the iterations and milliseconds to
 sources name, on which the claims are judged), Erleben's exit-status experiment
 (lab.report.exits), and a verdict on every claim of the sources (lab.report.verdicts). With
 friction (lab.report.friction_report) the frictional solvers on snapshots of the frictional
-scenes, an exit-status experiment with friction, and the frictional claims. The part option runs
-one of the two. Writes, each file atomically: DIR/<scene>/benchmark.{npy,json,png},
-DIR/exit-status.png, DIR/<friction scene>/..., DIR/exit-status-friction.png, DIR/results.json
+scenes, an exit-status experiment with friction, the frictional claims and the performance
+profiles of the frictional solvers (lab.report.profiles). The part option runs one of the two,
+or the profiles alone, put into an existing RESULTS.md and results.json in place of their old
+section and numbers. Writes, each file atomically: DIR/<scene>/benchmark.{npy,json,png},
+DIR/exit-status.png, DIR/<friction scene>/..., DIR/exit-status-friction.png,
+DIR/friction-profiles/profile.png, DIR/results.json
 (every number the verdicts used) and, last, DIR/RESULTS.md (lab.report.markdown).
 """
 from __future__ import annotations
@@ -27,17 +30,18 @@ import scenes
 from solver.methods import registry
 from solver.params import resolve
 
-from ..io.files import atomic_write, prepare_out_dir, write_json
+from ..io.files import atomic_write, destination, prepare_out_dir, write_json
 from .compare import ScenePlan, compare_scene, write_benchmark
 from .exits import EXIT_FIGURES, exit_experiment, exits_json, proximal_variants
-from .friction_report import FILES, FrictionPart, friction_json, run_friction_part
-from .markdown import FrictionlessPart, markdown
+from .friction_report import FILES, FrictionPart, friction_json, run_friction_part, run_profiles
+from .markdown import FrictionlessPart, markdown, profile_lines, splice_section
+from .profiles import FIGURE, FOLDER, profiles_json
 from .progress import Progress
 from .series import SERIES_STEPS, measure_series, series_json
 from .tables import scene_rows
 from .verdicts import verdicts, verdicts_json
 
-PARTS = ("all", "frictionless", "friction")
+PARTS = ("all", "frictionless", "friction", "profiles")
 
 
 @dataclass(frozen=True)
@@ -97,9 +101,11 @@ def _prepare(o: dict, path: str):
     if o["part"] != "friction":
         for scene in o["scenes"]:
             prepare_out_dir(out / scene, ("benchmark.npy", "benchmark.json", "benchmark.png"))
-    if o["part"] != "frictionless":
+    if o["part"] in ("all", "friction"):
         for label in o["friction_scenes"]:
             prepare_out_dir(out / label, (*FILES, "apgd.png"))
+    if o["part"] != "frictionless" and o["profiles"]:
+        prepare_out_dir(out / FOLDER, (FIGURE,))
     return out
 
 
@@ -126,12 +132,14 @@ def _frictionless_part(o: dict, out, say, quiet: bool, wall: float,
 def _stage_counts(o: dict) -> tuple[int, int]:
     """(stages of the frictionless part, of the frictional part), for the progress lines."""
     plain = 0
+    if o["part"] == "profiles":
+        return 0, 1
     if o["part"] != "friction":
         with_series = o["series"] and any(s in SERIES_STEPS for s in o["scenes"])
         prox = any(v.solver in o["solvers"] for v in proximal_variants())
         plain = len(o["scenes"]) + with_series + bool(o["exit_scene"] and prox)
     rough = 0 if o["part"] == "frictionless" else bool(o["friction_scenes"]) + bool(
-        o["exit_scene"])
+        o["exit_scene"]) + bool(o["profiles"])
     return plain, rough
 
 
@@ -153,17 +161,14 @@ def run(o: dict, path: str, command: str, quiet: bool) -> int:
         done[0] += 1
         say(f"[{done[0]}/{stages}] {text} ({time.perf_counter() - wall:.0f} s so far)")
 
+    if o["part"] == "profiles":
+        return _profiles_part(o, out, command, stage, quiet, wall)
     frictionless = (None if o["part"] == "friction"
                     else _frictionless_part(o, out, say, quiet, wall, stages))
     friction = (None if o["part"] == "frictionless"
                 else run_friction_part(o, out, stage, quiet))
     seconds = time.perf_counter() - wall
-    header = {"command": command,
-              "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-              "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
-                         f"{platform.python_version()}, numpy {np.__version__}",
-              "seconds": seconds, "solvers": o["solvers"], "part": o["part"],
-              "friction_seconds": None if friction is None else friction.seconds}
+    header = _header(o, command, seconds, None if friction is None else friction.seconds)
     # The frictional part alone: results.json has no frictionless verdicts, tables or snapshots.
     measured = frictionless or FrictionlessPart([])
     write_json(out / "results.json", _results_json(header, measured, friction))
@@ -177,6 +182,35 @@ def run(o: dict, path: str, command: str, quiet: bool) -> int:
           + ", ".join(f"{v.verdict}: {sum(w.verdict == v.verdict for w in every)}"
                       for v in {w.verdict: w for w in every}.values())
           + f"; {seconds:.0f} s; wrote {out / 'RESULTS.md'}")
+    return 0
+
+
+def _header(o: dict, command: str, seconds: float, friction_seconds: float | None) -> dict:
+    return {"command": command,
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
+                       f"{platform.python_version()}, numpy {np.__version__}",
+            "seconds": seconds, "solvers": o["solvers"], "part": o["part"],
+            "friction_seconds": friction_seconds}
+
+
+def _profiles_part(o: dict, out, command: str, stage, quiet: bool, wall: float) -> int:
+    """`--part profiles`: the performance profiles alone, their section put into DIR/RESULTS.md
+    and their numbers into DIR/results.json in place of the old ones, the rest of both kept (a
+    report with the other parts is minutes more)."""
+    import json
+
+    profiles = run_profiles(o, out, stage, quiet)
+    header = _header(o, command, time.perf_counter() - wall, None)
+    md, js = destination(out / "RESULTS.md"), destination(out / "results.json")
+    text = md.read_text() if md.exists() else markdown(header, None, None, o["part"])
+    text = splice_section(text, profile_lines(profiles, header))
+    atomic_write(md, lambda f: f.write(text.encode()))
+    data = json.loads(js.read_text()) if js.exists() else {"header": header}
+    data["friction"] = {**(data.get("friction") or {}), "profiles": profiles_json(profiles)}
+    write_json(js, data)
+    print(f"report: performance profiles of {len(profiles.solvers)} solvers on "
+          f"{len(profiles.problems)} problems; {header['seconds']:.0f} s; wrote {md}")
     return 0
 
 

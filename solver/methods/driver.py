@@ -6,6 +6,7 @@ does the rest the same way for all: the natural-map residual after each iteratio
 timed region), cumulative solve time, the stopping tests and exit status, and the fall-back on
 divergence to the starting impulses, so a step never applies a blown-up iterate. With
 ``trace=False`` it calls ``sweep(iterations)`` once: the fast path, timed, final residual only.
+A traced solve also ends when its solve time passes ``settings.time_limit`` (seconds).
 
 Optional: ``sweep`` may return how many iterations it performed (a method that stopped on its own
 merit); ``sync()`` rebuilds what the method caches of λ after a fall-back; `Hooks`: ``stop()``
@@ -59,6 +60,10 @@ class SolveSettings:
     # Called with λ after every traced iteration, outside the timed region (a front end that
     # reports more than the residual, e.g. FCLIB's error); not a parameter of the method.
     observer: Callable[[np.ndarray], None] | None = field(default=None, compare=False)
+    # Solve seconds (the timed region only: sweeps, not residuals or the observer) after which a
+    # traced solve ends as max_iterations, its budget spent; None: the iterations alone bound
+    # it. A performance profile gives every solver the same time rather than the same count.
+    time_limit: float | None = field(default=None, compare=False)
 
     def __getitem__(self, name: str):
         return self.params[name]
@@ -247,6 +252,8 @@ def _traced(job: _Run, r0: float, bound: float) -> SolveResult:
         own = job.own_stop()
         if own is not None:
             status = own
+            break
+        if settings.time_limit is not None and elapsed >= settings.time_limit:
             break
     final = problem.residual(lam)
     return SolveResult(lam, status, done, final, r0, np.array(trace), np.array(seconds),

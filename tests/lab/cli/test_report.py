@@ -22,6 +22,9 @@ from tests.lab.helpers import run_cli
     (["--part", "half"], "--part"),
     (["--friction-scenes", "friction-bowl,nope"], "unknown frictional scene 'nope'"),
     (["--friction-scenes", "friction-box,friction-box"], "lists a scene twice"),
+    (["--profile-budget", "0"], "profile-budget=0"),
+    (["--profile-budget", "x"], "profile-budget"),
+    (["--part", "profiles", "--profiles", "none"], "measures nothing"),
 ])
 def test_report_bad_input_is_one_line_and_exit_2(tmp_path, args, fragment):
     code, out, err = run_cli("report", "--out", str(tmp_path / "o"), *args)
@@ -42,6 +45,10 @@ def test_the_recorded_command_names_only_the_options_that_differ():
                   "--exit-steps", "300"])
     assert report._command_line(args) == ("marbles-bench report --exit-steps 300 --part "
                                           "friction --friction-scenes friction-box")
+    args = parse(["report", "--part", "profiles", "--profile-budget", "2", "--profiles",
+                  "default"])
+    assert report._command_line(args) == ("marbles-bench report --part profiles "
+                                          "--profile-budget 2")
 
 
 def test_help_gives_each_scene_its_budget(capsys):
@@ -53,7 +60,7 @@ def test_help_gives_each_scene_its_budget(capsys):
     assert ("per scene, bowl 5000, disk 2000, column 200, mass-ratio 3000" in text
             and "per scene, bowl 500, disk 300, column 1, mass-ratio 1" in text)
     assert "bowl: steps 150, 200, 250, 300, 350, 400, 450, 500, 550, 600" in text
-    assert "friction-box: steps 200, 300, 400" in text and "--part {all,frictionless,friction}" \
+    assert "friction-box: steps 200, 300, 400" in text and "--part {all,frictionless,friction,profiles}" \
         in text
     assert "(default 300 without friction, 100 with)" in text
 

@@ -89,3 +89,44 @@ def test_the_blocked_pair_row_says_which_won():
                             {"prox-gs r=blocked": run(curve), "prox-gs": run(slower)})
     rows = md._pair_rows({"friction-box": [snap]}, BLOCKED_PAIRS)
     assert rows == [["friction-box", "200", "prox-gs", "best 3.16e-06", "6 it", "yes"]]
+
+
+def test_the_profiles_section_gives_the_verdicts_and_times_of_the_numbers():
+    from lab.report.friction_report import FrictionPart
+    from tests.lab.report.test_profiles import TIMES, given_profiles
+
+    profiles = given_profiles(TIMES, ["pgs", "psor", "apgd"])
+    lines = md.profile_lines(profiles, HEADER)
+    text = "\n".join(lines)
+    assert lines[1] == md.PROFILE_HEADING
+    # The verdict follows the numbers: pgs is fastest on 3 of 4, one problem solved by none.
+    assert ("- **FCLIB's error 1e-08: fastest on the most problems: `pgs` (3 of 4); solves the "
+            "most within the budget: `pgs` (3 of 4); 1 problem solved by none.**") in lines
+    assert "![performance profiles](friction-profiles/profile.png)" in lines
+    assert "| `psor` | 1 | 2 | 1 | 2 |" in lines  # fastest, solves; at 1e-4 then 1e-8
+    assert "| p0 | 10 | 1000 | 2000 | — |" in lines  # ms to 1e-8; —: not within budget
+    assert "| p2 | 30 | — | — | — |" in lines and "| p3 | 40 | 500 | — | 1000 |" in lines
+    assert [md.ms_cell(t) for t in (0.0123456, 0.000123456, 0.0, None)] == [
+        "12.3", "0.123", "0", "—"]
+    assert "1 s of solve time (at most 100 iterations)" in text and "`x`" in text
+    part = FrictionPart(profiles=profiles)
+    assert md.PROFILE_HEADING in md.markdown(HEADER, None, part, "friction")
+    assert "Not measured (`--profiles none`)." in md.markdown(HEADER, None, FrictionPart())
+
+
+def test_the_profiles_section_replaces_its_old_self_and_keeps_the_rest():
+    section = ["", md.PROFILE_HEADING, "", "new numbers"]
+    old = ("## Results\n\nintro\n\n### friction-box\n\nbox table\n\n" + md.PROFILE_HEADING
+           + "\n\nold numbers\nmore old\n\n### How the verdicts are computed\n\nhow\n")
+    assert md.splice_section(old, section) == (
+        "## Results\n\nintro\n\n### friction-box\n\nbox table\n\n" + md.PROFILE_HEADING
+        + "\n\nnew numbers\n\n### How the verdicts are computed\n\nhow\n")
+    # None yet: before the method sections, where a whole report puts it; else at the end.
+    fresh = "## Results\n\nintro\n\n### How the frictional verdicts are computed\n\nhow\n"
+    assert md.splice_section(fresh, section) == (
+        "## Results\n\nintro\n\n" + md.PROFILE_HEADING + "\n\nnew numbers\n\n"
+        "### How the frictional verdicts are computed\n\nhow\n")
+    assert md.splice_section("## Results\n\nintro\n", section) == (
+        "## Results\n\nintro\n\n" + md.PROFILE_HEADING + "\n\nnew numbers\n")
+    assert md.splice_section(md.splice_section(old, section), section) == md.splice_section(
+        old, section)

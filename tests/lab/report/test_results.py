@@ -84,7 +84,8 @@ def test_the_frictional_part_alone(tmp_path, capsys):
     assert bench.main(["report", "--out", str(out), "--part", "friction", "--friction-scenes",
                        "friction-pyramid", "--iterations", "30", "--exit-scene", "column",
                        "--exit-steps", "3", "--exit-iterations", "10", "--repeats", "1",
-                       "--solvers", "pgs,pcg,jacobi,prox-gs,prox-jacobi,apgd"]) == 0
+                       "--solvers", "pgs,pcg,jacobi,prox-gs,prox-jacobi,apgd",
+                       "--profiles", "none"]) == 0
     err = capsys.readouterr().err
     assert "[1/2] frictional snapshots: friction-pyramid x 3" in err
     assert "[2/2] exit statuses with friction: 3 steps of column (mu=0.5, mu_wall=0.5)" in err
@@ -94,7 +95,8 @@ def test_the_frictional_part_alone(tmp_path, capsys):
                      "### friction-pyramid", "| `pgs friction=ccp` |", "it to 1e-08",
                      "### Exit statuses with friction", "(mu = 0.5, mu_wall = 0.5)",
                      "warm start 1", "![exit statuses](exit-status-friction.png)",
-                     "### How the frictional verdicts are computed"):
+                     "### How the frictional verdicts are computed",
+                     "### Performance profiles with friction\n\nNot measured (`--profiles none`)."):
         assert fragment in text, fragment
     assert "### bowl" not in text and "### Snapshots" not in text
     data = np.load(out / "friction-pyramid" / "benchmark.npy", allow_pickle=False)
@@ -115,3 +117,37 @@ def test_the_frictional_part_alone(tmp_path, capsys):
     assert friction["exit_statuses"]["scene_params"] == {"mu": 0.5, "mu_wall": 0.5}
     assert [s["step"] for s in friction["series"]["friction-pyramid"]] == [1, 25, 50]
     assert not (out / "bowl").exists() and not (out / "exit-status.png").exists()
+
+
+def test_the_profiles_alone_replace_their_section_and_keep_the_rest(tmp_path, monkeypatch,
+                                                                    capsys):
+    """`--part profiles` on a tiny collection: the figure, the section put into the RESULTS.md
+    already there (the rest of it kept) and, run again, in place of the old one; results.json
+    keeps its other numbers."""
+    from lab.report import profiles
+
+    monkeypatch.setattr(profiles, "COLLECTION", (
+        profiles.ProfileScene("incline", {"mu": 0.3}, (2,)),
+        profiles.ProfileScene("pyramid", {"layers": 2, "mu": 0.73}, (1,))))
+    out = tmp_path / "res"
+    out.mkdir()
+    (out / "RESULTS.md").write_text("## Results\n\nkept\n\n### How the frictional verdicts are "
+                                    "computed\n\nkept too\n")
+    (out / "results.json").write_text(json.dumps({"header": {"part": "all"}, "friction": None}))
+    args = ["report", "--out", str(out), "--part", "profiles", "--profile-budget", "0.05",
+            "--solvers", "pgs,pcg,jacobi"]
+    for _ in range(2):
+        assert bench.main(args) == 0
+    assert "[1/1] performance profiles: 4 runs" in capsys.readouterr().err
+    text = (out / "RESULTS.md").read_text()
+    assert text.startswith("## Results\n\nkept\n\n### Performance profiles with friction\n")
+    assert text.count("### Performance profiles with friction") == 1
+    assert text.endswith("### How the frictional verdicts are computed\n\nkept too\n")
+    assert "| incline angle=20 μ=0.3 step 2 | 1 |" in text
+    assert "--solvers pgs,pcg,jacobi --part profiles --profile-budget 0.05` on" in text
+    assert (out / profiles.FOLDER / profiles.FIGURE).read_bytes()[:4] == b"\x89PNG"
+    data = json.loads((out / "results.json").read_text())
+    assert data["header"] == {"part": "all"}
+    measured = data["friction"]["profiles"]
+    assert measured["solvers"] == ["pgs", "jacobi"] and len(measured["problems"]) == 2
+    assert measured["profiles"]["1e-08"]["verdict"] in text

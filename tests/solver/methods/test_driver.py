@@ -1,4 +1,6 @@
 """The iteration driver: stopping tests and exit statuses, the same for every method."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -47,3 +49,43 @@ def test_the_fast_path_falls_back_to_the_start_on_divergence():
     result = run(problem, lam, settings, sweep=blow_up)
     assert result.status == metrics.DIVERGENCE
     np.testing.assert_array_equal(result.lam, start)
+
+
+class _Clock:
+    """A stand-in for time.perf_counter that moves only when told: sweeps and the observer
+    advance it by known amounts, so what the driver counts is exact and nothing is timed."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+def test_the_observer_is_not_timed_and_the_time_limit_ends_the_solve(monkeypatch):
+    from solver.methods import driver
+
+    clock = _Clock()
+    monkeypatch.setattr(driver, "time", clock)
+    problem = v_shaped_problem()
+    lam = np.zeros(problem.m)
+    seen = []
+
+    def sweep(count: int) -> None:
+        clock.now += 1.0  # one second of solve per iteration
+
+    def observer(lam_now: np.ndarray) -> None:
+        seen.append(lam_now.copy())
+        clock.now += 100.0  # the observer's own cost, which must not count
+
+    settings = SolveSettings("pgs", 1000, True, {"abs_tol": 0.0, "rel_tol": 0.0,
+                                                "divergence": 1e4}, observer, time_limit=3.5)
+    result = run(problem, lam, settings, sweep=sweep)
+    # Past 3.5 s of sweeps after the fourth: the budget is spent, not the iterations.
+    assert result.status == metrics.MAX_ITERATIONS and result.iterations == 4
+    np.testing.assert_array_equal(result.seconds, [0.0, 1.0, 2.0, 3.0, 4.0])
+    assert len(seen) == 4
+    unlimited = run(problem, np.zeros(problem.m), dataclasses.replace(settings, time_limit=None,
+                                                                       iterations=6),
+                    sweep=sweep)
+    assert unlimited.iterations == 6 and unlimited.seconds[-1] == 6.0
