@@ -35,6 +35,9 @@ BUDGET = Param("profile-budget", 1.0, float, "solve seconds each solver gets on 
 # hundreds of thousands of iterations in a second, each followed by a residual and FCLIB's error
 # that cost ten times the sweep, for minutes of wall time on a pile that stalled long before.
 ITERATION_CAP = 50_000
+# Runs beside the registry's defaults, label -> (solver, parameters): newton's least-motion
+# start (docs/solvers.md, Hybrids), measured wherever newton is.
+VARIANTS = {"newton start=apgd": ("newton", {"start": "apgd", "start_iterations": 300})}
 FOLDER = "friction-profiles"
 FIGURE = "profile.png"
 
@@ -119,16 +122,24 @@ def first_reach(errors: np.ndarray, seconds: np.ndarray, tol: float) -> float | 
     return float(seconds[hit[0]]) if hit.size else None
 
 
+def variants(solvers: list[str]) -> list[str]:
+    """The frictional ones of `solvers`, then the VARIANTS of those among them."""
+    chosen = [s for s in solvers if registry.get(s).friction]
+    return chosen + [label for label, (name, _) in VARIANTS.items() if name in chosen]
+
+
 def run_solver(problem, solver: str, budget: float, cap: int = ITERATION_CAP) -> ProfileRun:
-    """`solver` from λ = 0 on a copy of `problem` for `budget` solve seconds (at most `cap`
-    iterations), FCLIB's error after every iteration (evaluated on another copy, outside the
-    timed region)."""
-    method = registry.get(solver)
+    """`solver` (a registered name or a label of VARIANTS) from λ = 0 on a copy of `problem`
+    for `budget` solve seconds (at most `cap` iterations), FCLIB's error after every iteration
+    (evaluated on another copy, outside the timed region)."""
+    name, params = VARIANTS.get(solver, (solver, {}))
+    method = registry.get(name)
     # Compiled and warm before the timed run (the kernels of this problem's row count).
-    method.solve(problem.copy(), np.zeros(problem.size), registry.settings(solver, 2, True))
+    method.solve(problem.copy(), np.zeros(problem.size),
+                 registry.settings(name, 2, True, params))
     judge = problem.copy()
     errors = [judge.fclib_error(np.zeros(problem.size))]
-    settings = dataclasses.replace(registry.settings(solver, cap, True),
+    settings = dataclasses.replace(registry.settings(name, cap, True, params),
                                    observer=lambda lam: errors.append(judge.fclib_error(lam)),
                                    time_limit=budget)
     result = method.solve(problem.copy(), np.zeros(problem.size), settings)
@@ -165,10 +176,10 @@ def measure_profiles(solvers: list[str], budget: float, collection=None,
                      progress: Callable[[int, int], None] | None = None,
                      cap: int = ITERATION_CAP) -> Profiles:
     """Freeze `collection` (None: COLLECTION) and run every solver of `solvers` that solves
-    friction on each."""
+    friction on each, and the VARIANTS of those."""
     start = time.perf_counter()
-    chosen = [s for s in solvers if registry.get(s).friction]
-    warmup(sorted(set(chosen) | {"pgs"}))
+    chosen = variants(solvers)
+    warmup(sorted({VARIANTS.get(s, (s, {}))[0] for s in chosen} | {"pgs"}))
     problems = freeze(collection)
     out = Profiles(problems, chosen, budget=budget, cap=cap)
     total = len(problems) * len(chosen)
@@ -273,8 +284,7 @@ def profiles_json(p: Profiles | None) -> dict | None:
 def run_count(solvers: list[str], collection=None) -> int:
     """How many runs measure_profiles makes: problems × the frictional ones of `solvers`."""
     chosen = COLLECTION if collection is None else collection
-    return (sum(len(entry.steps) for entry in chosen)
-            * sum(registry.get(s).friction for s in solvers))
+    return sum(len(entry.steps) for entry in chosen) * len(variants(solvers))
 
 
 def write_figure(out, p: Profiles):

@@ -132,6 +132,28 @@ def test_the_json_carries_every_run_and_the_profiles(tmp_path):
     assert written.read_bytes()[:4] == b"\x89PNG"
 
 
-@pytest.mark.parametrize("solvers, runs", [(["pgs", "pcg", "newton"], 4), (["pcg"], 0)])
+# two problems: pgs, newton and newton's variant (pcg solves no friction)
+@pytest.mark.parametrize("solvers, runs", [(["pgs", "pcg", "newton"], 6), (["pcg"], 0)])
 def test_only_the_frictional_solvers_are_counted(solvers, runs):
     assert pf.run_count(solvers, TINY[1:]) == runs
+
+
+def test_a_variant_runs_its_solver_with_its_parameters(monkeypatch):
+    """A label of VARIANTS is measured as its solver with its parameters, beside the plain
+    solver, and only where that solver is chosen."""
+    from lab.report import profiles
+
+    assert profiles.variants(["pgs"]) == ["pgs"]
+    assert profiles.variants(["newton", "pgs"]) == ["newton", "pgs", *profiles.VARIANTS]
+    seen = []
+    real = profiles.registry.settings
+
+    def spy(name, iterations=20, trace=True, overrides=None):
+        seen.append((name, dict(overrides or {})))
+        return real(name, iterations, trace, overrides)
+
+    label, (name, params) = next(iter(profiles.VARIANTS.items()))
+    problem = profiles.freeze([profiles.COLLECTION[-1]])[0].problem
+    monkeypatch.setattr(profiles.registry, "settings", spy)
+    profiles.run_solver(problem, label, 0.2, cap=3)
+    assert seen and all(s == (name, params) for s in seen)
