@@ -80,7 +80,7 @@ STARTS = ("given", "zero", *STARTERS)
 PARAMS = (
     Param("prox", 1.0, float, "proximal regularisation: each step is Newton's on W + αD (D: W's "
           "diagonal) centred at an earlier λ; α starts at prox and adapts (0: plain Newton until "
-          "its matrix is singular or its step fails)", lo=0.0, hi=1e6),
+          "its matrix is singular or its step is shortened)", lo=0.0, hi=1e6),
     Param("function", "ac", str, "the function whose zero Newton seeks: ac (Alart–Curnier) "
           "or fb (Fischer–Burmeister of the second-order cone, on the normal and tangent rows)",
           choices=("ac", "fb")),
@@ -329,9 +329,11 @@ class _Solve:
         self.counts["prox_steps"] += 1
 
     def _regularise(self) -> None:
-        """A more regular proximal problem from λ: α × GROWTH, and a proximal term from now on
-        if there was none (prox 0: plain Newton until its H is singular or its step fails)."""
-        self.prox = max(self.prox, FLOOR)
+        """A more regular proximal problem from λ: α × GROWTH; without a proximal term yet
+        (prox 0: plain Newton until its H is singular or its step is shortened or fails) the
+        default one's."""
+        if self.prox == 0.0:
+            self.prox = self.alpha = PARAMS[0].default
         self._centre(GROWTH)
 
     def _u(self, lam: np.ndarray) -> np.ndarray:
@@ -346,7 +348,7 @@ class _Solve:
         phi_prox, *_ = self.law.function(lam, shifted, self.start, False)
         return u, phi, phi_prox
 
-    def _matrix(self, direct: np.ndarray, through: np.ndarray) -> sp.csc_matrix:
+    def _matrix(self, direct: np.ndarray, through: np.ndarray) -> sp.csr_matrix:
         """H = ∂Φ/∂λ + ∂Φ/∂u (W + αD), both block-diagonal (for Alart–Curnier I - S and
         S diag(ρ)): block by block on W's pattern (contact c's block of ∂Φ/∂u times each of
         W's blocks in its row), no sparse products."""
@@ -356,9 +358,33 @@ class _Solve:
             * np.eye(rows)
         data = np.matmul(through[P.row_of], regular)
         data[P.diagonal] += direct
-        H = sp.bsr_matrix((data, P.indices, P.indptr), shape=P.shape).tocsc()
+        H = sp.bsr_matrix((data, P.indices, P.indptr), shape=P.shape).tocsr()
         H.eliminate_zeros()  # a block's zeros (inactive rows, sticking groups' couplings) would
         return H             # be fill for the factorisation
+
+    def _direction(self, direct: np.ndarray, through: np.ndarray) -> np.ndarray:
+        """Newton's direction: H Δ = -Φ of the proximal problem. A row of H that is the
+        identity's (a separated contact's rows: Φ there is λ itself) fixes its Δ at once, so
+        only the other rows are factorised, their right side less those columns: on a pile
+        half of whose contacts are open, the factorisation is a fraction of the full one's."""
+        rhs = -self.phi_prox
+        H = self._matrix(direct, through)
+        fixed = (np.all(through == 0.0, axis=2)
+                 & np.all(direct == np.eye(self.law.rows), axis=2)).ravel()
+        if not fixed.any():
+            return splu(H.tocsc()).solve(rhs)
+        delta = np.where(fixed, rhs, 0.0)
+        rest = ~fixed
+        if rest.any():
+            coo = H.tocoo()
+            keep = rest[coo.row] & rest[coo.col]
+            place = np.cumsum(rest) - 1  # a kept row's (and column's) index among the kept
+            count = int(rest.sum())
+            reduced = sp.csc_matrix((coo.data[keep], (place[coo.row[keep]],
+                                                      place[coo.col[keep]])),
+                                    shape=(count, count))
+            delta[rest] = splu(reduced).solve(rhs[rest] - (H @ delta)[rest])
+        return delta
 
     def step(self) -> None:
         """One iteration: the start's run first when there is one, else a Newton step, then
@@ -395,7 +421,7 @@ class _Solve:
         shifted = self.u + self.alpha * self.metric * (lam - self.centre)
         _, direct, through = law.function(lam, shifted, self.start, True)
         try:
-            delta = splu(self._matrix(direct, through)).solve(-self.phi_prox)
+            delta = self._direction(direct, through)
         except RuntimeError:  # exactly singular (prox 0 on a resting pile): a regular matrix
             self.counts["failed_searches"] += 1
             self._regularise()
@@ -425,7 +451,7 @@ class _Solve:
             self._centre(SHRINK if self.inner <= EASY else 1.0)
         elif t < 1.0 or self.inner >= HARD:
             # Newton is struggling: a more regular problem, from here.
-            self._centre(GROWTH)
+            self._regularise()
 
     def sweep(self, count: int) -> int:
         done = 0
