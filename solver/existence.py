@@ -71,12 +71,12 @@ class Existence:
     message: str = ""
 
     def text(self) -> str:
-        """One line for a report."""
+        """One line for a report, the same every run (the seconds are in as_dict)."""
         left = f", {self.inert} inert left out" if self.inert else ""
         note = f"; {self.message}" if self.message else ""
         return (f"existence: {self.verdict}, {MEANING[self.verdict]}; margin between "
                 f"{self.inner:.3e} and {self.outer:.3e} of {self.scale:.3e} m/s "
-                f"({self.contacts} contacts{left}, {self.sides}-gons, {self.seconds:.2f} s)"
+                f"({self.contacts} contacts{left}, {self.sides}-gons)"
                 + note)
 
     def as_dict(self) -> dict:
