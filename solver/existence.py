@@ -20,9 +20,9 @@ the largest margin t with
 is bracketed: inner ≤ t ≤ outer. A positive inner margin proves strict feasibility, hence a
 solution; an outer margin ≤ 0 proves the condition fails. V = max |q| over the tested rows
 (m/s; 1 m/s for q = 0) makes t a share of the problem's own speeds, and t ≤ 1 bounds the
-programs: a direction of W's range inside int K* makes the margin unbounded, and t = 1 then
-says so. Contacts whose normal row has W_nn = 0 (both ends fixed; no impulse reaches them) are
-left out, as the solvers leave them.
+programs: a direction of W's range inside int K* makes the margin unbounded, and t = 1 says
+only that it is at least V. Contacts whose normal row has W_nn = 0 (both ends fixed; no impulse
+reaches them) are left out, as the solvers leave them.
 """
 from __future__ import annotations
 
@@ -58,7 +58,8 @@ class Existence:
     the disks, each a share of `scale` (1/1, at most CAP; nan where its program failed);
     scale: V (m/s); contacts: the contacts tested; inert: those left out (W_nn = 0); sides:
     the polygons'; seconds: both programs' wall time; message: HiGHS's where a program did not
-    finish, else ''."""
+    finish, else ''; checked: the exact margin (disks, not polygons) of the velocity the inner
+    program found, a share of `scale`, at least `inner` but for rounding (nan: none found)."""
 
     verdict: str
     inner: float
@@ -69,21 +70,26 @@ class Existence:
     sides: int
     seconds: float
     message: str = ""
+    checked: float = np.nan
 
     def text(self) -> str:
         """One line for a report, the same every run (the seconds are in as_dict)."""
         left = f", {self.inert} inert left out" if self.inert else ""
         note = f"; {self.message}" if self.message else ""
-        return (f"existence: {self.verdict}, {MEANING[self.verdict]}; margin between "
-                f"{self.inner:.3e} and {self.outer:.3e} of {self.scale:.3e} m/s "
-                f"({self.contacts} contacts{left}, {self.sides}-gons)"
-                + note)
+        if self.inner >= CAP - TOLERANCE:
+            margin = f"margin at least {CAP:g} × {self.scale:.3e} m/s (the programs' cap)"
+        else:
+            margin = (f"margin between {self.inner:.3e} and {self.outer:.3e} × {self.scale:.3e} "
+                      "m/s")
+        return (f"existence: {self.verdict}, {MEANING[self.verdict]}; {margin} "
+                f"({self.contacts} contacts{left}, {self.sides}-gons){note}")
 
     def as_dict(self) -> dict:
         return {"verdict": self.verdict, "inner_margin": _finite(self.inner),
                 "outer_margin": _finite(self.outer), "scale": self.scale,
                 "contacts": self.contacts, "inert": self.inert, "sides": self.sides,
-                "seconds": self.seconds, "message": self.message}
+                "seconds": self.seconds, "message": self.message,
+                "checked_margin": _finite(self.checked)}
 
 
 def _finite(x: float) -> float | None:
@@ -108,18 +114,21 @@ def existence(problem, sides: int = SIDES, seconds: float = SECONDS) -> Existenc
         raise ValueError("q is not finite: no velocity to test")
     if tested.size == 0:  # nothing to push apart: λ = 0 solves it
         return Existence(EXISTS, CAP, CAP, scale, 0, int(m), int(sides),
-                         time.perf_counter() - t0)
+                         time.perf_counter() - t0, checked=np.inf)
     velocity = _reach(problem, tested)
     laws = _laws(problem, live)
-    inner, message = _margin(velocity, q / scale, laws, rows, sides, True, seconds)
+    inner, message, y = _margin(velocity, q / scale, laws, rows, sides, True, seconds)
+    # The proof rests on the velocity found, not on HiGHS's tolerances: its exact margin, with
+    # the disks' own norms, must be positive too.
+    checked = np.nan if y is None else _exact(velocity @ y + q / scale, laws, rows)
     outer = inner
     if not inner >= CAP - TOLERANCE:  # else the outer margin, at least the inner, is CAP too
-        outer, more = _margin(velocity, q / scale, laws, rows, sides, False, seconds)
+        outer, more, _ = _margin(velocity, q / scale, laws, rows, sides, False, seconds)
         message = "; ".join(dict.fromkeys(s for s in (message, more) if s))
-    verdict = (EXISTS if inner > TOLERANCE else FAILS if outer <= TOLERANCE
-               else UNDECIDED)
+    proved = inner > TOLERANCE and checked > TOLERANCE
+    verdict = EXISTS if proved else FAILS if outer <= TOLERANCE else UNDECIDED
     return Existence(verdict, inner, outer, scale, int(live.sum()), int(m - live.sum()),
-                     int(sides), time.perf_counter() - t0, message)
+                     int(sides), time.perf_counter() - t0, message, checked)
 
 
 def _reach(problem, tested: np.ndarray):
@@ -173,9 +182,9 @@ def _laws(problem, live: np.ndarray) -> tuple[np.ndarray, ...]:
 
 
 def _margin(velocity, q: np.ndarray, laws: tuple, rows: int, sides: int, inscribed: bool,
-            seconds: float) -> tuple[float, str]:
-    """The largest margin t (a share of V, at most CAP) and HiGHS's message if it did not
-    finish (t nan then). velocity: R (rows m, k) of `_reach`; q: q / V of the tested rows.
+            seconds: float) -> tuple[float, str, np.ndarray | None]:
+    """The largest margin t (a share of V, at most CAP), HiGHS's message if it did not finish
+    (t nan then) and the y found (None then). velocity: R (rows m, k) of `_reach`; q: q / V of the tested rows.
     Variables: y (k), u' = u / V (rows m), then per contact a bound on each norm, then t."""
     n_u = q.shape[0]
     m = n_u // rows
@@ -202,8 +211,19 @@ def _margin(velocity, q: np.ndarray, laws: tuple, rows: int, sides: int, inscrib
                   bounds=bounds, method="highs-ipm",
                   options={"time_limit": float(seconds)})
     if res.status != 0:
-        return np.nan, f"HiGHS: {res.message}"
-    return float(res.x[t_col]), ""
+        return np.nan, f"HiGHS: {res.message}", None
+    return float(res.x[t_col]), "", res.x[:size]
+
+
+def _exact(u: np.ndarray, laws: tuple, rows: int) -> float:
+    """min over contacts of u_n − μ‖u_t‖ − μ_roll‖u_r‖ − μ_spin|u_s| for u (rows m,)."""
+    u = u.reshape(-1, rows)
+    slack = u[:, 0].copy()
+    if rows >= 3:
+        slack -= laws[0] * np.hypot(u[:, 1], u[:, 2])
+    if rows == 6:
+        slack -= laws[1] * np.hypot(u[:, 3], u[:, 4]) + laws[2] * np.abs(u[:, 5])
+    return float(np.min(slack, initial=np.inf))
 
 
 def _margin_rows(m: int, rows: int, size: int, laws: tuple, first: int, t_col: int,

@@ -33,9 +33,10 @@ DRIFT = Param("drift", 0, int, "after the solve, N more iterations of the same s
               "and whether the impulses drift in W's null space where the velocities have "
               "converged (solver/drift.py; 0: off)", lo=0, hi=10**7)
 NO_EXISTENCE_HELP = (
-    "skip the existence test of a frictional problem (solver/existence.py: two linear programs "
-    "with HiGHS, about 5-10 s on the 1048 contacts of the bowl of 350, more on an FCLIB file's "
-    "explicit W; milliseconds on a few contacts)")
+    "skip the existence test of a frictional problem (solver/existence.py: one or two linear "
+    "programs with HiGHS, milliseconds on a few contacts, about 6 s on the 1048 contacts of the "
+    "frozen bowl of 350 and 40 s on its FCLIB export, whose explicit W is denser than the "
+    "snapshot's Jacobian)")
 # Where a file of each format keeps the impulses --start stored starts from.
 STORED = {"lcp": "lam", "fclib": "/solution/r or /guesses/1/r"}
 

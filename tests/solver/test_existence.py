@@ -193,3 +193,12 @@ def test_a_report_names_the_verdict_and_the_margins():
     assert report["verdict"] == FAILS and report["outer_margin"] == pytest.approx(found.outer)
     with pytest.raises(ValueError, match="at least 3"):
         existence(squeezed(3, 0.0, 0.0), sides=2)
+
+
+@pytest.mark.parametrize("make", [lambda: rank_one(2.0), lambda: squeezed(6, 0.001, -0.0005),
+                                  lambda: marble_on_floor(6)])
+def test_the_velocity_that_proves_it_has_at_least_the_inner_margin_with_the_disks_norms(make):
+    found = existence(make())
+    assert found.verdict == EXISTS
+    assert found.checked >= found.inner - 1e-7
+    assert found.as_dict()["checked_margin"] == pytest.approx(found.checked)
