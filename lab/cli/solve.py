@@ -1,7 +1,10 @@
 """`marbles-bench solve`: one solver on a saved contact problem, whichever format holds it: an
 LCP snapshot (.npz, `run --save-lcp`) or an FCLIB local 3D problem (.hdf5 or .h5, any tool's).
 The format comes from the option that names the file (--lcp, --fclib) or from its suffix; every
-format is then solved by the same steps, and the trace printed (and written to --json)."""
+format is then solved by the same steps, and the trace printed (and written to --json). With
+friction the trace ends with what the answer is checked for beyond its residual: the last
+iteration's change split into what the velocities see and what they do not (solver/drift.py),
+and whether the problem has a solution at all (solver/existence.py)."""
 from __future__ import annotations
 
 import argparse
