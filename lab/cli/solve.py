@@ -1,7 +1,10 @@
 """`marbles-bench solve`: one solver on a saved contact problem, whichever format holds it: an
 LCP snapshot (.npz, `run --save-lcp`) or an FCLIB local 3D problem (.hdf5 or .h5, any tool's).
 The format comes from the option that names the file (--lcp, --fclib) or from its suffix; every
-format is then solved by the same steps, and the trace printed (and written to --json)."""
+format is then solved by the same steps, and the trace printed (and written to --json). With
+friction the trace ends with what the answer is checked for beyond its residual: the last
+iteration's change split into what the velocities see and what they do not (solver/drift.py),
+and whether the problem has a solution at all (solver/existence.py)."""
 from __future__ import annotations
 
 import argparse
@@ -12,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from solver.contact_states import contact_states, states_text
-from solver.drift import drift
+from solver.drift import drift, drift_between
+from solver.existence import existence
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS
 from solver.options import AUTO_MARBLES, DEVICE, GPU_SOLVERS, auto_device
@@ -31,6 +35,11 @@ DRIFT = Param("drift", 0, int, "after the solve, N more iterations of the same s
               "answer, every one of them: how far the impulses and the velocities still move, "
               "and whether the impulses drift in W's null space where the velocities have "
               "converged (solver/drift.py; 0: off)", lo=0, hi=10**7)
+NO_EXISTENCE_HELP = (
+    "skip the existence test of a frictional problem (solver/existence.py: one or two linear "
+    "programs with HiGHS, milliseconds on a few contacts, about 6 s on the 1048 contacts of the "
+    "frozen bowl of 350 and 40 s on its FCLIB export, whose explicit W is denser than the "
+    "snapshot's Jacobian)")
 # Where a file of each format keeps the impulses --start stored starts from.
 STORED = {"lcp": "lam", "fclib": "/solution/r or /guesses/1/r"}
 
@@ -105,20 +114,87 @@ def cmd_solve(args: argparse.Namespace) -> int:
     errors = None
     if loaded.kind == "fclib":  # FCLIB's own error after every iteration, beside the residual
         errors = [problem.fclib_error(lam0)]
-        settings = dataclasses.replace(settings, observer=lambda lam: errors.append(
-            problem.fclib_error(lam)))
+    ends = Ends(lam0) if device != "cuda" else None  # the GPU keeps its iterates
+    if errors is not None or (ends is not None and loaded.frictional):
+        settings = dataclasses.replace(settings, observer=_observer(problem, errors, ends))
     result = method.solve(problem, lam0.copy(), settings)
     if errors is not None:
         errors += [np.inf] * (result.trace.size - len(errors))
-    lines = _lines(args, loaded, settings, result, errors, device)
+    checks = _checks(args, loaded, method, settings, result, ends)
+    lines = _lines(args, loaded, settings, result, errors, device) + checks.lines()
     moved = drift(problem, method, settings, result.lam, more) if more else None
     print("\n".join(lines + ([moved.text()] if moved is not None else [])))
     if args.json is not None:
         report = _json(args, loaded, settings, result, errors, compile_seconds, device)
+        if loaded.frictional:
+            report.update(checks.as_dict())
         if moved is not None:
             report["drift"] = moved.as_dict()
         write_json(args.json, report)
     return 0
+
+
+class Ends:
+    """The last two iterates a solve's observer saw (N s, (size,) each): `before` starts as λ0,
+    so one iteration gives the change from the start."""
+
+    def __init__(self, lam0: np.ndarray):
+        self.before = np.array(lam0, dtype=np.float64)
+        self.last = self.before.copy()
+        self.seen = 0
+
+    def see(self, lam: np.ndarray) -> None:
+        self.before, self.last = self.last, self.before
+        np.copyto(self.last, lam)
+        self.seen += 1
+
+
+def _observer(problem, errors: list | None, ends: Ends | None):
+    """One observer for FCLIB's error trace and the last two iterates, whichever are kept."""
+    def observe(lam: np.ndarray) -> None:
+        if errors is not None:
+            errors.append(problem.fclib_error(lam))
+        if ends is not None:
+            ends.see(lam)
+    return observe
+
+
+@dataclass(frozen=True)
+class Checks:
+    """What a frictional solve's answer is checked for beyond its residual: `step`, the last
+    iteration's change split into what the velocities see and what they do not (a Drift over 1
+    iteration; on the GPU, one more iteration's, from the answer), and `exists`, the problem's
+    strict-feasibility test (solver/existence.py); either None where not measured."""
+
+    step: object = None
+    step_text: str = ""
+    exists: object = None
+
+    def lines(self) -> list[str]:
+        return ([self.step_text] if self.step is not None else []) + (
+            [self.exists.text()] if self.exists is not None else [])
+
+    def as_dict(self) -> dict:
+        return {"last_iteration": None if self.step is None else self.step.as_dict(),
+                "existence": None if self.exists is None else self.exists.as_dict()}
+
+
+def _checks(args, loaded: Loaded, method, settings, result, ends: Ends | None) -> Checks:
+    """The Checks of a frictional solve (none without friction). The last iteration's change
+    is that of the answer found: not measured after a divergence fell back to the start."""
+    if not loaded.frictional:
+        return Checks()
+    problem = loaded.problem
+    step, which = None, "last iteration"
+    if ends is None:
+        step, which = drift(problem, method, settings, result.lam, 1), "next iteration"
+    elif ends.seen and np.array_equal(ends.last, result.lam):
+        step = drift_between(problem, ends.before, ends.last, 1)
+    text = "" if step is None else (
+        f"{which}: velocities moved {step.velocity_change:.3e} m/s, impulses "
+        f"{step.impulse_change:.3e} N s ({step.impulse_share:.2e} of ‖λ‖; seen "
+        f"{step.seen:.1e}); {step.verdict}")
+    return Checks(step, text, None if args.no_existence else existence(problem))
 
 
 def _device(args: argparse.Namespace, loaded: Loaded) -> str:
@@ -153,7 +229,8 @@ def _lines(args, loaded: Loaded, settings, result, errors: list | None,
                   in enumerate(zip(result.trace, result.seconds))]
         states = ""
         if loaded.frictional:
-            states = "; " + states_text(contact_states(problem, result.lam, result.residual))
+            states = (f", FCLIB error {problem.fclib_error(result.lam):.6e}; "
+                      + states_text(contact_states(problem, result.lam, result.residual)))
         return lines + [f"{args.solver}: {result.status} after {result.iterations} iterations, "
                         f"residual {result.residual:.6e} m/s"
                         + ("" if stored is None else f" (stored lam: {stored:.6e} m/s)")
@@ -232,5 +309,6 @@ def add_parser(sub) -> None:
     p.add_argument("--start", choices=("zero", "stored"), default="zero",
                    help="start from zero impulses (default) or from the snapshot's lam")
     cli.option(p, DRIFT, "N")
+    p.add_argument("--no-existence", action="store_true", help=NO_EXISTENCE_HELP)
     p.add_argument("--json", metavar="FILE", help="write the trace and status as JSON")
     p.set_defaults(func=cmd_solve)

@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 from lab.cli import bench
+from lab.io.snapshot import load_lcp
+from solver.existence import existence
 
 
 def untimed(stdout: str) -> list[str]:
@@ -16,6 +19,11 @@ def untimed(stdout: str) -> list[str]:
     starts with the right-aligned iteration number)."""
     return [line.rsplit("  ", 1)[0] if line.startswith(" ") else line
             for line in stdout.splitlines()]
+
+
+def outcome(stdout: str, solver: str) -> str:
+    """The summary line of a solve by `solver`."""
+    return next(line for line in stdout.splitlines() if line.startswith(f"{solver}: "))
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +63,7 @@ def test_both_formats_of_one_step_give_the_same_trace(saved, run_main):
         code, out, err = run_main("solve", option, str(path), "--solver", "nsgs",
                                   "--iterations", "6")
         assert code == 0, err
-        traces.append([line.split()[1] for line in out.splitlines()[2:-1]])
+        traces.append([line.split()[1] for line in out.splitlines() if line.startswith(" ")])
     assert traces[0] == traces[1] and len(traces[0]) == 7
 
 
@@ -72,7 +80,7 @@ def test_both_formats_say_alike_what_the_answer_makes_the_contacts_do(saved, run
         report = json.loads(out_json.read_text())
         states = report["contact_states"]
         assert sum(states[k] for k in ("separated", "sticking", "sliding")) == report["contacts"]
-        assert f"{states['sticking']} stick" in out.splitlines()[-1]
+        assert f"{states['sticking']} stick" in outcome(out, "nsgs")
         found.append(states)
     assert found[0] == found[1]
 
@@ -106,3 +114,67 @@ def test_drift_says_how_far_the_answer_still_moves(saved, index, tmp_path, run_m
     assert 0.0 <= moved["impulse_share"] and moved["residual_after"] <= moved["residual_before"]
     code, _, err = run_main("solve", str(saved[index]), "--drift", "-1")
     assert code == 2 and "drift=-1" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_a_frictional_solve_says_what_its_last_iteration_moved_and_whether_a_solution_exists(
+        saved, index, tmp_path, run_main):
+    """The last iteration's change, split into velocities and impulses, equals the difference
+    of the answers of N - 1 and N iterations (two solves from the same start); FCLIB's error
+    and the existence test's verdict are printed and written alike for both formats."""
+    out_json = tmp_path / "c.json"
+    code, out, err = run_main("solve", str(saved[index]), "--solver", "pgs", "--iterations",
+                              "12", "--json", str(out_json))
+    assert code == 0, err
+    report = json.loads(out_json.read_text())
+    code, _, err = run_main("solve", str(saved[index]), "--solver", "pgs", "--iterations", "11",
+                            "--json", str(tmp_path / "b.json"))
+    assert code == 0, err
+    lam11 = np.array(json.loads((tmp_path / "b.json").read_text())["lam"])
+    lam12 = np.array(report["lam"])
+    step = report["last_iteration"]
+    assert step["impulse_change"] == pytest.approx(np.linalg.norm(lam12 - lam11), rel=1e-9)
+    assert step["impulse_share"] == pytest.approx(
+        np.linalg.norm(lam12 - lam11) / np.linalg.norm(lam11), rel=1e-9)
+    assert step["residual_after"] == pytest.approx(report["residual"], rel=1e-12)
+    assert 0.0 < step["velocity_change"] and step["verdict"] in out
+    lines = out.splitlines()
+    assert lines[-2].startswith("last iteration: velocities moved ")
+    assert f"{step['velocity_change']:.3e} m/s" in lines[-2]
+    exists = report["existence"]
+    assert lines[-1].startswith(f"existence: {exists['verdict']}")
+    assert exists["verdict"] == "exists" and exists["inner_margin"] > 0.0
+    assert exists["contacts"] == report["contacts"]
+    final = report.get("final_fclib_error", report.get("fclib_error"))
+    assert f"FCLIB error {final:.6e}" in outcome(out, "pgs")
+
+
+def test_the_bowl_of_30_has_a_solution_by_a_velocity_worked_by_hand(saved):
+    """v_i = α (p_i − O), O far below the pile: every pair of marbles separates along its normal
+    with no slip, and a wall contact gets u ∝ (O's height below it) ẑ, in int K* where
+    n_z > μ ‖n_xy‖. That holds for every wall contact of this step, so a solution exists."""
+    problem, _ = load_lcp(str(saved[0]))
+    wall = problem.body_a < 0
+    n = problem.normal[wall]
+    assert np.all(n[:, 2] > problem.mu[wall] * np.hypot(n[:, 0], n[:, 1]))
+    assert existence(problem).verdict == "exists"
+
+
+def test_no_existence_skips_the_test_and_a_frictionless_solve_has_neither_check(
+        saved, tmp_path, run_main):
+    out_json = tmp_path / "n.json"
+    code, out, err = run_main("solve", str(saved[0]), "--solver", "pgs", "--iterations", "5",
+                              "--no-existence", "--json", str(out_json))
+    assert code == 0, err
+    report = json.loads(out_json.read_text())
+    assert report["existence"] is None and "existence:" not in out
+    assert report["last_iteration"]["iterations"] == 1
+    lcp = tmp_path / "frictionless.npz"
+    assert bench.main(["run", "--scene", "bowl", "--set", "n=10", "--steps", "5",
+                       "--save-lcp", str(lcp), "--quiet"]) == 0
+    code, out, err = run_main("solve", str(lcp), "--solver", "pgs", "--iterations", "5",
+                              "--json", str(out_json))
+    assert code == 0, err
+    report = json.loads(out_json.read_text())
+    assert "last_iteration" not in report and "existence" not in report
+    assert out.splitlines()[-1].startswith("pgs: ")
