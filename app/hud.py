@@ -144,7 +144,8 @@ def threads_text(state) -> str:
     more than they save)."""
     if state.device == "cuda":
         simulated = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
-        return "GPU (cuda simulator)" if simulated else "GPU (cuda)"
+        where = "cuda simulator" if simulated else "cuda"
+        return f"GPU ({where}, float32)" if state.precision == "float32" else f"GPU ({where})"
     if state.blocks > 1:
         return f"{state.blocks} threads"
     if state.threads > 1:

@@ -50,9 +50,11 @@ def box(n: int, friction: bool):
     return scenes.build("box", params)
 
 
-def options(solver: str, device: str, friction: bool, threads: int = 1, trace=False):
+def options(solver: str, device: str, friction: bool, threads: int = 1, trace=False,
+            precision: str = "float64"):
     warm = 1.0 if friction else 0.0
-    return StepOptions(registry.settings(solver, ITERATIONS, trace), warm, 1.0, threads, device)
+    return StepOptions(registry.settings(solver, ITERATIONS, trace), warm, 1.0, threads, device,
+                       precision)
 
 
 def copy_state(source, target) -> None:
@@ -139,18 +141,19 @@ def timings(args, deadline: float, rows: list[dict], save) -> list[dict]:
                 settle.step()
             _say(f"n={n} friction={friction}: settled in {time.perf_counter() - t0:.1f} s")
             state = settle.world
-            runs = [(solver, "fast") for solver in args.solvers]
-            runs += [(solver, "numba") for solver in args.numba_launch]
-            for solver, how in runs:
+            runs = [(solver, "fast", "float64") for solver in args.solvers]
+            runs += [(solver, "numba", "float64") for solver in args.numba_launch]
+            runs += [(solver, "fast", "float32") for solver in args.float32]
+            for solver, how, precision in runs:
                 if time.perf_counter() > deadline:
                     _say(f"skipped n={n} {solver}: out of time")
                     continue
                 _launching(how)
                 w = copy.deepcopy(state)
-                sim = Simulation(w, options(solver, "cuda", friction))
+                sim = Simulation(w, options(solver, "cuda", friction, precision=precision))
                 first = sim.step()  # compiled and warm
                 row = {"n": n, "friction": friction, "device": "cuda", "solver": solver,
-                       "launch": how, "first_contacts": first.contacts,
+                       "launch": how, "precision": precision, "first_contacts": first.contacts,
                        **timed_steps(sim, args.steps)}
                 _launching("fast")
                 rows.append(row)
@@ -185,11 +188,13 @@ def convergence(args) -> list[dict]:
         sim = Simulation(world, options("mass-split", "cuda", False))
         for _ in range(args.convergence_settle):
             sim.step()
-        for solver in GPU_SOLVERS:
+        for solver, precision in [(s, "float64") for s in GPU_SOLVERS] + [
+                (s, "float32") for s in args.float32]:
             w = scenes.build(scene, params)
             copy_state(sim.world, w)
             gpu = Simulation(w, StepOptions(registry.settings(solver, args.convergence_iterations,
-                                                              True), 0.0, 1.0, 1, "cuda"))
+                                                              True), 0.0, 1.0, 1, "cuda",
+                                            precision))
             report = gpu.step(trace=True)
             problem = gpu.problem
             pgs = registry.METHODS["pgs"].solve(problem.copy(), np.zeros(problem.size),
@@ -197,12 +202,14 @@ def convergence(args) -> list[dict]:
                                                                   True))
             target = float(pgs.trace[min(ITERATIONS, len(pgs.trace) - 1)])
             reached = np.flatnonzero(np.asarray(report.result.trace) <= target)
-            rows.append({"scene": scene, "solver": solver, "contacts": problem.m,
+            rows.append({"scene": scene, "solver": solver, "precision": precision,
+                         "contacts": problem.m,
                          "trace": [float(r) for r in report.result.trace],
                          "pgs_trace": [float(r) for r in pgs.trace],
                          "pgs_20": target,
                          "iterations_to_pgs_20": int(reached[0]) if reached.size else None})
-            _say(f"convergence {scene} {solver}: reaches pgs's 20-iteration {target:.3e} "
+            _say(f"convergence {scene} {solver} {precision}: reaches pgs's 20-iteration "
+                 f"{target:.3e} "
                  f"after {rows[-1]['iterations_to_pgs_20']} iterations")
     return rows
 
@@ -290,7 +297,8 @@ def markdown(rows: list[dict]) -> str:
     lines = ["| box n | friction | device | solver | launch / threads | ms/step | unsynced | "
              "collide | assemble | solve | integrate | contacts | frame ms |", "|---" * 13 + "|"]
     for r in rows:
-        cells = [r["n"], "μ 0.5" if r["friction"] else "off", r["device"], r["solver"],
+        solver = r["solver"] + (" float32" if r.get("precision") == "float32" else "")
+        cells = [r["n"], "μ 0.5" if r["friction"] else "off", r["device"], solver,
                  r.get("launch", r.get("threads", "")), f"{r['total']:.2f}",
                  f"{r['unsynced']:.2f}" if "unsynced" in r else "",
                  *(f"{r[phase]:.2f}" for phase in ("collide", "assemble", "solve", "integrate")),
@@ -311,6 +319,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--numba-launch", default="jacobi",
                         help="GPU solvers timed again with numba-cuda's own launches (the "
                              "baseline of solver/cuda/launch.py), comma-separated")
+    parser.add_argument("--float32", default="jacobi",
+                        help="solvers timed (and traced) again with float32 storage "
+                             "(default %(default)s; '' for none)")
     parser.add_argument("--profile-n", type=int, default=10000,
                         help="marbles of the profiled box (section profile)")
     parser.add_argument("--steps", type=int, default=10,
@@ -343,9 +354,10 @@ def main(argv: list[str] | None = None) -> int:
     args.cpu_threads = [int(t) for t in args.cpu_threads.split(",") if t]
     args.solvers = [s for s in args.solvers.split(",") if s]
     args.numba_launch = [s for s in args.numba_launch.split(",") if s]
-    for name in args.solvers + args.numba_launch:
+    args.float32 = [s for s in args.float32.split(",") if s]
+    for name in args.solvers + args.numba_launch + args.float32:
         if name not in GPU_SOLVERS:
-            parser.error(f"--solvers/--numba-launch: {name!r} is not a GPU solver "
+            parser.error(f"--solvers/--numba-launch/--float32: {name!r} is not a GPU solver "
                          f"({', '.join(GPU_SOLVERS)})")
     skip = set(args.skip.split(","))
     start = time.perf_counter()

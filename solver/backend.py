@@ -224,12 +224,13 @@ class CpuBackend:
         return world
 
 
-def backend_for(device: str, world: World):
-    """The backend of `device` ('cpu' or 'cuda') for `world`."""
+def backend_for(device: str, world: World, precision: str = "float64"):
+    """The backend of `device` ('cpu' or 'cuda') for `world`; `precision`: the GPU solve's
+    (solver.options.PRECISION)."""
     if device == "cuda":
         from .cuda.backend import CudaBackend
 
-        return CudaBackend(world)
+        return CudaBackend(world, precision)
     return CpuBackend(world)
 
 

@@ -38,6 +38,12 @@ DEVICE = Param("device", "cpu", str, "where the simulation steps: cpu (the Numba
                f"(the GPU; {', '.join(GPU_SOLVERS)}), or auto (cuda when a GPU is present, the "
                "solver runs there and the pile has enough marbles)",
                choices=("cpu", "cuda", "auto"))
+# The GPU solve's storage. float32 halves the bytes its iterations read (the contact frames,
+# masses, impulses, velocities and rows); every sum is still formed in float64 registers, and
+# the CPU core, the world's arrays and the readings stay float64 (docs/gpu.md).
+PRECISION = Param("precision", "float64", str, "the GPU solve's arrays: float64, or float32 "
+                  "(half the bytes; the residual stops near float32's rounding; cuda only)",
+                  choices=("float64", "float32"))
 # Below this many marbles auto stays on the CPU: a GPU step has a fixed cost (5-7 ms on an H100,
 # most of it launching kernels from Python), and there a 16-core CPU ties with it near 10 000
 # marbles; at 100 000 the GPU steps 7x faster (docs/gpu.md).
@@ -49,14 +55,16 @@ class StepOptions:
     """solve: the solver and its settings (registry.settings builds them validated);
     warm_start: fraction of last step's impulses each solve starts from (WARM_START);
     stabilise: fraction of an overlap a step removes (STABILISE); threads: threads of the
-    core, 1 the serial core (parallel.THREADS); device: DEVICE. ParamError (one line) names a
-    bad value: a device this machine cannot run, or a solver that does not run there."""
+    core, 1 the serial core (parallel.THREADS); device: DEVICE; precision: PRECISION (of a
+    GPU solve; the CPU core is float64). ParamError (one line) names a bad value: a device this
+    machine cannot run, or a solver that does not run there."""
 
     solve: SolveSettings
     warm_start: float = WARM_START.default
     stabilise: float = STABILISE.default
     threads: int = 1
     device: str = DEVICE.default
+    precision: str = PRECISION.default
 
     def __post_init__(self) -> None:
         if not isinstance(self.solve, SolveSettings):
@@ -66,6 +74,10 @@ class StepOptions:
         object.__setattr__(self, "stabilise", float(STABILISE.parse(_number(self.stabilise))))
         object.__setattr__(self, "threads", int(THREADS.parse(self.threads)))
         object.__setattr__(self, "device", str(DEVICE.parse(self.device)))
+        object.__setattr__(self, "precision", str(PRECISION.parse(self.precision)))
+        if self.precision != PRECISION.default and self.device == "cpu":
+            raise ParamError(f"precision {self.precision}: the CPU core solves in float64; "
+                             "float32 is for --device cuda (or auto)")
         if self.device == "cuda":
             from .cuda import check_device
 

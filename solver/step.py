@@ -130,7 +130,7 @@ class Simulation:
         if not isinstance(options, StepOptions):
             options = StepOptions(options, warm_start, stabilise, threads)
         self.device = options.device_for(world.n)
-        self.backend = backend_for(self.device, world)
+        self.backend = backend_for(self.device, world, options.precision)
         self.options = options
         self._problem = None  # in the solve's numbering if _order is set
         self._order: np.ndarray | None = None  # slot -> marble of the last step, when renumbered

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from solver.methods.driver import ITERATIONS
-from solver.options import DEVICE
+from solver.options import DEVICE, PRECISION
 from solver.parallel import THREADS
 from solver.params import Param, parse_assignments
 from solver.world import DT
@@ -68,6 +68,7 @@ def add_run_options(parser: argparse.ArgumentParser, speed: bool = False,
         option(parser, SPEED, "X")
     option(parser, THREADS, "N")
     option(parser, DEVICE, "D")
+    option(parser, PRECISION, "P")
 
 
 def spec_from_args(args: argparse.Namespace) -> RunSpec:
@@ -76,4 +77,5 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
                           getattr(args, "speed", SPEED.default),
                           parse_assignments(args.assignments),
                           getattr(args, "threads", THREADS.default),
-                          getattr(args, "device", DEVICE.default))
+                          getattr(args, "device", DEVICE.default),
+                          getattr(args, "precision", PRECISION.default))

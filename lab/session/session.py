@@ -290,7 +290,7 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
             scene_params=dict(s.scene_params), origin=self.origin, network=self.network,
             scene_named=self.scene_named, marbles=self.world.n,
             picked=self.picked, stabilise=s.stabilise, threads=s.threads, blocks=self.sim.blocks,
-            device=self.sim.device, warning=self.watch.warning,
+            device=self.sim.device, precision=s.precision, warning=self.watch.warning,
             side_by_side=self.copy_labels(), history=self.history.span(self.sim.steps))
 
     def colours(self) -> np.ndarray:

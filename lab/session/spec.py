@@ -15,7 +15,7 @@ from solver.methods import registry
 from solver.methods.driver import ITERATIONS, SolveSettings
 from solver.parallel import THREADS
 from solver.params import Param, ParamError, resolve
-from solver.options import DEVICE
+from solver.options import DEVICE, PRECISION
 from solver.step import STABILISE, WARM_START, Simulation, StepOptions
 from solver.world import DT, World
 
@@ -41,8 +41,8 @@ class RunSpec:
     solve: the validated solver settings (method, iterations, parameters); warm_start: fraction
     of last step's impulses a solve starts from; dt: s, or None for the scene's own; speed:
     multiple of real time, 0 = as fast as possible; threads: of the simulation core (THREADS);
-    device: where a step runs (DEVICE: cpu, cuda or auto).
-    Make one with `create` (or `changed`)."""
+    device: where a step runs (DEVICE: cpu, cuda or auto); precision: of a GPU solve
+    (PRECISION). Make one with `create` (or `changed`)."""
 
     scene: str
     scene_params: dict
@@ -54,13 +54,15 @@ class RunSpec:
     stabilise: float = STABILISE.default
     threads: int = 1
     device: str = DEVICE.default
+    precision: str = PRECISION.default
 
     @classmethod
     def create(cls, scene: str = SCENE.default, solver: str = SOLVER.default,
                iterations: object = ITERATIONS.default, dt: object = None,
                speed: object = SPEED.default, assignments: dict | None = None,
                threads: object = THREADS.default,
-               device: object = DEVICE.default) -> "RunSpec":
+               device: object = DEVICE.default,
+               precision: object = PRECISION.default) -> "RunSpec":
         """A spec from text or values; ParamError (one line, naming the value) when one is
         bad. `assignments`: --set pairs, routed by name."""
         scene_over, solver_over, sim_over = route_assignments(scene, solver, assignments or {})
@@ -73,7 +75,7 @@ class RunSpec:
                    registry.settings(solver, iterations, False, solver_over), warm,
                    None if dt is None else float(DT.parse(dt)), float(SPEED.parse(speed)),
                    given, float(sim["stabilise"]), int(THREADS.parse(threads)),
-                   str(DEVICE.parse(device)))
+                   str(DEVICE.parse(device)), str(PRECISION.parse(precision)))
         spec.options  # the device and its solver, checked now, before any work
         return spec
 
@@ -101,7 +103,7 @@ class RunSpec:
     def options(self) -> StepOptions:
         """What a step of this spec reads: solver, warm start, stabilisation, threads, device."""
         return StepOptions(self.solve, self.warm_start, self.stabilise, self.threads,
-                           self.device)
+                           self.device, self.precision)
 
     def simulation(self, world: World) -> Simulation:
         """A Simulation of `world` with this spec's solver, warm start, stabilisation and
@@ -119,7 +121,7 @@ class RunSpec:
         """What a report records of the solver and simulation settings."""
         return {"iterations": self.iterations, **self.solver_params,
                 "warm_start": self.warm_start, "stabilise": self.stabilise,
-                "threads": self.threads, "device": self.device}
+                "threads": self.threads, "device": self.device, "precision": self.precision}
 
 
 def route_assignments(scene: str, solver: str, assignments: dict) -> tuple[dict, dict, dict]:

@@ -91,6 +91,7 @@ class SessionState:
     threads: int = 1  # the core's threads asked for (--threads)
     blocks: int = 1  # the threads the step uses: 1 below parallel.MIN_MARBLES marbles
     device: str = "cpu"  # where the steps run: cpu or cuda (auto resolved for this pile)
+    precision: str = "float64"  # of the GPU's solve (the CPU's is float64)
     # Marbles out of the container or deep overlaps, as `marbles-bench run` judges them, in
     # one line ("" when none): the run goes on (lab.session.watch).
     warning: str = ""

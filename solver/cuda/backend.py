@@ -54,12 +54,15 @@ class _Buffers:
     kept while its rows do not change: a slice of a device array costs tens of µs to make,
     and a kept one carries its launch parameters cached (solver/cuda/launch.py)."""
 
-    def __init__(self):
+    def __init__(self, real=np.float64):
         self._arrays: dict[str, object] = {}
         self._views: dict[str, tuple] = {}
+        self.real = np.dtype(real)
 
-    def get(self, name: str, shape: tuple, dtype=np.float64):
-        """A device array of at least shape[0] rows (its first rows are the view returned)."""
+    def get(self, name: str, shape: tuple, dtype=None):
+        """A device array of at least shape[0] rows (its first rows are the view returned);
+        dtype None: the solve's real type (PRECISIONS), for the arrays its iterations read."""
+        dtype = self.real if dtype is None else dtype
         have = self._arrays.get(name)
         rows = shape[0]
         if have is None or have.shape[0] < rows or have.shape[1:] != shape[1:] \
@@ -103,15 +106,16 @@ class CudaBackend:
 
     name = "cuda"
 
-    def __init__(self, world: World):
-        self.buffers = _Buffers()
+    def __init__(self, world: World, precision: str = "float64"):
+        self.precision = precision
+        self.buffers = _Buffers(np.dtype(precision))
         self._walls = tuple(cuda.to_device(a) for a in _walls(world))
         self._world_of: World | None = None
         self._fixed = np.flatnonzero(world.inv_mass == 0.0)
         self._geom = cuda.device_array(gcol.GEOM)
         self._dims = cuda.device_array(gcol.DIMS, dtype=np.int64)
         self._no_keys = cuda.device_array(0, dtype=np.int64)
-        self._no_lam = cuda.device_array(0)
+        self._no_lam = cuda.device_array(0, dtype=self.buffers.real)
         self._no_spin = cuda.device_array((0, 6))
         # Last step's keys and impulses stay while this step's are written: two of each, in
         # turn.
@@ -126,7 +130,7 @@ class CudaBackend:
         b = self.buffers
         for name in ("x", "v", "omega", "orientation", "radius", "inv_mass"):
             host = np.ascontiguousarray(getattr(world, name), dtype=np.float64)
-            b.get(name, host.shape).copy_to_device(host)
+            b.get(name, host.shape, np.float64).copy_to_device(host)
         self._fixed = np.flatnonzero(world.inv_mass == 0.0)
         self._world_of = world
 
@@ -136,11 +140,11 @@ class CudaBackend:
         n = world.n
         for name, width in (("x", 3), ("v", 3), ("omega", 3), ("orientation", 4)):
             target = getattr(world, name)
-            b.get(name, (n, width)).copy_to_host(target)
+            b.get(name, (n, width), np.float64).copy_to_host(target)
 
     def _device(self, name: str, world: World, width: int | None = None):
         shape = (world.n,) if width is None else (world.n, width)
-        return self.buffers.get(name, shape)
+        return self.buffers.get(name, shape, np.float64)
 
     def begin(self, world: World, blocks: int) -> None:
         if self._world_of is not world:
@@ -158,8 +162,8 @@ class CudaBackend:
         g = world.gravity
         self._motion = (h, decay, bool(world.planar), float(g[0]), float(g[1]), float(g[2]))
         b = self.buffers
-        v = b.get("v_pred", (n, 3))
-        V = self._no_spin if rows == FRICTIONLESS else b.get("V_pred", (n, 6))
+        v = b.get("v_pred", (n, 3), np.float64)
+        V = self._no_spin if rows == FRICTIONLESS else b.get("V_pred", (n, 6), np.float64)
         state = (self._device("v", world, 3), self._device("omega", world, 3))
         gmo.predict[blocks_for(n), THREADS](state, self._device("inv_mass", world), self._motion,
                                             (v, V))
@@ -178,14 +182,15 @@ class CudaBackend:
                        b.get("sorted_lin", (n,), np.int64), b.get("packed", (n, 5)),
                        b.get("slot_of", (n,), np.int64))
         blocks_used = cooperative_blocks(gcol.collide, n)
-        scratch = (b.get("speed", (n,)), b.get("partial_f", (blocks_used * gcol.BOUNDS,)),
+        scratch = (b.get("speed", (n,), np.float64),
+                   b.get("partial_f", (blocks_used * gcol.BOUNDS,), np.float64),
                    b.get("partial_i", (3 * blocks_used + 2,), np.int64),
                    b.get("counts", (n + 1,), np.int64))
         capacity = max(8 * n, 16)
         self._turn = 1 - self._turn
         while True:
             out = (b.get("body_a", (capacity,), np.int64), b.get("body_b", (capacity,), np.int64),
-                   b.get("normal", (capacity, 3)), b.get("gap", (capacity,)),
+                   b.get("normal", (capacity, 3)), b.get("gap", (capacity,), np.float64),
                    b.get(f"key{self._turn}", (capacity,), np.int64))
             gcol.collide[blocks_used, THREADS](marbles, self._walls, float(world.dt), geom, dims,
                                                grid_arrays, scratch, out)
@@ -239,14 +244,16 @@ class CudaBackend:
         else:
             kernel, width = gmo.frictional_integrate, 6
         kernel[blocks_for(n), THREADS](problem.A, lam, problem.csr, (problem.V, self._order),
-                                      state, self._motion, b.get(f"dv{width}", (n, width)))
+                                      state, self._motion, b.get(f"dv{width}", (n, width), np.float64))
         if self.timed_phases:
             cuda.synchronize()
 
     @staticmethod
     def host(array) -> np.ndarray:
-        """A device array (or a host one) as a host array."""
-        return array.copy_to_host() if hasattr(array, "copy_to_host") else np.asarray(array)
+        """A device array (or a host one) as a host array, float32 widened to float64 (the
+        CPU's readers take float64)."""
+        out = array.copy_to_host() if hasattr(array, "copy_to_host") else np.asarray(array)
+        return out.astype(np.float64) if out.dtype == np.float32 else out
 
     @staticmethod
     def device(array: np.ndarray):
@@ -342,7 +349,8 @@ class DeviceProblem:
         a = c.body_a.copy_to_host()
         body_a = np.where(a >= 0, order[np.maximum(a, 0)], -1)
         body_b = order[c.body_b.copy_to_host()]
-        normal, gap, key = c.normal.copy_to_host(), c.gap.copy_to_host(), c.key.copy_to_host()
+        normal = c.normal.copy_to_host().astype(np.float64)
+        gap, key = c.gap.copy_to_host(), c.key.copy_to_host()
         w = self.world
         if self.rows == FRICTIONLESS:
             return ContactProblem(body_a, body_b, normal, gap, w.inv_mass.copy(),

@@ -60,11 +60,11 @@ class DeviceSolve:
         self.dv = b.get(f"solve_dv{width}", (p.n, width))
         self.e = b.get("solve_e", (p.size,))
         self.start = b.get("lam_start", (p.size,))
-        self.readings = b.get("readings", (2 * gj.MEASURES,))
+        self.readings = b.get("readings", (2 * gj.MEASURES,), np.float64)
         measure = gj.frictional_measure if self.frictional else gj.measure
         items = max(p.n, p.m)
         self.blocks = min(cooperative_blocks(k, items) for k in (*kernels, measure))
-        self.partial = b.get("measure_partial", (self.blocks * gj.MEASURES,))
+        self.partial = b.get("measure_partial", (self.blocks * gj.MEASURES,), np.float64)
 
     def solve(self, lam, count: int) -> tuple[tuple, tuple]:
         """λ kept, measured, `count` iterations, measured again (one launch): the two
@@ -201,8 +201,8 @@ class DeviceApgd(_Stateful):
                                           else ga.FRICTIONLESS_KERNELS)
         self._buffers(problem, (self.start_kernel, self.kernel))
         p, b = problem, problem.backend.buffers
-        self.reduce = (b.get("apgd_partial", (self.blocks * ga.SUMS,)),
-                       b.get("apgd_totals", (ga.SUMS,)))
+        self.reduce = (b.get("apgd_partial", (self.blocks * ga.SUMS,), np.float64),
+                       b.get("apgd_totals", (ga.SUMS,), np.float64))
         self.iterates = tuple(b.get(f"apgd_{name}", (p.size,)) for name in
                               ("gamma", "y", "Ag", "Ay", "cand", "Acand", "best", "z"))
         live = b.get("apgd_live", (p.m,), np.bool_)
@@ -217,7 +217,7 @@ class DeviceApgd(_Stateful):
             laws = (zeros, zeros, zeros)
         self.cone = (p.rows, *laws, live)
         self.P = (p.A, p.csr, self.dv)
-        self.state = b.get("apgd_state", (4,))
+        self.state = b.get("apgd_state", (4,), np.float64)
         self.counts = b.get("apgd_counts", (ga.COUNTS,), np.int64)
         self.options = (bool(settings["restart"]), float(settings["abs_tol"]))
 
@@ -280,10 +280,10 @@ class DeviceProxJacobi(_Stateful):
         self.rules = proximal.adaptation(settings, nu, grow)
         self.work = (b.get("prox_cand", (p.size,)), b.get("prox_e", (p.size,)),
                      b.get("prox_e_new", (p.size,)))
-        self.progress = (b.get("prox_state", (gp.STATE,)),
+        self.progress = (b.get("prox_state", (gp.STATE,), np.float64),
                          b.get("prox_counts", (gp.COUNTS,), np.int64),
-                         (b.get("apgd_partial", (self.blocks * ga.SUMS,)),
-                          b.get("apgd_totals", (ga.SUMS,))))
+                         (b.get("apgd_partial", (self.blocks * ga.SUMS,), np.float64),
+                          b.get("apgd_totals", (ga.SUMS,), np.float64)))
         self.P = (p.A, p.csr, self.dv)
 
     def prepare(self, lam) -> None:

@@ -156,11 +156,14 @@ def test_the_step_line_says_how_many_threads_step(threads, blocks, shown):
     assert step_line.endswith("   " + shown)
 
 
-@pytest.mark.parametrize("simulated, shown", [("0", "GPU (cuda)"), ("1", "GPU (cuda simulator)")])
-def test_the_step_line_says_when_the_gpu_steps(monkeypatch, simulated, shown):
+@pytest.mark.parametrize("simulated, precision, shown", [
+    ("0", "float64", "GPU (cuda)"), ("1", "float64", "GPU (cuda simulator)"),
+    ("0", "float32", "GPU (cuda, float32)")])
+def test_the_step_line_says_when_the_gpu_steps(monkeypatch, simulated, precision, shown):
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", simulated)
-    step_line = [line for line in hud_text(frame(device="cuda", threads=2, blocks=1), 10.0, 50.0)
-                 .splitlines() if line.startswith("step ")][0]
+    state = frame(device="cuda", threads=2, blocks=1, precision=precision)
+    step_line = [line for line in hud_text(state, 10.0, 50.0).splitlines()
+                 if line.startswith("step ")][0]
     assert step_line.endswith("   " + shown)
 
 

@@ -31,7 +31,7 @@ def test_text_is_parsed_and_routed_by_name():
     assert world.n == 200 and world.dt == 0.01 and world.damping == 1.0
     assert spec.settings_json() == {"iterations": 50, **spec.solver_params, "warm_start": 0.5,
                                     "stabilise": 1.0, "threads": spec.threads,
-                                    "device": "cpu"}
+                                    "device": "cpu", "precision": "float64"}
 
 
 @pytest.mark.parametrize("kwargs, fragment", [

@@ -76,11 +76,21 @@ def _scenarios(np) -> None:
     from tests.solver.cuda.conftest import PILES, one_gpu_step
     from tests.solver.cuda.test_frozen import frozen
 
+    from solver.options import StepOptions
+    from solver.step import Simulation
+    from tests.solver.cuda.conftest import copy_of, cpu_settled
+
     for solver in GPU_SOLVERS:
         for scene, params in PILES[:3]:
             sim, _ = one_gpu_step(scene, params, solver, warm_start=1.0, iterations=3, steps=2)
             sim.step(trace=True)
             sim.world  # brings the world back: the download path
+            # float32 storage: every solve kernel again with float32 arrays
+            world = copy_of(cpu_settled(scene, params, 12), scene, params)
+            sim = Simulation(world, StepOptions(registry.settings(solver, 3, False), 1.0, 1.0,
+                                                1, "cuda", "float32"))
+            sim.step()
+            sim.step(trace=True)
         problem = frozen({"n": 12})
         FrozenSolver(solver).solve(problem, np.zeros(problem.size),
                                    registry.settings(solver, 2, True))

@@ -46,6 +46,17 @@ def test_a_run_on_the_gpu_records_its_device(tmp_path):
                 "--steps", "3", "--quiet", "--json", str(out)])
     record = json.loads(out.read_text())
     assert record["settings"]["device"] == "cuda" and record["steps_done"] == 3
+    assert record["settings"]["precision"] == "float64"
+
+
+def test_float32_is_refused_on_the_cpu_in_one_line(capsys):
+    from lab.cli import bench
+    with pytest.raises(SystemExit) as stop:
+        bench.main(["run", "--scene", "column", "--precision", "float32", "--steps", "1"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and "float32" in err
+    with pytest.raises(ParamError, match="precision"):
+        StepOptions(registry.settings("jacobi", 20, False), device="cuda", precision="half")
 
 
 def test_a_dragged_marble_follows_the_mouse_on_the_gpu():

@@ -97,3 +97,27 @@ def test_a_diverging_gpu_solve_falls_back_to_its_start(trace):
     assert report.result.status == want.status == metrics.DIVERGENCE
     assert np.all(sim.lam == 0.0) and np.all(np.isfinite(sim.world.x))
     assert report.result.residual == pytest.approx(want.residual, rel=1e-9)
+
+
+def test_float32_storage_solves_to_float32s_rounding():
+    """precision float32: the solve's arrays hold float32 (its sums are still float64), so its
+    answer agrees with float64's to float32's rounding, its converged residual stops there
+    (far above float64's), and a run repeats bit for bit."""
+    scene, params = PILES[1]
+    runs = {}
+    for precision in ("float64", "float32", "float32"):
+        world = copy_of(cpu_settled(scene, params, 12), scene, params)
+        options = StepOptions(registry.settings("jacobi", 200, False), 0.0, 1.0, 1, "cuda",
+                              precision)
+        sim = Simulation(world, options)
+        report = sim.step()
+        runs.setdefault(precision, []).append((sim, report.result.residual))
+    (exact, r64), = runs["float64"]
+    (single, r32), (again, _) = runs["float32"]
+    assert single.backend.buffers.get("normal", (1, 3)).dtype == np.float32
+    assert exact.backend.buffers.get("normal", (1, 3)).dtype == np.float64
+    scale = np.abs(exact.lam).max()
+    assert 0.0 < np.abs(single.lam - exact.lam).max() < 1e-5 * scale
+    assert r64 < 1e-12 < r32 < 1e-5
+    assert np.array_equal(single.lam, again.lam)
+    assert np.array_equal(single.world.x, again.world.x)
