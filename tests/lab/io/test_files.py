@@ -88,9 +88,12 @@ def test_compare_unwritable_out_fails_before_any_work(tmp_path):
 
 def test_an_interrupted_compare_leaves_no_file(tmp_path):
     out = tmp_path / "o"
+    # SIGINT as a terminal delivers it: a suite started as a background job of a
+    # non-interactive shell inherits SIGINT ignored, and so would the child without this.
     proc = subprocess.Popen([sys.executable, "-m", "lab.cli.bench", "compare", "--scene", "bowl",
                              "--settle", "1000000", "--out", str(out)],
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     # Interrupt only once the settle loop reports progress: a signal that lands while Numba is
     # still compiling tests Numba, not us.
     first = proc.stderr.readline()
