@@ -77,10 +77,11 @@ STALL = 50
 STARTERS = {"pgs": PGS, "nsgs": NSGS, "apgd": APGD}  # the registry's, without importing it
 STARTS = ("given", "zero", *STARTERS)
 
+PROX = Param("prox", 1.0, float, "proximal regularisation: each step is Newton's on W + αD (D: "
+             "W's diagonal) centred at an earlier λ; α starts at prox and adapts (0: plain "
+             "Newton until its matrix is singular or its step is shortened)", lo=0.0, hi=1e6)
 PARAMS = (
-    Param("prox", 1.0, float, "proximal regularisation: each step is Newton's on W + αD (D: W's "
-          "diagonal) centred at an earlier λ; α starts at prox and adapts (0: plain Newton until "
-          "its matrix is singular or its step is shortened)", lo=0.0, hi=1e6),
+    PROX,
     Param("function", "ac", str, "the function whose zero Newton seeks: ac (Alart–Curnier) "
           "or fb (Fischer–Burmeister of the second-order cone, on the normal and tangent rows)",
           choices=("ac", "fb")),
@@ -141,7 +142,13 @@ class _Law:
         """Φ (size,) at λ with u = W λ + q, and with `slopes` its blocks (m, rows, rows)
         ∂Φ/∂λ and ∂Φ/∂u (the contact's own rows of u; else None for both); an inert
         contact's Φ is λ - λ0, so its rows of H are the identity's."""
-        phi, S = self._alart_curnier(lam, u, start, slopes)
+        if self.fischer and self.rows <= 3:
+            # Fischer–Burmeister writes every row but a frictionless contact's tangents, whose
+            # Alart–Curnier value is λ_t itself (slope I): no Alart–Curnier to compute.
+            phi = lam.reshape(self.m, self.rows).copy()
+            S = np.zeros((self.m, self.rows, self.rows)) if slopes else None
+        else:
+            phi, S = self._alart_curnier(lam, u, start, slopes)
         direct = through = None
         if slopes:
             direct = np.eye(self.rows) - S
@@ -333,7 +340,7 @@ class _Solve:
         (prox 0: plain Newton until its H is singular or its step is shortened or fails) the
         default one's."""
         if self.prox == 0.0:
-            self.prox = self.alpha = PARAMS[0].default
+            self.prox = self.alpha = PROX.default
         self._centre(GROWTH)
 
     def _u(self, lam: np.ndarray) -> np.ndarray:
