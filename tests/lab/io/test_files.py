@@ -100,7 +100,7 @@ def test_an_interrupted_compare_leaves_no_file(tmp_path):
     assert "bowl" in first or "settl" in first.lower(), first
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "interrupted" in err
+    assert proc.returncode == 130 and "interrupted" in err, (proc.returncode, err[-2000:])
     assert list(out.iterdir()) == []
 
 
