@@ -20,6 +20,8 @@ TINY_RUNS = {
                         "newton,pgs", "--sweeps", "500"], "| `newton` | "),
     "memory": (["--scene", "column", "--steps", "40", "--points", "2"], "physics ok"),
     "newton": (["--piles", "column"], "| column, step 50 | 7 | absolute |"),
+    "pile_stability": (["--piles", "column", "--steps", "2", "--runs", "prox-jacobi"],
+                       "| column | "),
     "profiles": (["--scenes", "incline", "--budget", "0.05", "--solvers", "pgs,newton"],
                  "| incline angle=20 μ=0.3 step 10 | 1 |"),
     "step": (["--scene", "column", "--rounds", "1", "--steps", "5"], "this:"),

@@ -19,9 +19,9 @@ from solver.methods import registry
 from ..session.spec import default_warm_start
 from .compare import write_benchmark
 from .exits import ExitStats, exit_experiment, exits_json
-from .friction_series import (FRICTION_RUNS, FRICTION_SCENES, RELAXED,
+from .friction_series import (FRICTION_SCENES, RELAXED,
                               FrictionSnapshot, friction_series_json, measure_friction,
-                              run_labels, scene_params, snapshot_table)
+                              run_labels, run_of, scene_params, snapshot_table)
 from .friction_verdicts import APGD_RIVALS, APGD_SCENES, APGD_TOL, friction_verdicts
 from .profiles import Profiles, measure_profiles, profiles_json, run_count, write_figure
 from .progress import Progress
@@ -60,8 +60,8 @@ def write_scene_files(out: Path, snap: FrictionSnapshot) -> None:
                          "simulation": {"warm_start": default_warm_start(
                              scene_params(snap.label))},
                          "iterations": snap.budget, "start": "zero impulses",
-                         "runs": {r: {"solver": FRICTION_RUNS[r][0],
-                                      "params": FRICTION_RUNS[r][1]} for r in snap.runs}}}
+                         "runs": {r: dict(zip(("solver", "params"), run_of(r)))
+                                  for r in snap.runs}}}
     write_benchmark(out / snap.label, table, meta,
                     f"{snap.label}: step {snap.step}, {snap.contacts} contacts (Coulomb error)")
     if snap.label in APGD_SCENES and "apgd" in snap.runs:

@@ -30,6 +30,7 @@ from solver.warmup import warmup
 
 from ..session.spec import default_warm_start
 from .compare import NO_STOP, ComparisonTable, FRICTIONAL_METRIC
+from .sources import source_params
 from .tables import TOLS, reach
 
 FRICTION = {"mu": 0.5, "mu_wall": 0.5}
@@ -82,6 +83,13 @@ FRICTION_RUNS = {
 RELAXED = ("apgd", "pgs friction=ccp")  # runs that solve the cone complementarity relaxation
 JACOBI_SOLVERS = ("jacobi", "prox-jacobi")  # the all-at-once forms; apgd is neither form
 GRADIENT_SOLVERS = ("apgd",)
+
+
+def run_of(label: str) -> tuple[str, dict]:
+    """(solver, parameters) of run `label` of FRICTION_RUNS, the sources' settings included
+    (lab/report/sources.py)."""
+    solver, params = FRICTION_RUNS[label]
+    return solver, {**source_params(solver), **params}
 
 
 def form(label: str) -> str | None:
@@ -150,7 +158,7 @@ def run_label(problem, label: str, iterations: int, repeats: int = 1,
     """Run `label` on `problem` from λ = 0 for exactly `iterations` iterations (tolerances
     off), traced; the relaxation's error after each iteration for RELAXED runs (outside the
     timed region); up to `repeats` timing runs while they stay within `budget` wall seconds."""
-    solver, params = FRICTION_RUNS[label]
+    solver, params = run_of(label)
     method = registry.METHODS[solver]
     settings = registry.settings(solver, iterations, True, {**NO_STOP, **params})
     method.solve(problem.copy(), np.zeros(problem.size),

@@ -12,6 +12,7 @@ from solver import metrics
 from .exits import EXIT_ABS_TOL, EXIT_FIGURES, ExitStats
 from .friction_report import APGD_FIGURE, FrictionPart
 from .friction_series import FRICTION_SCENES
+from .sources import SOURCE_PARAMS
 from .profiles import FIGURE, FOLDER, TOLERANCES, Profiles, shares, verdict
 from .friction_verdicts import (ADAPTIVE_PAIRS, APGD_RIVALS, APGD_SCENES, APGD_TOL, BLOCKED_PAIRS,
                                 TIE, TOL, Outcome, apgd_race, divergence_problems, run_outcome,
@@ -125,8 +126,19 @@ def _header_lines(header: dict) -> list[str]:
             " Residuals are the natural map ‖min(λ, Aλ+b)‖∞ in m/s without friction, Coulomb's "
             "error (FCLIB's natural map) with it; every solver starts from "
             "λ = 0 on the same frozen problem; times are medians of repeated runs of the "
-            "iterations alone (residual evaluation and compilation excluded). Regenerate with "
+            "iterations alone (residual evaluation and compilation excluded). "
+            f"{_sources_sentence()}Regenerate with "
             "`marbles-bench report`; nothing here is typed by hand."]
+
+
+def _sources_sentence() -> str:
+    """The sources' settings the report runs with where they are not the defaults."""
+    if not SOURCE_PARAMS:
+        return ""
+    said = "; ".join(f"`{solver}` " + ", ".join(f"{k} = {v:g}" for k, v in params.items())
+                     for solver, params in SOURCE_PARAMS.items())
+    return (f"Where the sources' settings differ from the program's defaults the runs use the "
+            f"sources' ({said}: Erleben's r = 1/A_cc; see lab/report/sources.py). ")
 
 
 def _claim_lines(found: list[Verdict] | None, title: str = "Claims of the sources",

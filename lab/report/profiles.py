@@ -27,6 +27,7 @@ from solver.params import Param, resolve
 from solver.warmup import warmup
 
 from .friction_series import frozen_steps
+from .sources import source_params
 
 TOLERANCES = (1e-4, 1e-8)  # FCLIB's error, unitless
 BUDGET = Param("profile-budget", 1.0, float, "solve seconds each solver gets on each problem of "
@@ -133,6 +134,7 @@ def run_solver(problem, solver: str, budget: float, cap: int = ITERATION_CAP) ->
     for `budget` solve seconds (at most `cap` iterations), FCLIB's error after every iteration
     (evaluated on another copy, outside the timed region)."""
     name, params = VARIANTS.get(solver, (solver, {}))
+    params = {**source_params(name), **params}
     method = registry.get(name)
     # Compiled and warm before the timed run (the kernels of this problem's row count).
     method.solve(problem.copy(), np.zeros(problem.size),

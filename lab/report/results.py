@@ -38,6 +38,7 @@ from .markdown import FrictionlessPart, markdown, profile_lines, splice_section
 from .profiles import FIGURE, FOLDER, profiles_json
 from .progress import Progress
 from .series import SERIES_STEPS, measure_series, series_json
+from .sources import with_sources
 from .tables import scene_rows
 from .verdicts import verdicts, verdicts_json
 
@@ -82,6 +83,7 @@ def _compare_scenes(o: dict, out, say, quiet: bool, wall: float, stages: int):
             f" x {n_it} iterations ({time.perf_counter() - wall:.0f} s so far)")
         plan = ScenePlan(scene, resolve(scenes.get(scene).params, {}, f"scene {scene}"),
                          n_settle, n_it, o["solvers"], registry.settings("pgs", 20, False),
+                         solver_params=with_sources(o["solvers"]),
                          repeats=o["repeats"], budget=REPEAT_BUDGET,
                          source="marbles-bench report")
         table, meta = compare_scene(plan, quiet=quiet)

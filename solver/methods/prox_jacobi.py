@@ -1,6 +1,7 @@
 """Proximal fixed point in Jacobi form (Erleben): every contact from the same iterate,
-λ <- max(0, λ - R (A λ + b)), with the adaptive r-factor of `proximal`; the rejection rule is what
-keeps it from diverging on piles where undamped projected Jacobi does. One iteration = one
+λ <- max(0, λ - R (A λ + b)), with the adaptive r-factor of `proximal`. Its rejection rule keeps
+one solve from diverging where undamped projected Jacobi does, but not a pile stepped with 20
+iterations a step: hence its own default γ (proximal.JACOBI_GAMMA). One iteration = one
 attempted iterate: one product with A (with `merit=step`, none for a retry after a rejection)."""
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from numba import njit
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem, apply_matrix
 from .driver import Method, SolveSettings, run
 from .prox_friction import solve_jacobi
-from .proximal import (E_VALID, PARAMS, PRODUCTS, SCALE, STOP, adaptation, fresh_state, hooks,
+from .proximal import (E_VALID, JACOBI_PARAMS, PRODUCTS, SCALE, STOP, adaptation, fresh_state, hooks,
                        judge, strategy)
 
 
@@ -95,4 +96,4 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
 METHOD = Method("prox-jacobi", "Proximal Jacobi",
                 {FRICTIONLESS: solve, FRICTIONAL: solve_jacobi, EXPLICIT: solve_jacobi},
                 "Erleben's prox fixed point, all-at-once form, adaptive r; with friction the "
-                "Coulomb cone's map", PARAMS)
+                "Coulomb cone's map", JACOBI_PARAMS)

@@ -66,9 +66,9 @@ def test_an_accepted_iterate_has_a_small_error_or_a_shrinking_step(name, frictio
 
 def test_the_error_test_keeps_prox_jacobi_from_diverging(frictional_bowl):
     p = frictional_bowl
-    undamped = solve("prox-jacobi", p, 300, adapt=False, abs_tol=0.0)
+    undamped = solve("prox-jacobi", p, 300, gamma=1.0, adapt=False, abs_tol=0.0)
     assert undamped.status == metrics.DIVERGENCE
-    adaptive = solve("prox-jacobi", p, 20000, abs_tol=1e-10)
+    adaptive = solve("prox-jacobi", p, 20000, gamma=1.0, abs_tol=1e-10)
     assert adaptive.status == metrics.ABSOLUTE and adaptive.info["rejected"] > 0
     assert adaptive.info["final_scale"] < 1.0
 

@@ -183,7 +183,7 @@ def test_a_poisoned_problem_ends_in_divergence_with_the_start_impulses(name, kin
             assert result.trace[-1] == np.inf
 
 
-@pytest.mark.parametrize("name, params", [("prox-jacobi", {"adapt": False}),
+@pytest.mark.parametrize("name, params", [("prox-jacobi", {"gamma": 1.0, "adapt": False}),
                                           ("prox-gs", {"adapt": False, "r": "global",
                                                        "r_global": 1e4})])
 def test_a_diverging_iterate_is_caught_and_the_step_stays_finite(name, params):

@@ -1,0 +1,42 @@
+"""The report's runs take the sources' settings where they differ from the defaults: prox-jacobi
+at Erleben's γ = 1, in the frictional series, the exit-status experiment and the header."""
+import numpy as np
+
+import scenes
+from lab.report import markdown
+from lab.report.friction_series import run_of
+from lab.report.sources import SOURCE_PARAMS, source_params, with_sources
+from solver.methods import registry
+from solver.step import Simulation
+from tests.solver.methods.reference import solve
+
+
+def test_prox_jacobi_runs_at_erlebens_gamma_and_the_rest_at_their_defaults():
+    assert registry.settings("prox-jacobi")["gamma"] != 1.0  # else this module has no reason
+    assert source_params("prox-jacobi") == {"gamma": 1.0}
+    assert source_params("pgs") == {} and source_params("no-such-solver") == {}
+    assert with_sources(["pgs", "prox-jacobi", "jacobi"]) == {"prox-jacobi": {"gamma": 1.0}}
+    assert run_of("prox-jacobi") == ("prox-jacobi", {"gamma": 1.0})
+    assert run_of("prox-jacobi r=blocked") == ("prox-jacobi", {"gamma": 1.0, "r": "blocked"})
+    assert run_of("pgs friction=ccp") == ("pgs", {"friction": "ccp"})
+
+
+def test_a_stand_in_without_the_parameter_gets_none_of_it(fake_prox):
+    assert "gamma" not in {p.name for p in registry.METHODS["prox-jacobi"].all_params}
+    assert source_params("prox-jacobi") == {}
+
+
+def test_the_sources_gamma_is_a_different_solve():
+    sim = Simulation(scenes.build("bowl", {"n": 100}), registry.settings("pgs", 20))
+    for _ in range(100):
+        sim.step()
+    problem = sim.problem.copy()
+    source = solve("prox-jacobi", problem, 50, **SOURCE_PARAMS["prox-jacobi"])
+    default = solve("prox-jacobi", problem, 50)
+    assert source.info["rejected"] > 0  # γ = 1 needs the adaptation on this pile
+    assert not np.array_equal(source.lam, default.lam)
+
+
+def test_the_header_says_which_settings_are_the_sources():
+    sentence = markdown._sources_sentence()
+    assert "`prox-jacobi` gamma = 1" in sentence
