@@ -2,7 +2,8 @@
 "prox-jacobi's γ"; not a test): each pile settled by pgs (20 sweeps), then stepped on by each
 run (solver, optionally `key=value` settings) from the same state. Prints, per pile and run, the
 median natural-map residual of the steps (m/s) and the fastest marble's largest speed component
-over them (m/s): a pile that stays settled keeps the second near the settling's own.
+over them (m/s): a pile that stays settled keeps the second near the settling's own. "–": a
+frictionless-only solver on a pile with friction.
 
     python -m benchmarks.pile_stability
     python -m benchmarks.pile_stability --runs "jacobi;prox-jacobi gamma=1;prox-jacobi" \\
@@ -58,6 +59,9 @@ def pile_row(pile: str, runs: list[tuple[str, dict]], steps: int, iterations: in
         sim.step()
     cells = [pile, f"{np.abs(world.v).max():.2g}"]
     for solver, overrides in runs:
+        if frictional and not registry.get(solver).friction:
+            cells.append("–")  # a frictionless-only solver
+            continue
         run = Simulation(copy.deepcopy(world), options(solver, overrides, iterations, frictional))
         residuals, fastest = [], 0.0
         for _ in range(steps):
@@ -92,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ParamError, KeyError) as error:
         print(f"pile_stability: {error}", file=sys.stderr)
         return 2
-    header = ["pile", "settled |v|max"] + [" ".join([s, *(f"{k}={v}" for k, v in o.items())])
+    header = ["pile", "settled, fastest"] + [" ".join([s, *(f"{k}={v}" for k, v in o.items())])
                                            for s, o in runs]
     print(f"median residual (m/s) / largest |v| (m/s) over {args.steps} steps of "
           f"{args.iterations} iterations, from each pile settled by pgs")
