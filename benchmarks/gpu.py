@@ -9,12 +9,13 @@ to bring back to the host.
 Checks (always first): on small piles, the GPU's solve of a step's problem against the CPU's
 solve of the same problem (largest difference of λ relative to its largest entry), and two GPU
 runs of the same steps bit for bit. Timings: each box of n marbles is settled on the GPU
-(--settle steps), then --steps steps of each GPU solver are timed (first_contacts: the
-contacts of the untimed first step, from the same state on either device) (median per phase; every phase
-synchronises, so each carries its own kernels), then --cpu-steps steps of the CPU core's pgs
-with --cpu-threads threads from the same state. --budget seconds: sections that would start
-later are skipped and said so, so the run ends in time. Results: JSON (--out) and a markdown
-table on stdout.
+(--settle steps), its last problem solved by `jacobi` in one launch, a launch per iteration and
+a launch per phase (--mode-sizes), then --steps steps of each GPU solver are timed
+(first_contacts: the contacts of the untimed first step, from the same state on either device)
+(median per phase; every phase synchronises, so each carries its own kernels), then --cpu-steps
+steps of the CPU core's pgs with --cpu-threads threads from the same state. --budget seconds:
+sections that would start later are skipped and said so, so the run ends in time. Results: JSON
+(--out) and a markdown table on stdout.
 """
 from __future__ import annotations
 
@@ -127,8 +128,55 @@ def checks(sizes: tuple[int, ...]) -> list[dict]:
     return rows
 
 
-def timings(args, deadline: float, rows: list[dict], save) -> list[dict]:
-    """Appends a row per timed run to `rows`, calling `save()` after each."""
+def launch_modes(problem, n: int, friction: bool, repeats: int = 5) -> dict:
+    """`jacobi`'s ITERATIONS iterations on `problem` (a settled box's last step) launched three
+    ways: in one cooperative launch (a step's), one launch per iteration, one launch per phase
+    (two an iteration); the median ms of `repeats` runs from λ = 0 (after one untimed run), and
+    whether the three give the same λ bit for bit."""
+    from numba import cuda
+
+    from solver.cuda.backend import SOLVERS
+    from solver.cuda.frozen import upload
+
+    device = upload(problem)
+    solve = SOLVERS["jacobi"](device, registry.settings("jacobi", ITERATIONS, False))
+
+    def per_iteration(lam):
+        for _ in range(ITERATIONS):
+            solve.sweep(lam, 1)
+
+    modes = {"fused": lambda lam: solve.sweep(lam, ITERATIONS), "per_iteration": per_iteration,
+             "per_phase": lambda lam: solve.phased(lam, ITERATIONS)}
+    row = {"n": n, "friction": friction, "contacts": problem.m, "iterations": ITERATIONS}
+    answers = []
+    for name, run in modes.items():
+        seconds = []
+        for _ in range(repeats + 1):
+            lam = cuda.to_device(np.zeros(problem.size))
+            cuda.synchronize()
+            t0 = time.perf_counter()
+            run(lam)
+            cuda.synchronize()
+            seconds.append(time.perf_counter() - t0)
+        row[f"{name}_ms"] = 1e3 * statistics.median(seconds[1:])
+        answers.append(lam.copy_to_host())
+    row["bit_for_bit"] = all(np.array_equal(answers[0], a) for a in answers[1:])
+    return row
+
+
+def modes_markdown(rows: list[dict]) -> str:
+    lines = ["| box n | friction | contacts | one launch | a launch per iteration | "
+             "a launch per phase | same λ |", "|---" * 7 + "|"]
+    for r in rows:
+        lines.append(f"| {r['n']} | {'μ 0.5' if r['friction'] else 'off'} | {r['contacts']} | "
+                     f"{r['fused_ms']:.2f} ms | {r['per_iteration_ms']:.2f} | "
+                     f"{r['per_phase_ms']:.2f} | {'yes' if r['bit_for_bit'] else 'NO'} |")
+    return "\n".join(lines)
+
+
+def timings(args, deadline: float, rows: list[dict], save, modes: list[dict]) -> list[dict]:
+    """Appends a row per timed run to `rows` and, for the sizes of args.mode_sizes, the launch
+    modes of each settled box to `modes`, calling `save()` after each."""
     for n in args.sizes:
         for friction in args.frictions:
             if time.perf_counter() > deadline:
@@ -140,6 +188,10 @@ def timings(args, deadline: float, rows: list[dict], save) -> list[dict]:
             for _ in range(args.settle):
                 settle.step()
             _say(f"n={n} friction={friction}: settled in {time.perf_counter() - t0:.1f} s")
+            if n in args.mode_sizes:
+                modes.append(launch_modes(settle.problem, n, friction))
+                save()
+                _say(f"  launch modes {modes[-1]}")
             state = settle.world
             runs = [(solver, "fast", "float64") for solver in args.solvers]
             runs += [(solver, "numba", "float64") for solver in args.numba_launch]
@@ -322,6 +374,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--float32", default="jacobi",
                         help="solvers timed (and traced) again with float32 storage "
                              "(default %(default)s; '' for none)")
+    parser.add_argument("--mode-sizes", default=None,
+                        help="boxes whose settled problem `jacobi` also solves in one launch, a "
+                             "launch per iteration and a launch per phase (default: every size)")
     parser.add_argument("--profile-n", type=int, default=10000,
                         help="marbles of the profiled box (section profile)")
     parser.add_argument("--steps", type=int, default=10,
@@ -350,6 +405,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="JSON file of every result, rewritten after each section")
     args = parser.parse_args(argv)
     args.sizes = [int(s) for s in args.sizes.split(",") if s]
+    args.mode_sizes = (args.sizes if args.mode_sizes is None
+                       else [int(s) for s in args.mode_sizes.split(",") if s])
     args.frictions = {"both": (False, True), "off": (False,), "on": (True,)}[args.friction]
     args.cpu_threads = [int(t) for t in args.cpu_threads.split(",") if t]
     args.solvers = [s for s in args.solvers.split(",") if s]
@@ -382,9 +439,12 @@ def main(argv: list[str] | None = None) -> int:
         result["slow_launches"] = dict(SLOW_LAUNCHES)
         _say(f"launches left to numba-cuda: {SLOW_LAUNCHES or 'none'}")
     if "timings" not in skip:
-        result["timings"] = []
-        timings(args, deadline, result["timings"], save)
+        result["timings"], result["launch_modes"] = [], []
+        timings(args, deadline, result["timings"], save, result["launch_modes"])
         print(markdown(result["timings"]))
+        if result["launch_modes"]:
+            print()
+            print(modes_markdown(result["launch_modes"]))
     if "convergence" not in skip and time.perf_counter() < deadline - 60.0:
         result["convergence"] = convergence(args)
         save()

@@ -66,3 +66,17 @@ def test_the_window_benchmark_pairs_its_rounds():
     line = paired_line("before", np.array([0.66, 0.74, 0.55]), np.array([0.93, 0.69, 0.66]))
     assert "median -11.0 points, mean -11.0 (-27 to +5)" in line
     assert "the window ahead in 1 of 3 rounds" in line
+
+
+def test_the_gpu_benchmarks_launch_modes_solve_alike():
+    """benchmarks/gpu.py's launch-mode comparison, on numba-cuda's simulator where there is no
+    GPU: one launch, a launch per iteration and a launch per phase give one λ."""
+    pytest.importorskip("numba.cuda", reason="the cuda extra (numba-cuda) is not installed")
+    from benchmarks.gpu import launch_modes
+    from tests.solver.cuda.conftest import one_gpu_step
+
+    for params in ({"n": 30}, {"n": 30, "mu": 0.5}):
+        sim, _ = one_gpu_step("box", params, "jacobi")
+        row = launch_modes(sim.problem, 30, "mu" in params, repeats=1)
+        assert row["bit_for_bit"] and row["contacts"] == sim.problem.m > 0
+        assert min(row["fused_ms"], row["per_iteration_ms"], row["per_phase_ms"]) > 0.0

@@ -20,7 +20,7 @@ from . import gauss_seidel as gs
 from . import jacobi as gj
 from . import prox_jacobi as gp
 from .launch import kernel
-from .runtime import THREADS, cooperative_blocks, cuda
+from .runtime import THREADS, blocks_for, cooperative_blocks, cuda
 
 
 class DeviceSolve:
@@ -92,6 +92,21 @@ class DeviceSolve:
         else:
             gj.jacobi[self.blocks, THREADS](p.A, self.system[:2], self.beta, lam, p.csr,
                                             self.dv, count)
+
+    def phased(self, lam, count: int) -> None:
+        """`count` iterations as `sweep` makes them, each as two ordinary launches (the marbles'
+        pass, then the contacts'): the same λ, one launch per phase instead of one a solve."""
+        p = self.problem
+        marbles, contacts = blocks_for(p.n), blocks_for(p.m)
+        for _ in range(count):
+            if self.frictional:
+                gj.frictional_marble_pass[marbles, THREADS](p.A, lam, p.csr, self.dv)
+                gj.frictional_contact_pass[contacts, THREADS](p.A, self.system[:2], p.laws, lam,
+                                                              (self.dv, self.e))
+            else:
+                gj.marble_pass[marbles, THREADS](p.A, lam, p.csr, self.dv)
+                gj.contact_pass[contacts, THREADS](p.A, self.system[:2], self.beta, lam,
+                                                   self.dv)
 
     def measure(self, lam) -> tuple[float, bool, float, bool]:
         """(residual m/s, whether b and A's diagonal are finite, max |b|, whether λ is)."""
@@ -178,6 +193,9 @@ class DeviceColouredGs(DeviceSolve):
     def info(self) -> dict:
         return {"colours": self.count}
 
+    def phased(self, lam, count: int) -> None:
+        raise NotImplementedError("one launch per phase is for jacobi and mass-split")
+
 
 class _Stateful(DeviceSolve):
     """A method whose iterations carry state between launches (APGD, prox-Jacobi): `prepare`
@@ -190,6 +208,9 @@ class _Stateful(DeviceSolve):
         self.prepare(lam)
         self.done = self.sweep(lam, count)
         return first, self.measure(lam)
+
+    def phased(self, lam, count: int) -> None:
+        raise NotImplementedError("one launch per phase is for jacobi and mass-split")
 
 
 class DeviceApgd(_Stateful):

@@ -187,10 +187,19 @@ def _frictional_update(c, system, laws, rows, lam, e):
         lam[k + 5] = min(max(ls, -bound), bound)
 
 
+@cuda.jit(device=True, inline=True)
+def _contact_step(A, system, beta, lam, dv, c):
+    """Contact c's projected step from the marbles' dv (an inert row, A_cc = 0, keeps λ_c)."""
+    rhs, diag = system
+    if diag[c] != 0.0:
+        e = _normal_velocity(A, dv, c)
+        new = lam[c] - beta * (e + rhs[c]) / diag[c]
+        lam[c] = new if new > 0.0 else 0.0
+
+
 @cuda.jit(device=True)
 def _sweeps(A, system, beta, lam, csr, dv, count, grid):
     """`count` projected Jacobi iterations without friction, in place (the `jacobi` kernel)."""
-    rhs, diag = system
     n = dv.shape[0]
     m = lam.shape[0]
     first = cuda.grid(1)
@@ -200,11 +209,7 @@ def _sweeps(A, system, beta, lam, csr, dv, count, grid):
             _velocity_change(s, A, lam, csr, dv)
         grid.sync()
         for c in range(first, m, stride):
-            if diag[c] == 0.0:
-                continue
-            e = _normal_velocity(A, dv, c)
-            new = lam[c] - beta * (e + rhs[c]) / diag[c]
-            lam[c] = new if new > 0.0 else 0.0
+            _contact_step(A, system, beta, lam, dv, c)
         grid.sync()
 
 
@@ -243,6 +248,40 @@ def frictional_jacobi(A, system, laws, lam, csr, scratch, count):
     alike; system = (rhs, step) (m * rows,) each, step β / A_jj (mass splitting: 1 / the
     split A_jj); laws = (mu, mu_roll, mu_spin); scratch = (dV (n, 6), e (m * rows))."""
     _frictional_sweeps(A, system, laws, lam, csr, scratch, count, cuda.cg.this_grid())
+
+
+# One launch per phase: an iteration of `jacobi` / `frictional_jacobi` as two ordinary launches,
+# the same arithmetic, so a benchmark can weigh the fused launch against them
+# (DeviceSolve.phased, benchmarks/gpu.py's launch modes).
+@kernel
+def marble_pass(A, lam, csr, dv):
+    """dv (n, 3) <- M^-1 J^T λ, marble by marble, without friction."""
+    for s in range(cuda.grid(1), dv.shape[0], cuda.gridsize(1)):
+        _velocity_change(s, A, lam, csr, dv)
+
+
+@kernel
+def contact_pass(A, system, beta, lam, dv):
+    """Every contact's projected step from dv, without friction; system = (rhs, diag)."""
+    for c in range(cuda.grid(1), lam.shape[0], cuda.gridsize(1)):
+        _contact_step(A, system, beta, lam, dv, c)
+
+
+@kernel
+def frictional_marble_pass(A, lam, csr, dV):
+    """dV (n, 6) <- M^-1 J^T λ, marble by marble, with friction."""
+    for s in range(cuda.grid(1), dV.shape[0], cuda.gridsize(1)):
+        _frictional_velocity_change(s, A, lam, csr, dV)
+
+
+@kernel
+def frictional_contact_pass(A, system, laws, lam, scratch):
+    """Every contact's rows projected from dV, with friction; scratch = (dV, e)."""
+    dV, e = scratch
+    rows = A[9]
+    for c in range(cuda.grid(1), A[0].shape[0], cuda.gridsize(1)):
+        _frictional_velocities(A, dV, c, e)
+        _frictional_update(c, system, laws, rows, lam, e)
 
 
 @cuda.jit(device=True)

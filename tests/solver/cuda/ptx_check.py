@@ -70,7 +70,10 @@ def capture(path: str) -> int:
 
 
 def _scenarios(np) -> None:
-    from solver.cuda.frozen import FrozenSolver
+    from numba import cuda
+
+    from solver.cuda.backend import SOLVERS
+    from solver.cuda.frozen import FrozenSolver, upload
     from solver.methods import registry
     from solver.options import GPU_SOLVERS
     from tests.solver.cuda.conftest import PILES, one_gpu_step
@@ -94,11 +97,15 @@ def _scenarios(np) -> None:
         problem = frozen({"n": 12})
         FrozenSolver(solver).solve(problem, np.zeros(problem.size),
                                    registry.settings(solver, 2, True))
-    for params in ({"n": 12}, {"n": 12, "mu": 0.5}):  # the global r's own kernels
+    for params in ({"n": 12}, {"n": 12, "mu": 0.5}):  # the global r's own kernels; phases
         problem = frozen(params)
         FrozenSolver("prox-jacobi").solve(problem, np.zeros(problem.size),
                                           registry.settings("prox-jacobi", 2, False,
                                                             {"r": "global"}))
+        # one launch per phase (the launch-cost comparison's kernels)
+        device = upload(problem)
+        SOLVERS["jacobi"](device, registry.settings("jacobi", 2, False)).phased(
+            cuda.to_device(np.zeros(device.size)), 1)
 
 
 def _kernels():

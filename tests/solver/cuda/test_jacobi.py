@@ -121,3 +121,30 @@ def test_float32_storage_solves_to_float32s_rounding():
     assert r64 < 1e-12 < r32 < 1e-5
     assert np.array_equal(single.lam, again.lam)
     assert np.array_equal(single.world.x, again.world.x)
+
+
+@pytest.mark.parametrize("solver", ["jacobi", "mass-split"])
+@pytest.mark.parametrize("scene, params", PILES[:3])
+def test_one_launch_per_phase_or_per_iteration_is_the_fused_solve_bit_for_bit(scene, params,
+                                                                               solver):
+    from numba import cuda
+
+    from solver.cuda.backend import SOLVERS
+    from solver.cuda.frozen import upload
+
+    sim, _ = one_gpu_step(scene, params, solver)
+    device = upload(sim.problem)
+    solve = SOLVERS[solver](device, registry.settings(solver, 12, False))
+    start = np.zeros(sim.problem.size)
+    fused, phased, stepped = (cuda.to_device(start) for _ in range(3))
+    solve.sweep(fused, 12)
+    solve.phased(phased, 12)
+    for _ in range(12):
+        solve.sweep(stepped, 1)
+    want = fused.copy_to_host()
+    assert np.abs(want).max() > 0.0
+    np.testing.assert_array_equal(phased.copy_to_host(), want)
+    np.testing.assert_array_equal(stepped.copy_to_host(), want)
+    other = SOLVERS["coloured-gs"](device, registry.settings("coloured-gs", 12, False))
+    with pytest.raises(NotImplementedError):
+        other.phased(fused, 1)
