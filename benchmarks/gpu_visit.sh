@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# One visit to a machine with an NVIDIA GPU: every GPU check and figure of docs/gpu.md in one
-# run that ends within its budget (seconds, default 520). Results go to $OUT (default
-# ./gpu-visit; 8 files): machine.txt, gpu.json/.log (launch costs, GPU-against-CPU checks, a profile
-# of a step's host time, 10 000 to 1 000 000 marbles on every GPU solver, the numba-cuda launch
-# baseline, jacobi's solve in one launch against a launch per iteration and per phase), gpu10m.json/.log (10 000 000 marbles), cpu.json/.log (the 16-thread CPU core from the same
-# piles), tests.txt (tests/solver/cuda on the real GPU, if pytest is there and time is left).
+# One visit to a machine with an NVIDIA GPU: every GPU check and figure of docs/gpu.md in one run
+# that ends within its budget (seconds, default 520). Results go to $OUT (default ./gpu-visit; 8
+# files): machine.txt, gpu.json/.log (launch costs, GPU-against-CPU checks, a profile of a step's
+# host time, 10 000 to 1 000 000 marbles on every GPU solver, the numba-cuda launch baseline,
+# jacobi's solve in one launch against a launch per iteration and per phase), gpu10m.json/.log
+# (10 000 000 marbles), cpu.json/.log (the 16-thread CPU core from the same piles), tests.txt
+# (tests/solver/cuda on the real GPU, if pytest is there and time is left).
 #
 #     bash benchmarks/gpu_visit.sh 520
 #     SIZES=60 BIG=100 CPU_SIZES=60 CHECK=20 SETTLE=3 NUMBA_ENABLE_CUDASIM=1 bash benchmarks/gpu_visit.sh
