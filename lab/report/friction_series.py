@@ -257,7 +257,7 @@ def snapshot_table(snap: FrictionSnapshot) -> ComparisonTable:
                             "timing_runs": {r: snap.runs[r].runs for r in labels},
                             "timing": "median over timing_runs runs of the cumulative time of "
                                       "the iterations; residual evaluation excluded",
-                            "params": {r: FRICTION_RUNS[r][1] for r in labels},
+                            "params": {r: run_of(r)[1] for r in labels},
                             "relaxation_best": {r: float(np.min(snap.runs[r].relaxation))
                                                 for r in labels
                                                 if snap.runs[r].relaxation is not None},

@@ -12,7 +12,7 @@ from solver import metrics
 from .exits import EXIT_ABS_TOL, EXIT_FIGURES, ExitStats
 from .friction_report import APGD_FIGURE, FrictionPart
 from .friction_series import FRICTION_SCENES
-from .sources import SOURCE_PARAMS
+from .sources import SOURCE_WHY
 from .profiles import FIGURE, FOLDER, TOLERANCES, Profiles, shares, verdict
 from .friction_verdicts import (ADAPTIVE_PAIRS, APGD_RIVALS, APGD_SCENES, APGD_TOL, BLOCKED_PAIRS,
                                 TIE, TOL, Outcome, apgd_race, divergence_problems, run_outcome,
@@ -127,18 +127,20 @@ def _header_lines(header: dict) -> list[str]:
             "error (FCLIB's natural map) with it; every solver starts from "
             "λ = 0 on the same frozen problem; times are medians of repeated runs of the "
             "iterations alone (residual evaluation and compilation excluded). "
-            f"{_sources_sentence()}Regenerate with "
+            f"{_sources_sentence(header.get('source_params', {}))}Regenerate with "
             "`marbles-bench report`; nothing here is typed by hand."]
 
 
-def _sources_sentence() -> str:
-    """The sources' settings the report runs with where they are not the defaults."""
-    if not SOURCE_PARAMS:
+def _sources_sentence(source_params: dict) -> str:
+    """The sources' settings the report ran with where they are not the defaults
+    ({solver: {name: value}}, lab/report/sources.py's for the solvers run)."""
+    if not source_params:
         return ""
     said = "; ".join(f"`{solver}` " + ", ".join(f"{k} = {v:g}" for k, v in params.items())
-                     for solver, params in SOURCE_PARAMS.items())
+                     + (f", {SOURCE_WHY[solver]}" if solver in SOURCE_WHY else "")
+                     for solver, params in source_params.items())
     return (f"Where the sources' settings differ from the program's defaults the runs use the "
-            f"sources' ({said}: Erleben's r = 1/A_cc; see lab/report/sources.py). ")
+            f"sources' ({said}; lab/report/sources.py). ")
 
 
 def _claim_lines(found: list[Verdict] | None, title: str = "Claims of the sources",

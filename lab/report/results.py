@@ -193,7 +193,7 @@ def _header(o: dict, command: str, seconds: float, friction_seconds: float | Non
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
                        f"{platform.python_version()}, numpy {np.__version__}",
             "seconds": seconds, "solvers": o["solvers"], "part": o["part"],
-            "friction_seconds": friction_seconds}
+            "friction_seconds": friction_seconds, "source_params": with_sources(o["solvers"])}
 
 
 def _profiles_part(o: dict, out, command: str, stage, quiet: bool, wall: float) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from solver.methods import registry
 
 SOURCE_PARAMS = {"prox-jacobi": {"gamma": 1.0}}
+SOURCE_WHY = {"prox-jacobi": "Erleben's r = 1/A_cc"}  # what each solver's values are, said once
 
 
 def source_params(solver: str) -> dict:

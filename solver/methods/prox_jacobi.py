@@ -11,8 +11,8 @@ from numba import njit
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem, apply_matrix
 from .driver import Method, SolveSettings, run
 from .prox_friction import solve_jacobi
-from .proximal import (E_VALID, JACOBI_PARAMS, PRODUCTS, SCALE, STOP, adaptation, fresh_state, hooks,
-                       judge, strategy)
+from .proximal import (E_VALID, JACOBI_PARAMS, PRODUCTS, SCALE, STOP, adaptation, fresh_state,
+                       hooks, judge, strategy)
 
 
 @njit(cache=True, nogil=True)

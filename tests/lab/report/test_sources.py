@@ -38,5 +38,17 @@ def test_the_sources_gamma_is_a_different_solve():
 
 
 def test_the_header_says_which_settings_are_the_sources():
-    sentence = markdown._sources_sentence()
-    assert "`prox-jacobi` gamma = 1" in sentence
+    sentence = markdown._sources_sentence(with_sources(["pgs", "prox-jacobi"]))
+    assert "`prox-jacobi` gamma = 1, Erleben's r = 1/A_cc" in sentence
+    assert markdown._sources_sentence(with_sources(["pgs", "prox-gs"])) == ""
+
+
+def test_a_frictional_snapshots_table_records_the_params_its_runs_had():
+    from lab.report.friction_series import FrictionRun, FrictionSnapshot, snapshot_table
+
+    runs = {r: FrictionRun(np.array([1.0, 0.5]), np.array([0.0, 1e-3]), "max_iterations")
+            for r in ("pgs", "prox-jacobi", "prox-jacobi r=blocked")}
+    snap = FrictionSnapshot("friction-bowl", "bowl", 300, 60, 200, 1.0, 6.0, runs)
+    params = snapshot_table(snap).meta["params"]
+    assert params == {"pgs": {}, "prox-jacobi": {"gamma": 1.0},
+                      "prox-jacobi r=blocked": {"gamma": 1.0, "r": "blocked"}}

@@ -74,7 +74,8 @@ def test_the_error_test_keeps_prox_jacobi_from_diverging(frictional_bowl):
 
 
 @pytest.mark.parametrize("name", ["prox-gs", "prox-jacobi"])
-@pytest.mark.parametrize("params", [{}, {"r": "blocked"}, {"r": "global"}, {"merit": "step"}])
+@pytest.mark.parametrize("params", [{}, {"gamma": 1.0}, {"r": "blocked", "gamma": 1.0},
+                                    {"r": "global"}, {"merit": "step", "gamma": 1.0}])
 def test_the_explicit_form_gives_the_geometrys_iterates(name, params, frictional_bowl):
     p = frictional_bowl
     mp = MatrixProblem.from_problem(p)

@@ -38,6 +38,7 @@ def test_the_default_gamma_keeps_a_settled_frictional_pile_settled():
     assert _fastest_after(world, {"gamma": 1.0}, 20) > 100.0
     assert _fastest_after(world, {}, 20) < 2.0
 
+
 def test_prox_jacobi_adaptation_rescues_undamped_jacobi_on_a_pile(bowl500):
     p = bowl500
     plain = solve("prox-jacobi", p, 300, gamma=1.0, adapt=False)
