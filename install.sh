@@ -41,4 +41,8 @@ if [ "$mode" = run ]; then
   exec marbles "$@"
 fi
 "$python" -m pip install -q -e ".[test$gpu]"
-exec "$python" -m pytest "$@"
+# One pytest worker a core, at most four (each compiles its own kernels where the cache is cold
+# and holds its own Qt); a later -n in the arguments wins, -n 0 runs the suite in one process.
+workers=$(nproc 2>/dev/null || echo 1)
+[ "$workers" -gt 4 ] && workers=4
+exec "$python" -m pytest -n "$workers" "$@"
