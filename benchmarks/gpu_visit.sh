@@ -45,7 +45,8 @@ bench() {  # NAME SECONDS ARGS...: one benchmarks.gpu run, its own budget
 }
 
 bench gpu $(($(left) - 170)) --skip convergence --check-sizes "$CHECK" \
-    --profile-n "${SIZES%%,*}" --sizes "$SIZES" --steps 10 --settle "$SETTLE" --cpu-threads ""
+    --profile-n "${SIZES%%,*}" --sizes "$SIZES" --steps 10 --settle "$SETTLE" --cpu-threads "" \
+    --solvers jacobi,mass-split,apgd,coloured-gs,prox-jacobi
 bench gpu10m $(($(left) - 110)) --skip launch,checks,profile,convergence --sizes "$BIG" \
     --friction off --solvers jacobi,mass-split --numba-launch "" --mode-sizes "" --steps 5 --settle "$((SETTLE / 4 + 1))" \
     --cpu-threads ""

@@ -68,15 +68,26 @@ def test_the_window_benchmark_pairs_its_rounds():
     assert "the window ahead in 1 of 3 rounds" in line
 
 
-def test_the_gpu_benchmarks_launch_modes_solve_alike():
-    """benchmarks/gpu.py's launch-mode comparison, on numba-cuda's simulator where there is no
-    GPU: one launch, a launch per iteration and a launch per phase give one λ."""
+def test_the_gpu_benchmarks_timings_on_the_simulator(tmp_path):
+    """benchmarks/gpu.py's timings section on numba-cuda's simulator where there is no GPU: a
+    row per run (the first with the frame's cost), and the launch modes, whose one launch, a
+    launch per iteration and a launch per phase give one λ."""
     pytest.importorskip("numba.cuda", reason="the cuda extra (numba-cuda) is not installed")
-    from benchmarks.gpu import launch_modes
-    from tests.solver.cuda.conftest import one_gpu_step
+    import json
 
-    for params in ({"n": 30}, {"n": 30, "mu": 0.5}):
-        sim, _ = one_gpu_step("box", params, "jacobi")
-        row = launch_modes(sim.problem, 30, "mu" in params, repeats=1)
-        assert row["bit_for_bit"] and row["contacts"] == sim.problem.m > 0
-        assert min(row["fused_ms"], row["per_iteration_ms"], row["per_phase_ms"]) > 0.0
+    from benchmarks import gpu
+
+    out = tmp_path / "gpu.json"
+    assert gpu.main(["--sizes", "30", "--solvers", "jacobi", "--numba-launch", "",
+                     "--float32", "jacobi", "--steps", "1", "--settle", "4", "--cpu-threads", "",
+                     "--skip", "launch,checks,profile,convergence", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    rows = result["timings"]
+    assert [(r["friction"], r["precision"]) for r in rows] == [
+        (False, "float64"), (False, "float32"), (True, "float64"), (True, "float32")]
+    assert "frame_ms" in rows[0] and "frame_ms" in rows[2] and "frame_ms" not in rows[1]
+    modes = result["launch_modes"]
+    assert [m["friction"] for m in modes] == [False, True]
+    for m in modes:
+        assert m["bit_for_bit"] and m["contacts"] > 0
+        assert min(m["fused_ms"], m["per_iteration_ms"], m["per_phase_ms"]) > 0.0
