@@ -22,16 +22,11 @@ import time
 import numpy as np
 
 import scenes
-from lab.report.sources import source_params
+# prox-jacobi at Erleben's γ = 1, where the lab pages' figures were measured
+from lab.report.sources import source_settings
 from solver.methods import registry
 from solver.step import Simulation
 from solver.warmup import warmup
-
-
-def _settings(name: str, iterations: int, trace: bool, params: dict):
-    """registry.settings with the sources' values under `params` (lab/report/sources.py:
-    prox-jacobi at Erleben's γ = 1, where the lab pages' figures were measured)."""
-    return registry.settings(name, iterations, trace, {**source_params(name), **params})
 
 
 FRICTION = {"mu": 0.5, "mu_wall": 0.5}
@@ -48,7 +43,7 @@ def frozen(scene: str, steps: int, overrides: dict):
 
 def cost(problem, name: str, iterations: int, runs: int) -> float:
     """Median ns per contact per iteration, fast path, tolerances off."""
-    settings = _settings(name, iterations, False, {"abs_tol": 0.0})
+    settings = source_settings(name, iterations, False, {"abs_tol": 0.0})
     method = registry.get(name)
     method.solve(problem, np.zeros(problem.size), settings)  # compile on this problem
     times = []
@@ -61,7 +56,7 @@ def cost(problem, name: str, iterations: int, runs: int) -> float:
 
 
 def reach(problem, name: str, budget: int) -> dict:
-    settings = _settings(name, budget, True, {"abs_tol": min(TOLERANCES)})
+    settings = source_settings(name, budget, True, {"abs_tol": min(TOLERANCES)})
     result = registry.get(name).solve(problem, np.zeros(problem.size), settings)
     out = {"best": float(np.min(result.trace)), "status": result.status}
     for tol in TOLERANCES:

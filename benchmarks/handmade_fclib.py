@@ -130,13 +130,12 @@ def reach(problem, name: str, cap: int, params: dict | None = None):
     """(iterations, seconds) to FCLIB's error TOLERANCE from zero, (None, None) if not within
     `cap` iterations, and the best error: seconds are the solve's own (the driver's clock
     stops while the error is measured); `params`: the solver's, beside abs_tol."""
-    from lab.report.sources import source_params  # prox-jacobi at Erleben's γ = 1
+    from lab.report.sources import source_settings  # prox-jacobi at Erleben's γ = 1
     from solver.methods import registry
 
     errors: list[float] = []
     settings = dataclasses.replace(
-        registry.settings(name, cap, True,
-                          {**source_params(name), **(params or {}), "abs_tol": 1e-300}),
+        source_settings(name, cap, True, {**(params or {}), "abs_tol": 1e-300}),
         observer=lambda lam: errors.append(problem.fclib_error(lam)))
     result = registry.get(name).solve(problem, np.zeros(problem.size), settings)
     done = [k for k, e in enumerate(errors) if e < TOLERANCE]

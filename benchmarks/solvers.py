@@ -31,16 +31,11 @@ import time
 import numpy as np
 
 import scenes
-from lab.report.sources import source_params
+# prox-jacobi at Erleben's γ = 1, where the lab pages' figures were measured
+from lab.report.sources import source_settings
 from solver.methods import registry
 from solver.step import Simulation
 from solver.warmup import warmup
-
-
-def _settings(name: str, iterations: int, trace: bool, params: dict):
-    """registry.settings with the sources' values under `params` (lab/report/sources.py:
-    prox-jacobi at Erleben's γ = 1, where the lab pages' figures were measured)."""
-    return registry.settings(name, iterations, trace, {**source_params(name), **params})
 
 
 # Variants beyond the defaults that docs/solver-lab.md discusses.
@@ -74,7 +69,7 @@ def first_below(trace: np.ndarray, level: float):
 
 def convergence_row(problem, method: str, params: dict, runs: int) -> dict:
     budget = BUDGET.get(method, DEFAULT_BUDGET)
-    settings = _settings(method, budget, True, {"abs_tol": 0.0, **params})
+    settings = source_settings(method, budget, True, {"abs_tol": 0.0, **params})
     times, result = [], None
     for _ in range(runs):
         result = registry.METHODS[method].solve(problem, np.zeros(problem.m), settings)
@@ -86,7 +81,7 @@ def convergence_row(problem, method: str, params: dict, runs: int) -> dict:
     # Products are cumulative and (for pcg/mprgp/prox-jacobi) vary per iteration, so re-solve to
     # the tolerance to count them.
     def products_to(tol):
-        s = _settings(method, budget, True, {"abs_tol": tol, **params})
+        s = source_settings(method, budget, True, {"abs_tol": tol, **params})
         r = registry.METHODS[method].solve(problem, np.zeros(problem.m), s)
         return r.products if r.status == "absolute" else None
     return {"iterations_1e-8": k8, "iterations_1e-10": k10, "products_1e-8": products_to(1e-8),
@@ -98,7 +93,7 @@ def convergence_row(problem, method: str, params: dict, runs: int) -> dict:
 
 def cost_row(problem, method: str, params: dict, runs: int, iterations: int) -> float:
     """Median fast-path solve time per iteration per contact, ns."""
-    settings = _settings(method, iterations, False, {"abs_tol": 0.0, **params})
+    settings = source_settings(method, iterations, False, {"abs_tol": 0.0, **params})
     samples = []
     for _ in range(runs):
         t0 = time.perf_counter()
@@ -138,7 +133,7 @@ def survey(count: int) -> dict:
         totals[kind] += 1
         for name, params in SURVEY:
             label = name + "".join(f" {k}={v}" for k, v in params.items())
-            settings = _settings(name, 20000, True, {"abs_tol": 1e-10, **params})
+            settings = source_settings(name, 20000, True, {"abs_tol": 1e-10, **params})
             result = registry.METHODS[name].solve(problem, np.zeros(problem.m), settings)
             entry = fails.setdefault(label, {"spd": 0, "singular": 0})
             entry[kind] += int(result.residual >= 1e-10)
@@ -155,14 +150,14 @@ def versus(problem, rounds: int) -> dict:
     for name, params in VERSUS:
         traced = registry.METHODS[name].solve(
             problem, np.zeros(problem.m),
-            _settings(name, 50000, True, {"abs_tol": 1e-10, **params}))
+            source_settings(name, 50000, True, {"abs_tol": 1e-10, **params}))
         assert traced.status == "absolute", (name, params, traced.status)
         label = name + "".join(f" {k}={v}" for k, v in params.items())
         rows.append((label, name, params, traced))
     samples: dict = {label: [] for label, *_ in rows}
     for _ in range(rounds):
         for label, name, params, traced in rows:
-            settings = _settings(name, traced.iterations, False, {"abs_tol": 0.0, **params})
+            settings = source_settings(name, traced.iterations, False, {"abs_tol": 0.0, **params})
             t0 = time.perf_counter()
             result = registry.METHODS[name].solve(problem, np.zeros(problem.m), settings)
             samples[label].append(time.perf_counter() - t0)
@@ -236,7 +231,7 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|---|")
     out["after_20"] = {}
     for name in ("pgs", "psor", "pcg", "ppcg", "mprgp", "pgs-sm"):
-        settings = _settings(name, 20, True, {"abs_tol": 0.0})
+        settings = source_settings(name, 20, True, {"abs_tol": 0.0})
         result = registry.METHODS[name].solve(bowl, np.zeros(bowl.m), settings)
         e = bowl.error(result.lam)
         nat = np.minimum(result.lam, e)

@@ -21,7 +21,7 @@ from solver.warmup import warmup
 from ..session.spec import default_warm_start
 from .friction_series import frictional_params
 from .progress import Progress
-from .sources import source_params
+from .sources import source_settings
 
 EXIT_SCENE, EXIT_STEPS, EXIT_ITERATIONS = "bowl", 300, 200
 FRICTION_EXIT_STEPS = 100  # consecutive steps of the frictional exit-status experiment
@@ -169,8 +169,8 @@ def exit_statuses(run: ExitRun, variants: list[Variant],
     for v in variants:
         tolerances, relative[v.label] = exit_tolerances(registry.METHODS[v.solver], run.abs_tol,
                                                         run.rel_tol)
-        settings[v.label] = registry.settings(v.solver, run.iterations, True,
-                                              {**source_params(v.solver), **v.params, **tolerances})
+        settings[v.label] = source_settings(v.solver, run.iterations, True,
+                                            {**v.params, **tolerances})
     counts = {v.label: {s: 0 for s in metrics.STATUSES} for v in variants}
     finals = {v.label: [] for v in variants}
     solves: dict[str, list[Solve]] = {v.label: [] for v in variants}

@@ -24,6 +24,11 @@ def source_params(solver: str) -> dict:
     return {k: v for k, v in SOURCE_PARAMS.get(solver, {}).items() if k in declared}
 
 
+def source_settings(solver: str, iterations: int, trace: bool, params: dict):
+    """registry.settings of `solver` with the sources' values under `params`."""
+    return registry.settings(solver, iterations, trace, {**source_params(solver), **params})
+
+
 def with_sources(solvers) -> dict:
     """{solver: source_params(solver)} for those of `solvers` the sources set (a ScenePlan's
     solver_params)."""
