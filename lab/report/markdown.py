@@ -131,12 +131,17 @@ def _header_lines(header: dict) -> list[str]:
             "`marbles-bench report`; nothing here is typed by hand."]
 
 
+def _said(value) -> str:
+    """A parameter's value as `--set` takes it: false/true, 1 for 1.0."""
+    return str(value).lower() if isinstance(value, bool) else f"{value:g}"
+
+
 def _sources_sentence(source_params: dict) -> str:
     """The sources' settings the report ran with where they are not the defaults
     ({solver: {name: value}}, lab/report/sources.py's for the solvers run)."""
     if not source_params:
         return ""
-    said = "; ".join(f"`{solver}` " + ", ".join(f"{k} = {v:g}" for k, v in params.items())
+    said = "; ".join(f"`{solver}` " + ", ".join(f"{k} = {_said(v)}" for k, v in params.items())
                      + (f", {SOURCE_WHY[solver]}" if solver in SOURCE_WHY else "")
                      for solver, params in source_params.items())
     return (f"Where the sources' settings differ from the program's defaults the runs use the "

@@ -222,9 +222,10 @@ def _kernels(product):
     """The start and iteration kernels of APGD over `product` (with or without friction)."""
 
     @kernel
-    def start(P, lam, rhs, cone, iterates, reduce, state):
-        """From λ: γ = y = λ, A γ, the Lipschitz estimate ‖A(λ - 1)‖ / ‖λ - 1‖, the best = λ and
-        its relaxation residual (the CPU's `start`); state (4,) by apgd's slots."""
+    def start(P, lam, rhs, cone, scale, iterates, reduce, state):
+        """From λ: γ = y = λ, A γ, the Lipschitz estimate ‖A'(ν - 1)‖ / ‖ν - 1‖ in the scaled
+        variables ν = λ / scale, the best = λ and its relaxation residual (the CPU's `start`);
+        state (4,) by apgd's slots."""
         grid = cuda.cg.this_grid()
         rows, mu, mu_roll, mu_spin, live = cone
         gamma, y, Ag, Ay, cand, Acand, best, z = iterates
@@ -235,7 +236,7 @@ def _kernels(product):
                 gamma[j] = lam[j]
                 y[j] = lam[j]
                 best[j] = lam[j]
-                z[j] = lam[j] - 1.0
+                z[j] = lam[j] - scale[j]
         grid.sync()
         product(P, gamma, Ag, grid)
         product(P, z, Acand, grid)
@@ -244,8 +245,10 @@ def _kernels(product):
         for c in range(first, live.shape[0], stride):
             for j in range(c * rows, (c + 1) * rows):
                 Ay[j] = Ag[j]
-                ones += z[j] * z[j]
-                image += Acand[j] * Acand[j]
+                e = z[j] / scale[j]
+                ones += e * e
+                f = Acand[j] * scale[j]
+                image += f * f
         ones, image = _grid_sums(ones, image, reduce, grid)
         norm = math.sqrt(ones)
         estimate = math.sqrt(image) / norm if norm > 0.0 else 0.0
@@ -258,12 +261,14 @@ def _kernels(product):
 
     # long: apgd.apgd_iterations's loop, each grid-wide decision between two syncs.
     @kernel
-    def iterations(P, rhs, cone, iterates, reduce, state, counts, options):
-        """`count` APGD iterations (apgd.apgd_iterations): options = (count, restart, tol);
-        state (4,) and counts (COUNTS,) by apgd's slots and DONE, read at the start and written
-        at the end."""
+    def iterations(P, rhs, cone, metric, iterates, reduce, state, counts, options):
+        """`count` APGD iterations (apgd.apgd_iterations, its metric = (scale, μ', μ_roll',
+        μ_spin')): options = (count, restart, tol); state (4,) and counts (COUNTS,) by apgd's
+        slots and DONE, read at the start and written at the end."""
         grid = cuda.cg.this_grid()
-        rows, mu, mu_roll, mu_spin, live = cone
+        rows = cone[0]
+        live = cone[4]
+        scale, mu, mu_roll, mu_spin = metric
         gamma, y, Ag, Ay, cand, Acand, best, z = iterates
         count, restart, tol = options
         m = live.shape[0]
@@ -287,9 +292,11 @@ def _kernels(product):
                 for c in range(first, m, stride):
                     k = c * rows
                     for j in range(k, k + rows):
-                        z[j] = y[j] - t * (Ay[j] + rhs[j])
+                        z[j] = y[j] / scale[j] - (t * scale[j]) * (Ay[j] + rhs[j])
                     if live[c]:
                         _project(z, cand, k, rows, (mu[c], mu_roll[c], mu_spin[c]))
+                        for j in range(k, k + rows):
+                            cand[j] *= scale[j]
                     else:  # an inert contact keeps its impulses
                         for j in range(k, k + rows):
                             cand[j] = gamma[j]
@@ -302,7 +309,8 @@ def _kernels(product):
                     for j in range(c * rows, (c + 1) * rows):
                         d = cand[j] - y[j]
                         curvature += d * (Acand[j] - Ay[j])
-                        length += d * d
+                        e = d / scale[j]
+                        length += e * e
                 curvature, length = _grid_sums(curvature, length, reduce, grid)
                 if curvature <= lip * length or not math.isfinite(curvature):
                     break
@@ -359,3 +367,41 @@ def live_contacts(diag, rows, live):
     for c in range(cuda.grid(1), live.shape[0], cuda.gridsize(1)):
         d = diag[c * rows]
         live[c] = d != 0.0 if rows == 1 else d > 0.0
+
+
+@cuda.jit(device=True, inline=True)
+def _inverse_root(a, b):
+    """apgd.inverse_root."""
+    d = max(a, b)
+    return 1.0 / math.sqrt(d) if d > 0.0 else 1.0
+
+
+@kernel
+def block_scales(diag, cone, scale, scaled):
+    """apgd.block_scales, contact by contact: scale (size,) and scaled = (μ', μ_roll', μ_spin')
+    (m,) each, the diagonal preconditioner and the cone's coefficients in its variables."""
+    rows, mu, mu_roll, mu_spin, live = cone
+    mu_s, roll_s, spin_s = scaled
+    for c in range(cuda.grid(1), live.shape[0], cuda.gridsize(1)):
+        k = c * rows
+        mu_s[c] = mu[c]
+        roll_s[c] = mu_roll[c]
+        spin_s[c] = mu_spin[c]
+        for j in range(k, k + rows):
+            scale[j] = 1.0
+        if live[c]:
+            n = _inverse_root(diag[k], diag[k])
+            scale[k] = n
+            if rows >= 3:
+                t = _inverse_root(diag[k + 1], diag[k + 2])
+                scale[k + 1] = t
+                scale[k + 2] = t
+                mu_s[c] = mu[c] * n / t
+            if rows == 6:
+                r = _inverse_root(diag[k + 3], diag[k + 4])
+                w = _inverse_root(diag[k + 5], diag[k + 5])
+                scale[k + 3] = r
+                scale[k + 4] = r
+                scale[k + 5] = w
+                roll_s[c] = mu_roll[c] * n / r
+                spin_s[c] = mu_spin[c] * n / w

@@ -237,21 +237,36 @@ class DeviceApgd(_Stateful):
             _zero(zeros)
             laws = (zeros, zeros, zeros)
         self.cone = (p.rows, *laws, live)
+        self.metric = self._metric(bool(settings["precondition"]))
         self.P = (p.A, p.csr, self.dv)
         self.state = b.get("apgd_state", (4,), np.float64)
         self.counts = b.get("apgd_counts", (ga.COUNTS,), np.int64)
         self.options = (bool(settings["restart"]), float(settings["abs_tol"]))
 
+    def _metric(self, precondition: bool) -> tuple:
+        """apgd.metric on the GPU: (scale (size,), μ', μ_roll', μ_spin' (m,) each)."""
+        p, b = self.problem, self.problem.backend.buffers
+        scale = b.get("apgd_scale", (p.size,))
+        scaled = tuple(b.get(f"apgd_{name}", (p.m,)) for name in ("mu", "roll", "spin"))
+        if not precondition:
+            _fill(scale, 1.0)
+            return (scale, *self.cone[1:4])
+        if p.m:
+            spread = max(1, (p.m + THREADS - 1) // THREADS)
+            ga.block_scales[spread, THREADS](p.diag, self.cone, scale, scaled)
+        return (scale, *scaled)
+
     def prepare(self, lam) -> None:
         """The CPU's `start`: γ = y = λ, the first Lipschitz estimate, best = λ (2 products)."""
         self.start_kernel[self.blocks, THREADS](self.P, lam, self.problem.rhs, self.cone,
-                                                self.iterates, self.reduce, self.state)
+                                                self.metric[0], self.iterates, self.reduce,
+                                                self.state)
         self.counts.copy_to_device(np.array([2, 0, 0, 0], dtype=np.int64))
 
     def sweep(self, lam, count: int) -> int:
         """`count` iterations (fewer once converged), λ <- the best iterate; the number done."""
-        self.kernel[self.blocks, THREADS](self.P, self.problem.rhs, self.cone, self.iterates,
-                                          self.reduce, self.state, self.counts,
+        self.kernel[self.blocks, THREADS](self.P, self.problem.rhs, self.cone, self.metric,
+                                          self.iterates, self.reduce, self.state, self.counts,
                                           (int(count), *self.options))
         lam.copy_to_device(self.iterates[6])
         self._counts = self.counts.copy_to_host()
@@ -410,10 +425,15 @@ def _traced(solve: DeviceSolve, lam, settings) -> SolveResult:
 
 
 @kernel
-def _zero_kernel(a):
+def _fill_kernel(a, value):
     for i in range(cuda.grid(1), a.shape[0], cuda.gridsize(1)):
-        a[i] = 0.0
+        a[i] = value
+
+
+def _fill(a, value: float) -> None:
+    """a[:] = value on the GPU."""
+    _fill_kernel[max(1, (a.shape[0] + THREADS - 1) // THREADS), THREADS](a, float(value))
 
 
 def _zero(lam) -> None:
-    _zero_kernel[max(1, (lam.shape[0] + THREADS - 1) // THREADS), THREADS](lam)
+    _fill(lam, 0.0)

@@ -33,6 +33,9 @@ from .operator import local_steps, operator, product
 
 RESTART = Param("restart", True, bool, "gradient restart: drop the momentum when the step goes "
                 "against the gradient at y")
+PRECONDITION = Param("precondition", True, bool, "diagonal preconditioning: one scale 1/sqrt(A_jj) "
+                     "for each contact's normal, tangents, rolling pair and spin, so that one "
+                     "step 1/L suits every row (the sources have none)")
 MAX_BACKTRACKS = 60
 # Slots of the float64 state and int64 counts arrays.
 L, THETA, RMIN, STOP = 0, 1, 2, 3
@@ -75,15 +78,61 @@ def relaxation_residual(lam, Alam, rhs, cone, scratch):
     return worst
 
 
+@njit(inline="always", cache=True, nogil=True)
+def inverse_root(a, b):
+    """1/sqrt(max(a, b)) (kg^½ for A's diagonal entries a, b in 1/kg); 1 where that is not
+    positive (a row that moves no mass)."""
+    d = max(a, b)
+    return 1.0 / math.sqrt(d) if d > 0.0 else 1.0
+
+
+@njit(cache=True, nogil=True)
+def block_scales(diag, cone, scale, scaled):
+    """The diagonal preconditioner, λ = scale ν: scale (size,) <- one value per sub-block of a
+    contact, 1/sqrt of its largest A_jj (normal; tangents; rolling pair; spin), 1 for an inert
+    contact. A single value per sub-block keeps the cone's form in ν: ‖λ_t‖ <= μ λ_n is ‖ν_t‖
+    <= (μ s_n / s_t) ν_n, so scaled = (μ', μ_roll', μ_spin') (m,) each <- those coefficients.
+    diag (size,) A_jj (1/kg); cone = (rows, mu, mu_roll, mu_spin, live) (relaxation_residual)."""
+    rows, mu, mu_roll, mu_spin, live = cone
+    mu_s, roll_s, spin_s = scaled
+    for c in range(live.shape[0]):
+        k = c * rows
+        mu_s[c] = mu[c]
+        roll_s[c] = mu_roll[c]
+        spin_s[c] = mu_spin[c]
+        for j in range(rows):
+            scale[k + j] = 1.0
+        if not live[c]:
+            continue
+        n = inverse_root(diag[k], diag[k])
+        scale[k] = n
+        if rows >= 3:
+            t = inverse_root(diag[k + 1], diag[k + 2])
+            scale[k + 1] = t
+            scale[k + 2] = t
+            mu_s[c] = mu[c] * n / t
+        if rows == 6:
+            r = inverse_root(diag[k + 3], diag[k + 4])
+            w = inverse_root(diag[k + 5], diag[k + 5])
+            scale[k + 3] = r
+            scale[k + 4] = r
+            scale[k + 5] = w
+            roll_s[c] = mu_roll[c] * n / r
+            spin_s[c] = mu_spin[c] * n / w
+
+
 # long: the paper's algorithm as one loop (step with backtracking, momentum, restart, best).
 @njit(cache=True, nogil=True)
-def apgd_iterations(op, rhs, cone, iterates, state, counts, count, options):
+def apgd_iterations(op, rhs, cone, metric, iterates, state, counts, count, options):
     """`count` APGD iterations; op: operator.operator's tuple; cone = (rows, mu, mu_roll,
-    mu_spin, live) (relaxation_residual); iterates = (γ, y, A γ, A y, candidate, its product,
+    mu_spin, live) (relaxation_residual); metric = (scale, μ', μ_roll', μ_spin')
+    (block_scales; ones and the cone's own without preconditioning): each step is taken in
+    ν = λ / scale, the iterates are kept in λ; iterates = (γ, y, A γ, A y, candidate, its product,
     best, scratch z), (size,) each: γ, y and their products persist between calls, best holds
     γ̂; state (4,) and counts (3,) by the module's slots; options = (restart, tol). Returns the
     number performed."""
-    rows, mu, mu_roll, mu_spin, live = cone
+    rows, _, _, _, live = cone
+    scale, mu, mu_roll, mu_spin = metric
     gamma, y, Ag, Ay, cand, Acand, best, z = iterates
     restart, tol = options
     size = gamma.shape[0]
@@ -95,12 +144,14 @@ def apgd_iterations(op, rhs, cone, iterates, state, counts, count, options):
         lip = state[L]
         for _bt in range(MAX_BACKTRACKS):
             t = 1.0 / lip
-            for j in range(size):
-                z[j] = y[j] - t * (Ay[j] + rhs[j])
+            for j in range(size):  # ν_y - t S (A y + b), S = diag(scale)
+                z[j] = y[j] / scale[j] - (t * scale[j]) * (Ay[j] + rhs[j])
             for c in range(live.shape[0]):
                 k = c * rows
                 if live[c]:
                     project_contact(z, cand, k, rows, mu[c], mu_roll[c], mu_spin[c])
+                    for j in range(k, k + rows):
+                        cand[j] *= scale[j]
                 else:  # an inert contact keeps its impulses
                     for j in range(rows):
                         cand[k + j] = gamma[k + j]
@@ -111,7 +162,8 @@ def apgd_iterations(op, rhs, cone, iterates, state, counts, count, options):
             for j in range(size):
                 d = cand[j] - y[j]
                 curvature += d * (Acand[j] - Ay[j])
-                length += d * d
+                e = d / scale[j]
+                length += e * e
             if curvature <= lip * length or not np.isfinite(curvature):
                 break
             lip *= 2.0
@@ -158,6 +210,18 @@ _COEFFICIENTS = {FRICTIONLESS: _frictionless_coefficients, FRICTIONAL: _friction
                  EXPLICIT: _frictional_coefficients}
 
 
+def metric(problem, cone, precondition: bool) -> tuple:
+    """apgd_iterations's metric for the problem: block_scales's scales and coefficients, or
+    ones and the cone's own coefficients (the sources' unpreconditioned steps)."""
+    rows, mu, mu_roll, mu_spin, live = cone
+    scale = np.ones(live.shape[0] * rows)
+    if not precondition:
+        return scale, mu, mu_roll, mu_spin
+    scaled = tuple(np.empty(live.shape[0]) for _ in range(3))
+    block_scales(problem.diag, cone, scale, scaled)
+    return (scale, *scaled)
+
+
 def relaxation_error(problem, lam: np.ndarray) -> float:
     """The relaxation's natural map at λ (m/s): max over contacts of ‖λ_c - P_K(λ_c - u_c)‖,
     u = A λ + b; 0 at its solutions. What apgd's stopping test and best iterate use, for a
@@ -177,27 +241,30 @@ def solve(problem, lam0: np.ndarray, settings: SolveSettings):
     cand, Acand, best, z = (np.empty_like(lam) for _ in range(4))
     iterates = (gamma, y, Ag, Ay, cand, Acand, best, z)
     options = (settings["restart"], settings["abs_tol"])
+    scaling = metric(problem, cone, settings["precondition"])
+    scale = scaling[0]
     state = np.zeros(4)
     counts = np.zeros(3, dtype=np.int64)
     info: dict = {}
 
     def start() -> None:
-        """From λ: A λ, the Lipschitz estimate ‖A(λ - 1)‖/‖λ - 1‖ (Chrono's), the best = λ."""
+        """From λ: A λ, the Lipschitz estimate ‖A'(ν - 1)‖/‖ν - 1‖ (Chrono's, in the scaled
+        variables ν = λ / scale, A' = S A S), the best = λ."""
         gamma[:] = lam
         y[:] = lam
         product(op, gamma, Ag)
         Ay[:] = Ag
-        ones = lam - 1.0
+        ones = lam - scale  # S (ν - 1)
         product(op, ones, Acand)
         counts[PRODUCTS] += 2
-        norm = float(np.linalg.norm(ones))
-        estimate = float(np.linalg.norm(Acand)) / norm if norm > 0.0 else 0.0
+        norm = float(np.linalg.norm(ones / scale))
+        estimate = float(np.linalg.norm(Acand * scale)) / norm if norm > 0.0 else 0.0
         state[:] = (estimate if estimate > 0.0 else 1.0, 1.0, np.inf, 0.0)
         state[RMIN] = relaxation_residual(gamma, Ag, rhs, cone, (z, cand))
         best[:] = lam
 
     def sweep(count: int) -> int:
-        done = apgd_iterations(op, rhs, cone, iterates, state, counts, count, options)
+        done = apgd_iterations(op, rhs, cone, scaling, iterates, state, counts, count, options)
         lam[:] = best
         return done
 
@@ -218,4 +285,4 @@ METHOD = Method("apgd", "Accelerated projected gradient",
                 {FRICTIONLESS: solve, FRICTIONAL: solve, EXPLICIT: solve},
                 "Nesterov-accelerated projected gradient with adaptive step and restart on the "
                 "cone complementarity relaxation (Chrono); sliding contacts separate at "
-                "u_n = μ‖u_t‖", (RESTART,))
+                "u_n = μ‖u_t‖", (RESTART, PRECONDITION))

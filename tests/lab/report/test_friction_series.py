@@ -6,6 +6,7 @@ import pytest
 
 import scenes
 from lab.report import friction_series as fs
+from lab.report.sources import source_settings
 from solver import metrics
 from solver.methods import registry
 from solver.methods.apgd import relaxation_error
@@ -65,7 +66,7 @@ def test_apgds_relaxation_curve_is_its_best_so_far(pyramid):
     run = fs.run_label(pyramid, "apgd", 60)
     assert np.all(np.diff(run.relaxation) <= 0.0)  # apgd returns its best iterate
     solved = registry.get("apgd").solve(pyramid.copy(), np.zeros(pyramid.size),
-                                        registry.settings("apgd", 60, True, {"abs_tol": 0.0}))
+                                        source_settings("apgd", 60, True, {"abs_tol": 0.0}))
     assert run.relaxation[-1] == pytest.approx(solved.info["relaxation_residual"], rel=1e-12)
 
 

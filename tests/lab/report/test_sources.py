@@ -1,5 +1,6 @@
 """The report's runs take the sources' settings where they differ from the defaults: prox-jacobi
-at Erleben's γ = 1, in the frictional series, the exit-status experiment and the header."""
+at Erleben's γ = 1 and apgd without the preconditioner, in the frictional series, the
+exit-status experiment and the header."""
 import numpy as np
 
 import scenes
@@ -16,6 +17,9 @@ def test_prox_jacobi_runs_at_erlebens_gamma_and_the_rest_at_their_defaults():
     assert source_params("prox-jacobi") == {"gamma": 1.0}
     assert source_params("pgs") == {} and source_params("no-such-solver") == {}
     assert with_sources(["pgs", "prox-jacobi", "jacobi"]) == {"prox-jacobi": {"gamma": 1.0}}
+    assert registry.settings("apgd")["precondition"] is True
+    assert source_params("apgd") == {"precondition": False}
+    assert run_of("apgd") == ("apgd", {"precondition": False})
     assert run_of("prox-jacobi") == ("prox-jacobi", {"gamma": 1.0})
     assert run_of("prox-jacobi r=blocked") == ("prox-jacobi", {"gamma": 1.0, "r": "blocked"})
     assert run_of("pgs friction=ccp") == ("pgs", {"friction": "ccp"})
@@ -37,9 +41,23 @@ def test_the_sources_gamma_is_a_different_solve():
     assert not np.array_equal(source.lam, default.lam)
 
 
+def test_the_sources_apgd_is_a_different_solve():
+    sim = Simulation(scenes.build("bowl", {"n": 40, "mu": 0.5, "mu_roll": 0.01}),
+                     registry.settings("pgs", 20))
+    for _ in range(60):
+        sim.step()
+    problem = sim.problem.copy()
+    zero = np.zeros(problem.size)
+    source = solve("apgd", problem, 30, lam0=zero, **SOURCE_PARAMS["apgd"])
+    default = solve("apgd", problem, 30, lam0=zero)
+    assert source.info["lipschitz"] != default.info["lipschitz"]
+    assert not np.array_equal(source.lam, default.lam)
+
+
 def test_the_header_says_which_settings_are_the_sources():
-    sentence = markdown._sources_sentence(with_sources(["pgs", "prox-jacobi"]))
+    sentence = markdown._sources_sentence(with_sources(["pgs", "prox-jacobi", "apgd"]))
     assert "`prox-jacobi` gamma = 1, Erleben's r = 1/A_cc" in sentence
+    assert "`apgd` precondition = false, Chrono's one step 1/L" in sentence
     assert markdown._sources_sentence(with_sources(["pgs", "prox-gs"])) == ""
 
 

@@ -11,8 +11,10 @@ from solver.step import Simulation
 pytest.importorskip("numba.cuda", reason="the cuda extra (numba-cuda) is not installed")
 
 
-def gpu_options(solver: str, warm_start: float = 0.0, iterations: int = 20) -> StepOptions:
-    return StepOptions(registry.settings(solver, iterations, False), warm_start, 1.0, 1, "cuda")
+def gpu_options(solver: str, warm_start: float = 0.0, iterations: int = 20,
+                overrides: dict | None = None) -> StepOptions:
+    return StepOptions(registry.settings(solver, iterations, False, overrides), warm_start, 1.0,
+                       1, "cuda")
 
 
 def cpu_settled(scene: str, params: dict, steps: int):
@@ -38,8 +40,8 @@ PILES = [("box", {"n": 30}), ("bowl", {"n": 24, "mu": 0.5, "mu_wall": 0.5}),
          ("disk", {"n": 16, "mu": 0.3})]
 
 
-def one_gpu_step(scene, params, solver, warm_start=0.0, iterations=20, steps=1):
+def one_gpu_step(scene, params, solver, warm_start=0.0, iterations=20, steps=1, overrides=None):
     world = copy_of(cpu_settled(scene, params, 12), scene, params)
-    sim = Simulation(world, gpu_options(solver, warm_start, iterations))
+    sim = Simulation(world, gpu_options(solver, warm_start, iterations, overrides))
     reports = [sim.step() for _ in range(steps)]
     return sim, reports[-1]

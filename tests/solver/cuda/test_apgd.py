@@ -11,14 +11,17 @@ from solver.step import Simulation
 from tests.solver.cuda.conftest import PILES, copy_of, cpu_settled, gpu_options, one_gpu_step
 
 
+@pytest.mark.parametrize("precondition", [True, False])
 @pytest.mark.parametrize("scene, params", PILES)
-def test_gpu_apgd_is_the_cpus_on_the_same_problem(scene, params):
-    """From λ = 0, 20 iterations: λ to 1e-12 relative (its sums run in another order), and the
-    same decisions: iterations, products, backtracks and restarts."""
-    sim, report = one_gpu_step(scene, params, "apgd")
+def test_gpu_apgd_is_the_cpus_on_the_same_problem(scene, params, precondition):
+    """From λ = 0, 20 iterations, with and without the preconditioner: λ to 1e-12 relative (its
+    sums run in another order), and the same decisions: iterations, products, backtracks and
+    restarts."""
+    overrides = {"precondition": precondition}
+    sim, report = one_gpu_step(scene, params, "apgd", overrides=overrides)
     problem = sim.problem
     want = registry.METHODS["apgd"].solve(problem.copy(), np.zeros(problem.size),
-                                          registry.settings("apgd", 20, False))
+                                          registry.settings("apgd", 20, False, overrides))
     assert problem.m > 0 and np.any(want.lam > 0.0)
     np.testing.assert_allclose(sim.lam, want.lam, rtol=0.0,
                                atol=1e-12 * np.abs(want.lam).max())
@@ -40,15 +43,17 @@ def test_a_gpu_apgd_run_repeats_bit_for_bit():
 
 
 def test_gpu_apgd_traced_is_its_fast_path_and_stops_on_its_own_test():
-    """The traced path (one launch an iteration) ends on the same λ as the fast path; with a
-    loose tolerance APGD stops on its relaxation's residual, as on the CPU."""
+    """The traced path (one launch an iteration) ends on the same λ as the fast path (30
+    iterations without the preconditioner, which would stop sooner); with a loose tolerance
+    APGD stops on its relaxation's residual, as on the CPU."""
     scene, params = PILES[1]
+    plain = {"precondition": False}
     world = copy_of(cpu_settled(scene, params, 12), scene, params)
-    fast = Simulation(world, gpu_options("apgd", 0.0, 30))
+    fast = Simulation(world, gpu_options("apgd", 0.0, 30, plain))
     fast.step()
     problem = fast.problem
     world = copy_of(cpu_settled(scene, params, 12), scene, params)
-    traced = Simulation(world, gpu_options("apgd", 0.0, 30))
+    traced = Simulation(world, gpu_options("apgd", 0.0, 30, plain))
     report = traced.step(trace=True)
     assert report.result.trace is not None and len(report.result.trace) == 31
     assert np.array_equal(fast.lam, traced.lam)

@@ -30,27 +30,66 @@ def relaxation_violation(W, q, mu, lam):
     return worst
 
 
+@pytest.mark.parametrize("precondition", [True, False])
 @pytest.mark.parametrize("seed", range(8))
-def test_without_friction_it_solves_the_lcp(seed):
+def test_without_friction_it_solves_the_lcp(seed, precondition):
     p = random_problem(np.random.default_rng(seed), 4, 7)
     A = p.dense()
     reference = enumerate_lcp(A, p.rhs)
-    result = solve(p, 20000, abs_tol=1e-11)
+    result = solve(p, 20000, abs_tol=1e-11, precondition=precondition)
     assert result.status == metrics.ABSOLUTE and result.residual < 1e-10
     np.testing.assert_allclose(A @ result.lam, A @ reference, atol=1e-8)
 
 
-@pytest.mark.parametrize("seed", range(10))
-def test_it_solves_the_relaxation_of_a_coupled_pile(seed):
+def coupled_pile(seed, contacts=3):
+    """A random well-posed relaxation: W (3c, 3c) symmetric positive definite, q with
+    approaching normals, μ (c,) in [0.1, 1)."""
     rng = np.random.default_rng(seed)
-    B = rng.normal(size=(9, 12))
-    W = B @ B.T / 12 + 0.1 * np.eye(9)
-    q = rng.normal(size=9)
+    B = rng.normal(size=(3 * contacts, 4 * contacts))
+    W = B @ B.T / (4 * contacts) + 0.1 * np.eye(3 * contacts)
+    q = rng.normal(size=3 * contacts)
     q[0::3] = -np.abs(q[0::3])
-    mu = rng.uniform(0.1, 1.0, 3)
-    result = solve(MatrixProblem.from_dense(W, q, mu), 20000, abs_tol=1e-11)
+    return W, q, rng.uniform(0.1, 1.0, contacts)
+
+
+@pytest.mark.parametrize("precondition", [True, False])
+@pytest.mark.parametrize("seed", range(10))
+def test_it_solves_the_relaxation_of_a_coupled_pile(seed, precondition):
+    W, q, mu = coupled_pile(seed)
+    result = solve(MatrixProblem.from_dense(W, q, mu), 20000, abs_tol=1e-11,
+                   precondition=precondition)
     assert result.status == metrics.ABSOLUTE
     assert relaxation_violation(W, q, mu, result.lam) < 1e-9
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_with_a_unit_diagonal_preconditioning_is_the_plain_method(seed):
+    """Every scale is 1/sqrt(1) = 1 and every coefficient μ·1/1: the same iterates bit for
+    bit, so the preconditioned method reduces to the sources' on such a problem."""
+    W, q, mu = coupled_pile(seed, 4)
+    d = 1.0 / np.sqrt(np.diag(W))
+    unit = W * d[:, None] * d[None, :]
+    np.fill_diagonal(unit, 1.0)  # exactly, where the scaling rounds
+    p = MatrixProblem.from_dense(unit, q * d, mu)
+    assert np.array_equal(p.diag, np.ones(12))
+    plain = solve(p, 60, abs_tol=0.0, precondition=False)
+    scaled = solve(p, 60, abs_tol=0.0, precondition=True)
+    assert np.array_equal(plain.lam, scaled.lam)
+    assert plain.info == scaled.info and plain.products == scaled.products
+
+
+def test_preconditioning_lets_one_step_serve_the_rolling_rows():
+    """A bowl with rolling resistance: the rolling rows' A_jj (1/(kg m²)) are a hundred times
+    the normal's, so the sources' single step 1/L barely moves the other rows; one scale per
+    sub-block makes the step fit them all (docs/solvers.md measures the piles)."""
+    from tests.solver.methods.conftest import settled
+    p = settled("bowl", 60, overrides={"n": 40, "mu": 0.5, "mu_roll": 0.01, "mu_spin": 0.01})
+    assert p.rows == 6 and p.diag[3::6].max() > 50 * p.diag[0::6].max()
+    runs = {pre: solve(p, 20000, abs_tol=1e-6, precondition=pre) for pre in (True, False)}
+    assert all(r.status == metrics.ABSOLUTE for r in runs.values())
+    assert 4 * runs[True].iterations < runs[False].iterations, {
+        pre: r.iterations for pre, r in runs.items()}
+    np.testing.assert_allclose(p.error(runs[True].lam), p.error(runs[False].lam), atol=1e-4)
 
 
 def test_a_slide_separates_at_mu_times_the_slip():
