@@ -274,11 +274,23 @@ def main(argv: list[str] | None = None) -> int:
     except (ParamError, OutputError, ValueError) as err:
         # ValueError: malformed snapshot files and the like, each with a one-line message.
         cli.fail(str(err))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as err:
+        if not _interrupted(err):
+            raise
         # Every file is written atomically: what exists is complete, the rest was not written.
         sys.stderr.write("marbles-bench: interrupted; no partial file written\n")
         return 130
     return 0
+
+
+def _interrupted(err: BaseException | None) -> bool:
+    """Whether `err` is Ctrl-C: a KeyboardInterrupt, or one that Numba's loading of a cached
+    kernel turned into "SystemError: ... returned a result with an exception set"."""
+    while err is not None:
+        if isinstance(err, KeyboardInterrupt):
+            return True
+        err = err.__cause__ or err.__context__
+    return False
 
 
 if __name__ == "__main__":

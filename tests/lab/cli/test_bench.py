@@ -416,3 +416,25 @@ def test_compare_with_threads_records_them_and_solves_in_blocks(tmp_path):
                                            registry.settings("pgs", 10, True, cmp.NO_STOP))
     data = np.load(tmp_path / "benchmark.npy", allow_pickle=False)
     np.testing.assert_array_equal(data["residual"][0], direct.trace)
+
+
+def test_ctrl_c_inside_numbas_cache_loading_is_an_interrupt(monkeypatch, capsys):
+    """A SIGINT that lands while Numba unpickles a cached kernel surfaces as a SystemError whose
+    context is the KeyboardInterrupt: still exit 130 with the one line; any other SystemError
+    is not swallowed."""
+    def interrupted_while_loading(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as err:
+            raise SystemError("CPUDispatcher returned a result with an exception set") from err
+
+    monkeypatch.setattr(bench, "cmd_list", interrupted_while_loading)
+    assert bench.main(["list"]) == 130
+    assert capsys.readouterr().err == "marbles-bench: interrupted; no partial file written\n"
+
+    def broken(args):
+        raise SystemError("a real fault")
+
+    monkeypatch.setattr(bench, "cmd_list", broken)
+    with pytest.raises(SystemError, match="a real fault"):
+        bench.main(["list"])
