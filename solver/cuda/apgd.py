@@ -379,7 +379,9 @@ def _inverse_root(a, b):
 @kernel
 def block_scales(diag, cone, scale, scaled):
     """apgd.block_scales, contact by contact: scale (size,) and scaled = (μ', μ_roll', μ_spin')
-    (m,) each, the diagonal preconditioner and the cone's coefficients in its variables."""
+    (m,) each, the diagonal preconditioner and the cone's coefficients in its variables. The
+    coefficients are made from the scales as stored, so that float32 storage maps the scaled
+    cone onto K itself."""
     rows, mu, mu_roll, mu_spin, live = cone
     mu_s, roll_s, spin_s = scaled
     for c in range(cuda.grid(1), live.shape[0], cuda.gridsize(1)):
@@ -390,18 +392,15 @@ def block_scales(diag, cone, scale, scaled):
         for j in range(k, k + rows):
             scale[j] = 1.0
         if live[c]:
-            n = _inverse_root(diag[k], diag[k])
-            scale[k] = n
+            scale[k] = _inverse_root(diag[k], diag[k])
+            n = scale[k]
             if rows >= 3:
-                t = _inverse_root(diag[k + 1], diag[k + 2])
-                scale[k + 1] = t
-                scale[k + 2] = t
-                mu_s[c] = mu[c] * n / t
+                scale[k + 1] = _inverse_root(diag[k + 1], diag[k + 2])
+                scale[k + 2] = scale[k + 1]
+                mu_s[c] = mu[c] * n / scale[k + 1]
             if rows == 6:
-                r = _inverse_root(diag[k + 3], diag[k + 4])
-                w = _inverse_root(diag[k + 5], diag[k + 5])
-                scale[k + 3] = r
-                scale[k + 4] = r
-                scale[k + 5] = w
-                roll_s[c] = mu_roll[c] * n / r
-                spin_s[c] = mu_spin[c] * n / w
+                scale[k + 3] = _inverse_root(diag[k + 3], diag[k + 4])
+                scale[k + 4] = scale[k + 3]
+                scale[k + 5] = _inverse_root(diag[k + 5], diag[k + 5])
+                roll_s[c] = mu_roll[c] * n / scale[k + 3]
+                spin_s[c] = mu_spin[c] * n / scale[k + 5]
