@@ -128,11 +128,30 @@ def checks(sizes: tuple[int, ...]) -> list[dict]:
     return rows
 
 
+def _nbytes(arrays: tuple) -> int:
+    """Bytes of the arrays in a nested tuple (scalars count 0)."""
+    return sum(_nbytes(a) if isinstance(a, tuple) else int(getattr(a, "nbytes", 0))
+               for a in arrays)
+
+
+def sweep_bytes(solve, lam) -> int:
+    """The least memory traffic of one `jacobi` iteration of DeviceSolve `solve` on λ: every
+    array it reads once (A's factors, b and the steps, the laws, the CSR of contacts by
+    marble) and λ, the marbles' velocity changes (with friction also the contacts'
+    velocities) each written and read once. Gathers that miss the cache come on top, so
+    bytes / time is a lower bound on the bandwidth the kernels reach."""
+    p = solve.problem
+    read = (p.A, solve.system[:2], p.csr[:3]) + ((p.laws,) if solve.frictional else ())
+    both = (lam, solve.dv, solve.e) if solve.frictional else (lam, solve.dv)
+    return _nbytes(read) + 2 * _nbytes(both)
+
+
 def launch_modes(problem, n: int, friction: bool, repeats: int = 5) -> dict:
     """`jacobi`'s ITERATIONS iterations on `problem` (a settled box's last step) launched three
     ways: in one cooperative launch (a step's), one launch per iteration, one launch per phase
-    (two an iteration); the median ms of `repeats` runs from λ = 0 (after one untimed run), and
-    whether the three give the same λ bit for bit."""
+    (two an iteration); the median ms of `repeats` runs from λ = 0 (after one untimed run),
+    whether the three give the same λ bit for bit, and the one launch's bandwidth by
+    `sweep_bytes` (GB/s, a lower bound)."""
     from numba import cuda
 
     from solver.cuda.backend import SOLVERS
@@ -161,16 +180,20 @@ def launch_modes(problem, n: int, friction: bool, repeats: int = 5) -> dict:
         row[f"{name}_ms"] = 1e3 * statistics.median(seconds[1:])
         answers.append(lam.copy_to_host())
     row["bit_for_bit"] = all(np.array_equal(answers[0], a) for a in answers[1:])
+    row["bytes_per_iteration"] = sweep_bytes(solve, lam)
+    row["fused_gb_s"] = row["bytes_per_iteration"] * ITERATIONS / (row["fused_ms"] * 1e6)
     return row
 
 
 def modes_markdown(rows: list[dict]) -> str:
     lines = ["| box n | friction | contacts | one launch | a launch per iteration | "
-             "a launch per phase | same λ |", "|---" * 7 + "|"]
+             "a launch per phase | same λ | MB an iteration | GB/s, one launch |",
+             "|---" * 9 + "|"]
     for r in rows:
         lines.append(f"| {r['n']} | {'μ 0.5' if r['friction'] else 'off'} | {r['contacts']} | "
                      f"{r['fused_ms']:.2f} ms | {r['per_iteration_ms']:.2f} | "
-                     f"{r['per_phase_ms']:.2f} | {'yes' if r['bit_for_bit'] else 'NO'} |")
+                     f"{r['per_phase_ms']:.2f} | {'yes' if r['bit_for_bit'] else 'NO'} | "
+                     f"{r['bytes_per_iteration'] / 1e6:.1f} | {r['fused_gb_s']:.0f} |")
     return "\n".join(lines)
 
 

@@ -91,3 +91,37 @@ def test_the_gpu_benchmarks_timings_on_the_simulator(tmp_path):
     for m in modes:
         assert m["bit_for_bit"] and m["contacts"] > 0
         assert min(m["fused_ms"], m["per_iteration_ms"], m["per_phase_ms"]) > 0.0
+        assert m["fused_gb_s"] == pytest.approx(
+            m["bytes_per_iteration"] * m["iterations"] / (m["fused_ms"] * 1e6))
+    assert "| GB/s, one launch |" in gpu.modes_markdown(modes)
+
+
+def test_the_least_traffic_of_a_jacobi_iteration_is_its_arrays_counted_by_hand():
+    """Without friction, per contact: its two bodies (int64), normal (3), b, A_cc, λ read and
+    written (float64); per marble end of a contact (a wall is no marble) a CSR entry of item
+    and side; per marble: 1/m, the CSR's start, dv (3) written and read."""
+    pytest.importorskip("numba.cuda", reason="the cuda extra (numba-cuda) is not installed")
+    from numba import cuda
+
+    import numpy as np
+
+    import scenes
+    from benchmarks import gpu
+    from solver.cuda.backend import SOLVERS
+    from solver.cuda.frozen import upload
+    from solver.methods import registry
+    from solver.step import Simulation
+
+    sim = Simulation(scenes.build("box", {"n": 40}), registry.settings("pgs", 20))
+    for _ in range(30):
+        sim.step()
+    p = sim.problem.copy()
+    assert p.m > 0
+    solve = SOLVERS["jacobi"](upload(p), registry.settings("jacobi", 20, False))
+    lam = cuda.to_device(np.zeros(p.size))
+    ends = np.count_nonzero(p.body_a >= 0) + np.count_nonzero(p.body_b >= 0)
+    assert ends < 2 * p.m  # the box's walls touch it
+    per_contact = 8 * (2 + 3 + 1 + 1 + 2)
+    per_marble = 8 * (1 + 1 + 2 * 3)
+    assert gpu.sweep_bytes(solve, lam) == (per_contact * p.m + 16 * ends + per_marble * p.n
+                                           + 8)
