@@ -286,9 +286,11 @@ def main(argv: list[str] | None = None) -> int:
 def _interrupted(err: BaseException | None) -> bool:
     """Whether `err` is Ctrl-C: a KeyboardInterrupt, or one that Numba's loading of a cached
     kernel turned into "SystemError: ... returned a result with an exception set"."""
-    while err is not None:
+    seen = set()
+    while err is not None and id(err) not in seen:
         if isinstance(err, KeyboardInterrupt):
             return True
+        seen.add(id(err))
         err = err.__cause__ or err.__context__
     return False
 

@@ -380,8 +380,8 @@ def _inverse_root(a, b):
 def block_scales(diag, cone, scale, scaled):
     """apgd.block_scales, contact by contact: scale (size,) and scaled = (μ', μ_roll', μ_spin')
     (m,) each, the diagonal preconditioner and the cone's coefficients in its variables. The
-    coefficients are made from the scales as stored, so that float32 storage maps the scaled
-    cone onto K itself."""
+    coefficients are made from the scales as stored, so that with float32 storage they agree
+    with the scales the iterations use (to the coefficients' own rounding)."""
     rows, mu, mu_roll, mu_spin, live = cone
     mu_s, roll_s, spin_s = scaled
     for c in range(cuda.grid(1), live.shape[0], cuda.gridsize(1)):

@@ -8,6 +8,10 @@ with a step 1/L from a Lipschitz estimate, backtracking (L doubles until f(λ') 
 ∇f(y)·(λ' - y) + L/2 ‖λ' - y‖², tested as (λ'-y)ᵀA(λ'-y) <= L ‖λ'-y‖², free of cancellation),
 L shrunk by 0.9 after each iteration, a gradient restart (momentum dropped when ∇f(y)·(λ' - λ) >
 0), and the best iterate by the relaxation's natural map returned, as the paper's algorithm.
+With `precondition` (the default; the paper has none) all of it runs in ν = λ / s, s one
+scale per sub-block of a contact (block_scales), on A' = S A S: ‖λ' - y‖ becomes ‖(λ' - y)/s‖,
+the step t S (A y + b), and L is in the scaled variables (no unit, not comparable with L
+unscaled).
 
 Its solutions are Anitescu's: u = A λ + b in the dual cone, u_n >= μ ‖u_t‖, so a sliding contact
 separates at u_n = μ ‖u_t‖ where Coulomb's keeps u_n = 0 (docs/friction-lab.md measures it).
@@ -15,7 +19,8 @@ The traces show Coulomb's error (what every solver is measured by); the stopping
 (`abs_tol`) and the best iterate use the relaxation's own natural map, max_c ‖λ_c - P_K(λ_c -
 u_c)‖, which is 0 at its solutions. One iteration = one product with A plus one per backtrack
 (two more at the start: A λ0 and the first Lipschitz estimate). `info`: backtracks, restarts,
-relaxation_residual (the natural map of the returned iterate), lipschitz (the last L, 1/kg).
+relaxation_residual (the natural map of the returned iterate), lipschitz (the last L: 1/kg
+unscaled, no unit with `precondition`).
 """
 from __future__ import annotations
 

@@ -42,22 +42,24 @@ def test_a_gpu_apgd_run_repeats_bit_for_bit():
     assert np.array_equal(runs[0].lam, runs[1].lam)
 
 
-def test_gpu_apgd_traced_is_its_fast_path_and_stops_on_its_own_test():
-    """The traced path (one launch an iteration) ends on the same λ as the fast path (30
-    iterations without the preconditioner, which would stop sooner); with a loose tolerance
-    APGD stops on its relaxation's residual, as on the CPU."""
+@pytest.mark.parametrize("precondition", [False, True])
+def test_gpu_apgd_traced_is_its_fast_path_and_stops_on_its_own_test(precondition):
+    """The traced path (one launch an iteration) ends on the same λ as the fast path, after
+    the same iterations (all 30 without the preconditioner; with it this pile converges
+    sooner); with a loose tolerance APGD stops on its relaxation's residual, as on the CPU."""
     scene, params = PILES[1]
-    plain = {"precondition": False}
+    overrides = {"precondition": precondition}
     world = copy_of(cpu_settled(scene, params, 12), scene, params)
-    fast = Simulation(world, gpu_options("apgd", 0.0, 30, plain))
-    fast.step()
+    fast = Simulation(world, gpu_options("apgd", 0.0, 30, overrides))
+    done = fast.step().result.iterations
     problem = fast.problem
     world = copy_of(cpu_settled(scene, params, 12), scene, params)
-    traced = Simulation(world, gpu_options("apgd", 0.0, 30, plain))
+    traced = Simulation(world, gpu_options("apgd", 0.0, 30, overrides))
     report = traced.step(trace=True)
-    assert report.result.trace is not None and len(report.result.trace) == 31
+    assert report.result.iterations == done and (done == 30) != precondition
+    assert report.result.trace is not None and len(report.result.trace) == done + 1
     assert np.array_equal(fast.lam, traced.lam)
-    loose = registry.settings("apgd", 500, False, {"abs_tol": 1e-3})
+    loose = registry.settings("apgd", 500, False, {"abs_tol": 1e-3, **overrides})
     want = registry.METHODS["apgd"].solve(problem.copy(), np.zeros(problem.size), loose)
     world = copy_of(cpu_settled(scene, params, 12), scene, params)
     sim = Simulation(world, StepOptions(loose, 0.0, 1.0, 1, "cuda"))

@@ -62,20 +62,31 @@ def test_it_solves_the_relaxation_of_a_coupled_pile(seed, precondition):
     assert relaxation_violation(W, q, mu, result.lam) < 1e-9
 
 
+@pytest.mark.parametrize("iterations", [1, 5])
 @pytest.mark.parametrize("seed", range(4))
-def test_with_a_unit_diagonal_preconditioning_is_the_plain_method(seed):
-    """Every scale is 1/sqrt(1) = 1 and every coefficient μ·1/1: the same iterates bit for
-    bit, so the preconditioned method reduces to the sources' on such a problem."""
+def test_preconditioning_is_the_plain_method_on_the_scaled_problem(seed, iterations):
+    """The preconditioned method on (W, q, μ) is the sources' on (S W S, S q, μ s_n/s_t), S
+    one scale 1/sqrt(W_jj) per sub-block: the same start estimate, steps, backtracks and
+    restarts, so the same last L (to rounding). Blocks scaled far apart make every misplaced
+    power of S show."""
     W, q, mu = coupled_pile(seed, 4)
-    d = 1.0 / np.sqrt(np.diag(W))
-    unit = W * d[:, None] * d[None, :]
-    np.fill_diagonal(unit, 1.0)  # exactly, where the scaling rounds
-    p = MatrixProblem.from_dense(unit, q * d, mu)
-    assert np.array_equal(p.diag, np.ones(12))
-    plain = solve(p, 60, abs_tol=0.0, precondition=False)
-    scaled = solve(p, 60, abs_tol=0.0, precondition=True)
-    assert np.array_equal(plain.lam, scaled.lam)
-    assert plain.info == scaled.info and plain.products == scaled.products
+    units = np.repeat(np.exp(np.random.default_rng(seed).uniform(-3, 3, 8)), [1, 2] * 4)
+    W = W * units[:, None] * units[None, :]
+    q = q * units
+    d = np.diag(W)
+    s = np.empty(12)
+    s[0::3] = 1.0 / np.sqrt(d[0::3])
+    s[1::3] = s[2::3] = 1.0 / np.sqrt(np.maximum(d[1::3], d[2::3]))
+    scaled = MatrixProblem.from_dense(W * s[:, None] * s[None, :], q * s, mu * s[0::3] / s[1::3])
+    plain = solve(scaled, iterations, abs_tol=0.0, precondition=False)
+    pre = solve(MatrixProblem.from_dense(W, q, mu), iterations, abs_tol=0.0)
+    assert pre.products == plain.products
+    for key in ("backtracks", "restarts"):
+        assert pre.info[key] == plain.info[key]
+    assert pre.info["lipschitz"] == pytest.approx(plain.info["lipschitz"], rel=1e-9)
+    unscaled = solve(MatrixProblem.from_dense(W, q, mu), iterations, abs_tol=0.0,
+                     precondition=False)
+    assert unscaled.info["lipschitz"] != pytest.approx(pre.info["lipschitz"], rel=1e-3)
 
 
 def test_preconditioning_lets_one_step_serve_the_rolling_rows():
