@@ -373,7 +373,7 @@ def live_contacts(diag, rows, live):
 def _inverse_root(a, b):
     """apgd.inverse_root."""
     d = max(a, b)
-    return 1.0 / math.sqrt(d) if d > 0.0 else 1.0
+    return 1.0 / math.sqrt(d) if 0.0 < d < math.inf else 1.0
 
 
 @kernel

@@ -86,9 +86,10 @@ def relaxation_residual(lam, Alam, rhs, cone, scratch):
 @njit(inline="always", cache=True, nogil=True)
 def inverse_root(a, b):
     """1/sqrt(max(a, b)) (kg^½ for A's diagonal entries a, b in 1/kg); 1 where that is not
-    positive (a row that moves no mass)."""
+    positive (a row that moves no mass) or not finite (a poisoned problem, which the driver
+    reports; a scale of 0 or NaN would only add warnings)."""
     d = max(a, b)
-    return 1.0 / math.sqrt(d) if d > 0.0 else 1.0
+    return 1.0 / math.sqrt(d) if 0.0 < d < math.inf else 1.0
 
 
 @njit(cache=True, nogil=True)
