@@ -56,9 +56,12 @@ def test_report_without_proximal_solvers_skips_the_chart_with_a_note(tmp_path):
     out = tmp_path / "res"
     (out).mkdir()
     (out / "exit-status.png").write_bytes(b"stale")
+    # No frictional scenes and no profiles: this is about the frictionless part's chart, and
+    # the profiles alone take minutes.
     assert bench.main(["report", "--out", str(out), "--scenes", "column", "--iterations", "5",
                        "--solvers", "pgs,psor", "--repeats", "1", "--quiet",
-                       "--series", "none"]) == 0
+                       "--series", "none", "--friction-scenes", "none",
+                       "--profiles", "none"]) == 0
     text = (out / "RESULTS.md").read_text()
     assert "Not measured (`--series none`" in text
     assert "Skipped: no proximal solver" in text and "![exit statuses]" not in text
