@@ -247,10 +247,10 @@ class DeviceApgd(_Stateful):
         """apgd.metric on the GPU: (scale (size,), μ', μ_roll', μ_spin' (m,) each)."""
         p, b = self.problem, self.problem.backend.buffers
         scale = b.get("apgd_scale", (p.size,))
-        scaled = tuple(b.get(f"apgd_{name}", (p.m,)) for name in ("mu", "roll", "spin"))
         if not precondition:
             _fill(scale, 1.0)
             return (scale, *self.cone[1:4])
+        scaled = tuple(b.get(f"apgd_{name}", (p.m,)) for name in ("mu", "roll", "spin"))
         if p.m:
             spread = max(1, (p.m + THREADS - 1) // THREADS)
             ga.block_scales[spread, THREADS](p.diag, self.cone, scale, scaled)
