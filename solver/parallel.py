@@ -9,6 +9,8 @@ same `threads` on any machine, and `threads=1` is the serial core (docs/parallel
 from __future__ import annotations
 
 import os
+import time
+from typing import Callable
 
 import numba
 
@@ -36,9 +38,79 @@ def blocks_for(n: int, threads: int) -> int:
     return threads if threads > 1 and n >= MIN_MARBLES else 1
 
 
+def _cpu_seconds() -> tuple[float, float] | None:
+    """(seconds every core spent busy at normal priority or higher, seconds this process spent
+    on any core), both since boot; None where /proc/stat cannot be read (not Linux)."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if len(fields) < 8 or fields[0] != b"cpu":
+        return None
+    # user, nice, system, idle, iowait, irq, softirq: nice time is left out, as a niced
+    # process gives its core up to ours.
+    user, _, system, _, _, irq, softirq = (int(v) for v in fields[1:8])
+    own = os.times()
+    return (user + system + irq + softirq) / _TICK, own.user + own.system
+
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+class CoreShare:
+    """How many of the machine's cores other processes leave to this one, read from the
+    kernel's CPU counters at most every `period` seconds (a few microseconds each).
+
+    A step in T blocks runs T threads that meet at a barrier some 60 times a step: when another
+    process takes one of the cores, the thread that lost its core holds the others at every
+    barrier for a scheduler's time slice, and a step took 50-250x its time (docs/parallel.md).
+    The blocks, and so every number the step computes, stay as they are; only the threads that
+    run them are fewer while other processes are busy."""
+
+    def __init__(self, cores: int = CORES, period: float = 0.25,
+                 sample: Callable[[], tuple[float, float] | None] = _cpu_seconds,
+                 clock: Callable[[], float] = time.monotonic):
+        self.cores = cores
+        self.period = period
+        self._sample = sample
+        self._clock = clock
+        self._last: tuple[float, tuple[float, float]] | None = None
+        self.free = cores  # cores left to this process, by the last reading
+
+    def threads(self, blocks: int) -> int:
+        """Threads to run `blocks` blocks with: as many as the free cores, at least 1."""
+        now = self._clock()
+        if self._last is None or now - self._last[0] >= self.period:
+            self._read(now)
+        return max(1, min(int(blocks), self.free))
+
+    def _read(self, now: float) -> None:
+        counters = self._sample()
+        if counters is None:
+            return
+        if self._last is not None:
+            wall = now - self._last[0]
+            busy = counters[0] - self._last[1][0]
+            own = counters[1] - self._last[1][1]
+            others = max(0.0, busy - own) / wall if wall > 0 else 0.0
+            # Half a core taken counts as a core lost: the barrier waits on the slowest thread.
+            self.free = max(1, min(self.cores, int(self.cores - others + 0.5)))
+        self._last = (now, counters)
+
+
+# Off (every block a thread of its own, as long as the pool has one) with MARBLES_SHARE_CORES=0,
+# for measuring the threads alone.
+SHARE: CoreShare | None = (None if os.environ.get("MARBLES_SHARE_CORES", "1") == "0"
+                           else CoreShare())
+
+
 def activate(blocks: int) -> None:
-    """Let the calling thread's parallel kernels run `blocks` threads (at most Numba's pool).
-    Numba's count is per calling thread, so the thread that steps calls this itself."""
+    """Let the calling thread's parallel kernels run `blocks` threads (at most Numba's pool,
+    and at most the cores other processes leave free: SHARE). Numba's count is per calling
+    thread, so the thread that steps calls this itself."""
     want = max(1, min(int(blocks), numba.config.NUMBA_NUM_THREADS))
+    if SHARE is not None:
+        want = SHARE.threads(want)
     if numba.get_num_threads() != want:
         numba.set_num_threads(want)

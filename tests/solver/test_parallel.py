@@ -11,7 +11,8 @@ import pytest
 
 import scenes
 from solver.methods import registry
-from solver.parallel import MIN_MARBLES, THREADS, activate, blocks_for
+import solver.parallel as parallel
+from solver.parallel import MIN_MARBLES, THREADS, CoreShare, activate, blocks_for
 from solver.step import Simulation, max_penetration
 from tests.solver.blocks import packed_box, problem_of
 
@@ -38,7 +39,8 @@ def test_blocks_only_with_threads_and_a_large_enough_pile():
     assert THREADS.parse("64") == 64 and THREADS.default_text() == "every core"
 
 
-def test_activate_sets_the_calling_threads_count():
+def test_activate_sets_the_calling_threads_count(monkeypatch):
+    monkeypatch.setattr(parallel, "SHARE", None)  # the machine's load is not this test's
     before = numba.get_num_threads()
     try:
         activate(1)
@@ -99,3 +101,52 @@ def test_every_solver_solves_a_problem_in_blocks_as_serially_on_its_order(mu):
             two = method.solve(blocked, np.zeros(size), settings)
             assert np.array_equal(one.lam, two.lam), name
             assert one.residual == two.residual and one.status == two.status, name
+
+
+class _Counters:
+    """A machine whose cores and this process are busy as the test says (seconds of CPU)."""
+
+    def __init__(self):
+        self.now = 0.0
+        self.busy = 0.0
+        self.own = 0.0
+
+    def run(self, seconds: float, others: float, own: float) -> None:
+        self.now += seconds
+        self.busy += (others + own) * seconds
+        self.own += own * seconds
+
+
+def test_core_share_leaves_a_core_to_a_busy_process():
+    m = _Counters()
+    share = CoreShare(cores=2, period=0.25, sample=lambda: (m.busy, m.own), clock=lambda: m.now)
+    assert share.threads(2) == 2  # nothing read yet: every core
+    m.run(0.5, others=0.0, own=2.0)
+    assert share.threads(2) == 2 and share.threads(8) == 2  # never more than the cores
+    m.run(0.5, others=1.0, own=1.0)  # one busy process beside us
+    assert share.threads(2) == 1
+    m.run(0.1, others=0.0, own=1.0)
+    assert share.threads(2) == 1  # within the period: the last reading holds
+    m.run(0.5, others=0.3, own=1.0)  # a light load: both cores still worth using
+    assert share.threads(2) == 2
+    m.run(0.5, others=2.0, own=0.0)  # both taken: still one thread, never none
+    assert share.threads(2) == 1
+    assert share.threads(1) == 1
+
+
+def test_core_share_without_counters_keeps_every_core():
+    share = CoreShare(cores=4, sample=lambda: None, clock=lambda: 10.0)
+    assert share.threads(3) == 3 and share.threads(9) == 4
+
+
+def test_a_busy_machine_changes_the_threads_not_the_numbers(monkeypatch):
+    """Two blocks run by one thread (the share a busy machine leaves) step as two threads do."""
+    monkeypatch.setattr(parallel, "SHARE", None)
+    w_free, s_free = _run("box", {"n": MIN_MARBLES + 500, "mu": 0.5}, 2, steps=10)
+    busy = CoreShare(cores=2, sample=lambda: None)
+    busy.free = 1
+    monkeypatch.setattr(parallel, "SHARE", busy)
+    w_busy, s_busy = _run("box", {"n": MIN_MARBLES + 500, "mu": 0.5}, 2, steps=10)
+    assert s_busy.problem.block_count == 2 and numba.get_num_threads() == 1
+    for name in ("x", "v", "omega"):
+        assert np.array_equal(getattr(w_free, name), getattr(w_busy, name)), name
