@@ -30,11 +30,13 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
-from scipy.optimize import linprog
 
 from .friction import jacobian_rows
+from .lazy import LazyModule
 from .problem import FRICTIONAL, FRICTIONLESS
+
+sparse = LazyModule("scipy.sparse")
+_optimize = LazyModule("scipy.optimize")
 
 SIDES = 16  # cos(π/16) = 0.981: the polygons' norms within 2 % of the disk's
 # A margin at or below this share of V is zero: HiGHS's feasibility tolerance is 1e-7 on
@@ -207,7 +209,7 @@ def _margin(velocity, q: np.ndarray, laws: tuple, rows: int, sides: int, inscrib
     bounds = np.full((cols, 2), np.nan)
     bounds[:, 0], bounds[:, 1] = -np.inf, np.inf
     bounds[t_col, 1] = CAP
-    res = linprog(cost, A_ub=ub, b_ub=np.zeros(ub.shape[0]), A_eq=eq.tocsr(), b_eq=q,
+    res = _optimize.linprog(cost, A_ub=ub, b_ub=np.zeros(ub.shape[0]), A_eq=eq.tocsr(), b_eq=q,
                   bounds=bounds, method="highs-ipm",
                   options={"time_limit": float(seconds)})
     if res.status != 0:

@@ -43,9 +43,8 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.linalg import splu
 
+from ..lazy import LazyModule
 from ..params import Param, resolve
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS
 from .apgd import METHOD as APGD
@@ -53,6 +52,9 @@ from . import fischer
 from .driver import Hooks, Method, SolveSettings, run
 from .nsgs import METHOD as NSGS
 from .pgs import METHOD as PGS
+
+sp = LazyModule("scipy.sparse")
+_linalg = LazyModule("scipy.sparse.linalg")
 
 SIGMA = 1e-4  # Armijo's slope fraction
 HALVINGS = 30  # trial steps 1, 1/2, ..., 2^-29
@@ -379,7 +381,7 @@ class _Solve:
         fixed = (np.all(through == 0.0, axis=2)
                  & np.all(direct == np.eye(self.law.rows), axis=2)).ravel()
         if not fixed.any():
-            return splu(H.tocsc()).solve(rhs)
+            return _linalg.splu(H.tocsc()).solve(rhs)
         delta = np.where(fixed, rhs, 0.0)
         rest = ~fixed
         if rest.any():
@@ -390,7 +392,7 @@ class _Solve:
             reduced = sp.csc_matrix((coo.data[keep], (place[coo.row[keep]],
                                                       place[coo.col[keep]])),
                                     shape=(count, count))
-            delta[rest] = splu(reduced).solve(rhs[rest] - (H @ delta)[rest])
+            delta[rest] = _linalg.splu(reduced).solve(rhs[rest] - (H @ delta)[rest])
         return delta
 
     def step(self) -> None:
