@@ -12,7 +12,7 @@ STARTING = ("marbles: starting: loading the simulation core (a first run compile
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if sys.stderr.isatty() and not {"-h", "--help"} & set(args):
+    if sys.stderr.isatty() and not {"-h", "--help", "--version"} & set(args):
         sys.stderr.write(STARTING + "\n")
         sys.stderr.flush()
     from app.main import main as run

@@ -21,6 +21,7 @@ from lab.session.side_by_side import MAX_COPIES, parse_copies
 from lab.session.spec import SCENE
 from solver.methods import registry
 from solver.params import Param, ParamError, parse_assignments
+from solver.version import VERSION
 
 BENCH_ITERATIONS = COMPARE_ITERATIONS.but(name="benchmark-iterations")
 # Without --scene the window opens on the bowl with friction: the marbles pour in, roll and come
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="marbles",
         description="Real-time marble stacking with live solver convergence plots. "
                     "Press F1 in the window for the keys.")
+    parser.add_argument("--version", action="version", version=f"marbles {VERSION}")
     cli.add_run_options(parser, speed=True, scene_default=None, scene_help=SCENE_HELP)
     parser.add_argument("--benchmark-out", default=".", metavar="DIR",
                         help="folder for benchmark.npy, .json and .png (B key and on close) and "

@@ -49,6 +49,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     # Every pile in blocks when given 2 threads, whatever its size.
     step.blocks_for = lambda n, threads: threads if threads > 1 else 1
+    warmup(["pgs"], threads=1)
     warmup(["pgs"], threads=2)
     for n in args.sizes:
         one, two = compare(n, args.settle, args.rounds, args.steps)

@@ -4,6 +4,10 @@ Each solver is run once on a tiny problem, with and without the trace, so its ke
 the one set of argument types the project uses; `progress(done, total, name)` is called after each.
 With threads > 1 it is also run on a pile just large enough to be stepped in blocks, so that the
 parallel kernels are compiled before the first step of a large pile (solver/parallel.py).
+
+Only what a run steps is compiled: `rows` names the problems (1 frictionless, 3 with friction,
+6 with rolling resistance) and `threads` the blocks. A cold frictionless bowl compiled every
+kind and the parallel kernels it never ran: 61 s, against 11 s for its own (docs/startup.md).
 """
 from __future__ import annotations
 
@@ -12,8 +16,10 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from .backend import FRICTIONLESS, rows_of
+from .friction import ROWS_ROLLING, ROWS_SLIDING
 from .methods import registry
-from .parallel import MIN_MARBLES
+from .parallel import MIN_MARBLES, blocks_for
 from .step import Simulation
 from .world import World
 
@@ -34,32 +40,45 @@ def _blocked_world() -> World:
                                                    "half_width": 3.0, "floor": 0.0, "height": 9.0})
 
 
-def _steps(make: Callable[[], World], name: str, threads: int) -> None:
-    """Two steps (traced, then not) of a fresh world, frictionless, then with friction when the
-    solver has it, sliding and rolling: the frictional kernels of both row counts."""
-    # Warm starting, so the second step also loads the key-matching kernel.
-    sim = Simulation(make(), registry.settings(name, 2), warm_start=1.0, threads=threads)
-    sim.step(trace=True)
-    sim.step(trace=False)
-    if registry.get(name).friction:
-        for roll in (0.0, 0.01):
-            world = make()
-            world.mu, world.mu_wall, world.mu_roll = 0.5, 0.5, roll
-            sim = Simulation(world, registry.settings(name, 2), warm_start=1.0, threads=threads)
-            sim.step(trace=True)
-            sim.step(trace=False)
+ALL_ROWS = (FRICTIONLESS, ROWS_SLIDING, ROWS_ROLLING)
+_ROLL = {ROWS_SLIDING: 0.0, ROWS_ROLLING: 0.01}  # mu_roll that gives a problem these rows
+
+
+def _steps(make: Callable[[], World], name: str, threads: int, rows: Iterable[int]) -> None:
+    """Two steps (traced, then not) of a fresh world for each of `rows` the solver takes."""
+    for r in rows:
+        if r != FRICTIONLESS and not registry.get(name).friction:
+            continue
+        world = make()
+        if r != FRICTIONLESS:
+            world.mu, world.mu_wall, world.mu_roll = 0.5, 0.5, _ROLL[r]
+        # Warm starting, so the second step also loads the key-matching kernel.
+        sim = Simulation(world, registry.settings(name, 2), warm_start=1.0, threads=threads)
+        sim.step(trace=True)
+        sim.step(trace=False)
 
 
 def warmup(methods: Iterable[str] | None = None,
-           progress: Callable[[int, int, str], None] | None = None, threads: int = 1) -> float:
+           progress: Callable[[int, int, str], None] | None = None, threads: int = 1,
+           rows: Iterable[int] = ALL_ROWS) -> float:
     """Seconds spent compiling or loading kernels for `methods` (default: all), for steps of
-    `threads` threads (and serial ones)."""
+    `threads` blocks (and serial ones) of problems with `rows` rows per contact (default:
+    every kind; warmup_for compiles one world's)."""
     names = list(methods) if methods is not None else list(registry.METHODS)
+    rows = tuple(rows)
     start = time.perf_counter()
     for k, name in enumerate(names):
-        _steps(_tiny_world, name, 1)
         if threads > 1:
-            _steps(_blocked_world, name, threads)
+            _steps(_blocked_world, name, threads, rows)
+        else:
+            _steps(_tiny_world, name, 1, rows)
         if progress is not None:
             progress(k + 1, len(names), name)
     return time.perf_counter() - start
+
+
+def warmup_for(world: World, methods: Iterable[str], threads: int = 1,
+               progress: Callable[[int, int, str], None] | None = None) -> float:
+    """warmup() of the kernels that steps of `world` with `threads` threads run: its blocks
+    (a pile below MIN_MARBLES steps serially) and its rows per contact only."""
+    return warmup(methods, progress, blocks_for(world.n, threads), (rows_of(world),))

@@ -16,7 +16,8 @@ from solver.options import AUTO_MARBLES, DEVICE, GPU_SOLVERS
 from solver.parallel import THREADS
 from solver.params import Param, ParamError, parse_assignments
 from solver.step import WARM_START
-from solver.warmup import warmup
+from solver.version import VERSION
+from solver.warmup import warmup_for
 from solver.world import DT
 
 from ..io.fclib import fclib_refusal, save_fclib
@@ -106,7 +107,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     warnings = [w for w in (dt_warning(world),) if w]
     for warning in warnings:
         cli.warn(warning)
-    compile_seconds = warmup([spec.solver], threads=spec.threads)
+    compile_seconds = warmup_for(world, [spec.solver], spec.threads)
     if args.state and not spec.warm_start_given:
         spec = spec.changed(warm_start=default_warm_start(
             {name: getattr(world, name) for name in scenes.FRICTION_NAMES}))
@@ -251,6 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = cli.ArgumentParser(
         prog="marbles-bench", description="Headless runs and benchmarks of the marble simulator.",
         epilog="Run `marbles-bench COMMAND --help` for the options of each command.")
+    parser.add_argument("--version", action="version", version=f"marbles-bench {VERSION}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=cli.ArgumentParser)
     sub.add_parser("list", help="scenes, solvers and their parameters").set_defaults(
         func=cmd_list)

@@ -30,7 +30,7 @@ from solver.parallel import activate
 from solver.params import Param, ParamError
 from solver.problem import ContactProblem
 from solver.step import STABILISE, WARM_START, Simulation, StepReport, carry_over, carry_over_rows
-from solver.warmup import warmup
+from solver.warmup import warmup, warmup_for
 from solver.world import World
 
 from ..io.files import json_bytes, write_group
@@ -209,7 +209,7 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
         own = frozen.copy()  # a solver that wrote into its problem cannot change the next one's
         try:
             if devices[name] == "cpu":  # a GPU kernel compiles at its first launch, below
-                compile_seconds += warmup([name])
+                compile_seconds += warmup([name], None, frozen.block_count, (rows,))
             # One short untimed run on this very problem: any specialisation the tiny warm-up
             # problem did not trigger is compiled here, and caches are warm for the timing.
             method.solve(own, start.copy(), registry.settings(name, 2, True, NO_STOP))
@@ -424,7 +424,7 @@ def compare_scene(plan: ScenePlan, world: World | None = None, label: str | None
     if plan.dt is not None:
         world.dt = plan.dt
     label = label or plan.scene
-    warmup([plan.settle_settings.method], threads=plan.threads)
+    warmup_for(world, [plan.settle_settings.method], plan.threads)
     progress = None if quiet else Progress(f"{label}: settling", plan.settle)
     frozen = settle(world, plan.settle, plan.settle_settings, plan.warm_start, progress,
                     impulses, plan.stabilise, plan.threads)

@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 import scenes
+from solver.backend import rows_of
 from solver.metrics import DIVERGENCE
 from solver.methods import registry
 from solver.parallel import blocks_for
@@ -103,8 +104,7 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         self._friction_off: dict[str, tuple[float, float, float, float]] = {}
         # What the friction key chose last (None: never pressed, each scene its own).
         self._friction_on: bool | None = None
-        self._compiled: set[tuple[str, int]] = set()  # (solver, blocks) warmed up
-        self._blocks = 1
+        self._compiled: set[tuple[str, int, int]] = set()  # (solver, blocks, rows) warmed up
         self._last_trace_wall = -math.inf
         self._drag: tuple[int, np.ndarray] | None = None
         self._clock: tuple[float, float] | None = None  # (wall s, simulated s) of the pacing
@@ -114,8 +114,7 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         """Compile the solver's kernels (with progress) and build the world."""
         world = self._world if self._world is not None else self.spec.build_world()
         self._world = None
-        self._blocks = blocks_for(world.n, self.spec.threads)
-        self.ensure_compiled(self.spec.solver)
+        self.ensure_compiled(self.spec.solver, world=world)
         self.sim = self.spec.simulation(world)
         self._energy = EnergyBudget(world)
 
@@ -128,22 +127,22 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         """False while the world comes from a state file that names no scene."""
         return self.origin_snapshot is None or self.origin_snapshot.scene is not None
 
-    def ensure_compiled(self, *names: str) -> None:
-        """Compile (or load from Numba's cache) the kernels of solvers not yet used."""
-        # The kernels the steps will run: a pile below MIN_MARBLES steps serially whatever the
-        # thread count, so its warm-up compiles no parallel code (tens of seconds cold).
-        blocks = self._blocks if self.sim is None else blocks_for(self.world.n, self.spec.threads)
-        todo = [n for n in names if (n, blocks) not in self._compiled]
+    def ensure_compiled(self, *names: str, world: World | None = None) -> None:
+        """Compile (or load from Numba's cache) the kernels that steps of `world` (default: the
+        current one) run, for solvers not yet used on such a world (warmup_for)."""
+        world = world or (self._world if self.sim is None else self.world)
+        blocks, rows = blocks_for(world.n, self.spec.threads), rows_of(world)
+        todo = [n for n in names if (n, blocks, rows) not in self._compiled]
         if not todo:
             return
         label = "compiling Numba kernels (first run: tens of seconds)"
         self._say(f"{label}: {todo[0]}", 0, len(todo))
 
         def report(done: int, total: int, name: str) -> None:
-            self._compiled.add((name, blocks))
+            self._compiled.add((name, blocks, rows))
             self._say(f"{label}" + (f": {todo[done]}" if done < total else ""), done, total)
 
-        self.compile_seconds += warmup(todo, report, blocks)
+        self.compile_seconds += warmup(todo, report, blocks, (rows,))
         self._say("", 0, 0)
 
     def _say(self, text: str, done: int, total: int) -> None:
@@ -156,6 +155,7 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         has passed since the last one. A divergence pauses the Session and says so."""
         now = time.perf_counter() if now is None else now
         trace = now - self._last_trace_wall >= TRACE_PERIOD
+        self.ensure_compiled(self.spec.solver)  # the F key or a state may change the rows
         self._apply_drag()
         self._before_step()
         report = self._step_sims(trace)  # side by side, every copy (side_by_side_mixin)

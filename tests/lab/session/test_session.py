@@ -518,11 +518,17 @@ def test_the_state_says_how_many_threads_the_step_uses(scene, assignments, block
 @pytest.mark.parametrize("scene, n, blocks", [("bowl", 350, 1), ("box", 3000, 2)])
 def test_the_warm_up_compiles_the_kernels_the_pile_will_run(monkeypatch, scene, n, blocks):
     """A pile below MIN_MARBLES steps serially with any thread count, so its warm-up compiles no
-    parallel kernels (tens of seconds on a cold cache); a larger one warms its blocks."""
+    parallel kernels (tens of seconds on a cold cache); a larger one warms its blocks. Only the
+    world's rows are compiled, and the friction key's new rows before the next step."""
     from lab.session import session as session_module
     asked = []
     monkeypatch.setattr(session_module, "warmup",
-                        lambda names, report, threads: asked.append(threads) or 0.0)
+                        lambda names, report, threads, rows: asked.append((threads, rows)) or 0.0)
     s = Session(RunSpec.create(scene, "pgs", 20, assignments={"n": n}, threads=2))
     s.start()
-    assert asked == [blocks] and s.sim.blocks == blocks
+    assert asked == [(blocks, (1,))] and s.sim.blocks == blocks
+    s.step()
+    assert len(asked) == 1  # compiled once
+    s.apply(cmd.ToggleFriction())
+    s.step()
+    assert asked == [(blocks, (1,)), (blocks, (3,))]
