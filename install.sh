@@ -38,6 +38,9 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
 fi
 if [ "$mode" = run ]; then
   if [ -n "$gpu" ]; then "$python" -m pip install -q -e ".[cuda]"; else "$python" -m pip install -q -e .; fi
+  # The kernels the window steps first, compiled now with a bar (a minute at most on a cold
+  # cache, a second when cached), so that the window's marbles move at once.
+  case " $* " in *" -h "*|*" --help "*|*" --version "*) ;; *) marbles --compile-only "$@";; esac
   exec marbles "$@"
 fi
 "$python" -m pip install -q -e ".[test$gpu]"

@@ -47,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Real-time marble stacking with live solver convergence plots. "
                     "Press F1 in the window for the keys.")
     parser.add_argument("--version", action="version", version=f"marbles {VERSION}")
+    parser.add_argument("--compile-only", action="store_true",
+                        help="compile (or load from Numba's cache) the kernels these options "
+                             "step first, with a progress bar, and exit without a window "
+                             "(install.sh run does it, so that the first window moves at once)")
     cli.add_run_options(parser, speed=True, scene_default=None, scene_help=SCENE_HELP)
     parser.add_argument("--benchmark-out", default=".", metavar="DIR",
                         help="folder for benchmark.npy, .json and .png (B key and on close) and "
@@ -134,6 +138,30 @@ def options_from(args: argparse.Namespace):
                    frames=frames, show_dialogs=frames is None, history_bytes=history_bytes,
                    world=world, state=args.state,
                    side_by_side=tuple(args.side_by_side.split(",")) if args.copies else ())
+
+
+def compile_only(args: argparse.Namespace) -> int:
+    """--compile-only: compile (or load) the kernels the window would step first, for these
+    options, with a bar on stderr; no Qt. install.sh runs it so that the first window moves at
+    once."""
+    try:
+        if args.state:
+            check_state_options(args)
+            world, spec = read_state(args.state).world, cli.spec_from_args(
+                window_defaults(argparse.Namespace(**{**vars(args), "scene": SCENE.default})))
+        else:
+            spec = cli.spec_from_args(window_defaults(side_by_side_args(args)))
+            world = spec.build_world()
+    except (ParamError, OutputError, ValueError) as err:
+        cli.fail(str(err))
+    from lab.report.progress import KernelBar
+    from solver.warmup import warmup_for
+
+    solvers = [spec.solver] + [c.method for c in side_by_side_args(args).copies]
+    bar = KernelBar(f"marbles: compiling the Numba kernels of {spec.scene}/{spec.solver}")
+    seconds = warmup_for(world, dict.fromkeys(solvers), spec.threads, kernels=bar)
+    bar.finish(seconds)
+    return 0
 
 
 def _set_up_qt():
@@ -236,6 +264,8 @@ def display_problem(environ=os.environ) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     cli.set_prog("marbles")
     args = build_parser().parse_args(argv)
+    if args.compile_only:
+        return compile_only(args)
     try:
         options = options_from(args)
     except (ParamError, OutputError) as err:

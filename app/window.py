@@ -26,6 +26,7 @@ from lab.session.history import DEFAULT_BUDGET
 from lab.session.run import PHYSICS_FAILED
 from lab.session.spec import RunSpec
 
+from . import STARTED as PROGRAM_STARTED
 from . import history_bar, hotkeys
 from .benchmark_window import BenchmarkWindow
 from .controls import ControlsPanel
@@ -111,6 +112,7 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         self._step_ms: list[float] = []  # scripted runs: wall time of every step, ms
         # (wall s, steps, renders, plot refreshes) at the first step: scripted runs' rates start there
         self._first_step: tuple[float, int, int, int] | None = None
+        self.startup: dict[str, float] = {}  # _mark: seconds from the start to each event
         self._last_hud = 0.0
         self._awaiting_render = 0  # marbles version of the frame the view is drawing (0: none)
         self._view_ready_at = 0.0  # perf_counter time before which no new 3D frame is drawn
@@ -361,6 +363,9 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         self._view_ready_at = self.view.paint_started + cost / VIEW_SHARE
         self._fps.add()
         self._renders += 1
+        self._mark("first state drawn")
+        if self.latest is not None and self.latest.steps > 0:
+            self._mark("moving")
         self.recording.drawn(marbles_version)
         if self.latest is None or self.options.frames is None or self._scripted_done:
             return
@@ -408,6 +413,14 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         period = f.dt / f.state.speed if f is not None and f.state.speed > 0 else 0.0
         return self._sps.rate(now=time.perf_counter(), period=period)
 
+    def _mark(self, what: str) -> None:
+        """Seconds from the program's start to the first time `what` happened (start-up)."""
+        self.startup.setdefault(what, time.perf_counter() - PROGRAM_STARTED)
+
+    def showEvent(self, event) -> None:
+        self._mark("window shown")
+        super().showEvent(event)
+
     def run_summary(self, now: float | None = None) -> str:
         """One line for scripted runs: frames drawn, simulation steps and plot refreshes (those
         that handed new data to the curves) per second of wall time since the first step (what
@@ -430,7 +443,8 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
                 f"{frames / seconds:.1f} frames/s, {steps / sim_seconds:.1f} steps/s, "
                 f"plots {plots / seconds:.1f}/s "
                 f"(speed {'max' if f.state.speed <= 0 else f'{f.state.speed:g}x'}); "
-                f"median step {median:.3f} ms")
+                f"median step {median:.3f} ms; start-up: "
+                + ", ".join(f"{what} at {t:.1f} s" for what, t in self.startup.items()))
 
     # --------------------------------------------------------------------------- progress
     def _on_progress(self, text: str, done: int, total: int) -> None:
@@ -464,8 +478,8 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         self.progress.show()
         self.status_label.hold(text)
         if self.latest is None or "compil" in text:
-            self.notice.setText(f"{text}\n(the window stays responsive; later runs load the "
-                                "compiled kernels from Numba's cache)")
+            # On two lines at most (the count on its own), so a narrow view cuts nothing off.
+            self.notice.setText(text.replace(": ", ":\n", 1))
             self.notice.show()
             self.stack.place()
 

@@ -202,7 +202,7 @@ class SimWorker(QObject):
             return
         self.thread_id = threading.get_native_id()  # for tests and the cores it is pinned to
         try:
-            self.session.start()
+            self.session.start(shown=self._emit_frame)
             for command in self._first:
                 self.session.apply(command)
         except Cancelled:

@@ -12,10 +12,12 @@ kind and the parallel kernels it never ran: 61 s, against 11 s for its own (docs
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from typing import Callable, Iterable
 
 import numpy as np
 
+from . import compile_count
 from .backend import FRICTIONLESS, rows_of
 from .friction import ROWS_ROLLING, ROWS_SLIDING
 from .methods import registry
@@ -60,25 +62,31 @@ def _steps(make: Callable[[], World], name: str, threads: int, rows: Iterable[in
 
 def warmup(methods: Iterable[str] | None = None,
            progress: Callable[[int, int, str], None] | None = None, threads: int = 1,
-           rows: Iterable[int] = ALL_ROWS) -> float:
+           rows: Iterable[int] = ALL_ROWS,
+           kernels: Callable[[int, int | None, float | None], None] | None = None) -> float:
     """Seconds spent compiling or loading kernels for `methods` (default: all), for steps of
     `threads` blocks (and serial ones) of problems with `rows` rows per contact (default:
-    every kind; warmup_for compiles one world's)."""
+    every kind; warmup_for compiles one world's). `kernels(done, expected, seconds_left)` is
+    called after each kernel compiled (compile_count.KernelCount)."""
     names = list(methods) if methods is not None else list(registry.METHODS)
     rows = tuple(rows)
     start = time.perf_counter()
-    for k, name in enumerate(names):
-        if threads > 1:
-            _steps(_blocked_world, name, threads, rows)
-        else:
-            _steps(_tiny_world, name, 1, rows)
-        if progress is not None:
-            progress(k + 1, len(names), name)
+    counting = (nullcontext() if kernels is None else compile_count.KernelCount(
+        compile_count.expected(names, rows, threads), kernels))
+    with counting:
+        for k, name in enumerate(names):
+            if threads > 1:
+                _steps(_blocked_world, name, threads, rows)
+            else:
+                _steps(_tiny_world, name, 1, rows)
+            if progress is not None:
+                progress(k + 1, len(names), name)
     return time.perf_counter() - start
 
 
 def warmup_for(world: World, methods: Iterable[str], threads: int = 1,
-               progress: Callable[[int, int, str], None] | None = None) -> float:
+               progress: Callable[[int, int, str], None] | None = None,
+               kernels: Callable[[int, int | None, float | None], None] | None = None) -> float:
     """warmup() of the kernels that steps of `world` with `threads` threads run: its blocks
     (a pile below MIN_MARBLES steps serially) and its rows per contact only."""
-    return warmup(methods, progress, blocks_for(world.n, threads), (rows_of(world),))
+    return warmup(methods, progress, blocks_for(world.n, threads), (rows_of(world),), kernels)

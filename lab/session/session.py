@@ -19,18 +19,16 @@ from typing import Callable
 import numpy as np
 
 import scenes
-from solver.backend import rows_of
 from solver.metrics import DIVERGENCE
 from solver.methods import registry
-from solver.parallel import blocks_for
 from solver.params import ParamError, resolve
 from solver.step import Simulation, StepReport
-from solver.warmup import warmup
 from solver.world import World
 
 from ..report.compare import (ComparisonTable, ScenePlan, benchmark_meta, compare,
                               write_benchmark)
 from . import commands as cmd
+from .compiling import Kernels
 from . import files as session_files
 from . import network
 # COLOUR_MODES, IMPULSE_SCALE, heat and contact_slip are re-exported: the Session's colours.
@@ -92,7 +90,7 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         self.trace_step = -1
         # The alarm of the step the trace is of ("jacobi diverged"), "" for an ordinary step.
         self.trace_alarm = ""
-        self.compile_seconds = 0.0
+        self.kernels = Kernels(self._say)
         self.sim: Simulation | None = None
         self._energy: EnergyBudget | None = None  # what the marbles may gain (an explosion)
         self.watch = Watch()  # escaped marbles and deep overlaps: warned of, not paused
@@ -104,19 +102,21 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         self._friction_off: dict[str, tuple[float, float, float, float]] = {}
         # What the friction key chose last (None: never pressed, each scene its own).
         self._friction_on: bool | None = None
-        self._compiled: set[tuple[str, int, int]] = set()  # (solver, blocks, rows) warmed up
         self._last_trace_wall = -math.inf
         self._drag: tuple[int, np.ndarray] | None = None
         self._clock: tuple[float, float] | None = None  # (wall s, simulated s) of the pacing
 
     # ------------------------------------------------------------------------------ life
-    def start(self) -> None:
-        """Compile the solver's kernels (with progress) and build the world."""
+    def start(self, shown: Callable[[], None] | None = None) -> None:
+        """Build the world, call `shown` (its first state can be drawn at once), then compile
+        the solver's kernels for it (with progress)."""
         world = self._world if self._world is not None else self.spec.build_world()
         self._world = None
-        self.ensure_compiled(self.spec.solver, world=world)
         self.sim = self.spec.simulation(world)
         self._energy = EnergyBudget(world)
+        if shown is not None:
+            shown()
+        self.ensure_compiled(self.spec.solver)
 
     @property
     def world(self) -> World:
@@ -128,22 +128,14 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         return self.origin_snapshot is None or self.origin_snapshot.scene is not None
 
     def ensure_compiled(self, *names: str, world: World | None = None) -> None:
-        """Compile (or load from Numba's cache) the kernels that steps of `world` (default: the
-        current one) run, for solvers not yet used on such a world (warmup_for)."""
+        """Compile (or load from Numba's cache) what steps of `world` (default: the current
+        one) run for solvers `names` (compiling.Kernels)."""
         world = world or (self._world if self.sim is None else self.world)
-        blocks, rows = blocks_for(world.n, self.spec.threads), rows_of(world)
-        todo = [n for n in names if (n, blocks, rows) not in self._compiled]
-        if not todo:
-            return
-        label = "compiling Numba kernels (first run: tens of seconds)"
-        self._say(f"{label}: {todo[0]}", 0, len(todo))
+        self.kernels.ensure(names, world, self.spec.threads)
 
-        def report(done: int, total: int, name: str) -> None:
-            self._compiled.add((name, blocks, rows))
-            self._say(f"{label}" + (f": {todo[done]}" if done < total else ""), done, total)
-
-        self.compile_seconds += warmup(todo, report, blocks, (rows,))
-        self._say("", 0, 0)
+    @property
+    def compile_seconds(self) -> float:
+        return self.kernels.seconds
 
     def _say(self, text: str, done: int, total: int) -> None:
         if self.progress is not None:

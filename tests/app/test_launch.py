@@ -61,3 +61,43 @@ def test_a_display_refusing_once_is_asked_again(monkeypatch):
     monkeypatch.setattr(app_main, "x_display_error", lambda display: next(refusals))
     assert "cannot open display :99 (refused" in app_main.display_problem(
         {"DISPLAY": ":99", "QT_QPA_PLATFORM": "xcb"})
+
+
+def test_compile_only_compiles_what_the_window_steps_first_and_opens_no_window(monkeypatch,
+                                                                              capsys):
+    import solver.warmup
+    asked = []
+
+    def fake(world, methods, threads=1, progress=None, kernels=None):
+        asked.append((world.n, world.frictional, list(methods), threads))
+        kernels(3, 4, 1.0)
+        return 0.5
+
+    monkeypatch.setattr(solver.warmup, "warmup_for", fake)
+    assert app_main.main(["--compile-only", "--threads", "1"]) == 0
+    # The window's default: the bowl with friction, pgs.
+    assert asked == [(350, True, ["pgs"], 1)]
+    assert app_main.main(["--compile-only", "--side-by-side", "pgs,jacobi", "--scene", "column"]) == 0
+    assert asked[-1][1:3] == (False, ["pgs", "jacobi"])
+    err = capsys.readouterr().err
+    assert "3/4 kernels" in err and "done, 3 kernels compiled in 0.5 s" in err
+
+
+def test_compile_only_refuses_bad_options_in_one_line():
+    out = subprocess.run([sys.executable, "-m", "app.main", "--compile-only", "--set", "mu=x"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and out.stderr.strip().count("\n") == 0 and "mu=x" in out.stderr
+
+
+def test_the_kernel_bar_fills_with_the_count():
+    import io
+
+    from lab.report.progress import KernelBar
+    stream = io.StringIO()
+    bar = KernelBar("compiling", stream=stream, width=10)
+    bar(5, 10, 3.0)
+    bar(6, 10, 2.0)  # within the log's five seconds: not written
+    bar.finish(1.25)
+    lines = stream.getvalue().splitlines()
+    assert lines == ["compiling: [#####.....] 5/10 kernels, ~3 s left",
+                     "compiling: done, 6 kernels compiled in 1.2 s"]

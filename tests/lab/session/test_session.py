@@ -520,10 +520,10 @@ def test_the_warm_up_compiles_the_kernels_the_pile_will_run(monkeypatch, scene, 
     """A pile below MIN_MARBLES steps serially with any thread count, so its warm-up compiles no
     parallel kernels (tens of seconds on a cold cache); a larger one warms its blocks. Only the
     world's rows are compiled, and the friction key's new rows before the next step."""
-    from lab.session import session as session_module
+    from lab.session import compiling
     asked = []
-    monkeypatch.setattr(session_module, "warmup",
-                        lambda names, report, threads, rows: asked.append((threads, rows)) or 0.0)
+    monkeypatch.setattr(compiling, "warmup", lambda names, report, threads, rows, kernels:
+                        asked.append((threads, rows)) or 0.0)
     s = Session(RunSpec.create(scene, "pgs", 20, assignments={"n": n}, threads=2))
     s.start()
     assert asked == [(blocks, (1,))] and s.sim.blocks == blocks

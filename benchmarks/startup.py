@@ -1,0 +1,136 @@
+"""Start-up (not a test): how long `marbles-bench run` and the window take from a cold and from a
+warm Numba cache, and the kernel counts behind the window's compile progress.
+
+    python -m benchmarks.startup --rounds 3 [--tree before:../marbles-6a8a538]
+    python -m benchmarks.startup --counts        # rewrite solver/kernel_counts.json
+
+Cold: NUMBA_CACHE_DIR set to a new empty folder (what a wheel user, or anyone whose Python or
+Numba changed, meets first); warm: the same folder again. `run`: the wall time of
+`marbles-bench run --scene bowl --steps 10`. Window: `marbles --frames 1 --no-benchmark` under
+`xvfb-run -a`, the default scene (the bowl with friction); a scripted run ends once it has drawn
+one frame with steps, so its wall time is the time to moving marbles (plus closing); the window
+prints its start-up marks (shown, first state drawn, moving), read where the tree has them.
+Medians over the rounds; the trees alternate within each round. `--counts` compiles each plan
+(a solver, its rows per contact, serial, and `pgs` in blocks) in a fresh process on an empty
+cache and counts the kernels Numba compiles (solver/compile_count.py).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MARKS = re.compile(r"(window shown|first state drawn|moving) at ([\d.]+) s")
+
+COUNT_CHILD = r"""
+import sys
+from numba.core import event
+from solver.warmup import warmup
+n = [0]
+class Count(event.Listener):
+    def on_start(self, ev): pass
+    def on_end(self, ev): n[0] += 1
+event.register("numba:compile", Count())
+warmup([sys.argv[1]], None, int(sys.argv[3]), (int(sys.argv[2]),))
+print(n[0])
+"""
+
+
+def _timed(cmd: list[str], cwd: Path, cache: Path) -> tuple[float, str]:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    start = time.perf_counter()
+    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    seconds = time.perf_counter() - start
+    if out.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} (in {cwd}): exit {out.returncode}\n{out.stderr}")
+    return seconds, out.stdout + out.stderr
+
+
+def timings(trees: dict[str, Path], rounds: int) -> None:
+    xvfb = [] if os.environ.get("DISPLAY") else ["xvfb-run", "-a"]
+    run = [sys.executable, "-m", "lab.cli.bench", "run", "--scene", "bowl", "--steps", "10",
+           "--quiet"]
+    window = [*xvfb, sys.executable, "-m", "app.main", "--frames", "1", "--no-benchmark"]
+    results: dict[tuple, list] = {}
+    for k in range(rounds):
+        for label, tree in trees.items():
+            for what, cmd in (("marbles-bench run", run), ("window", window)):
+                with tempfile.TemporaryDirectory() as cache:
+                    for state in ("cold", "warm"):
+                        seconds, text = _timed(cmd, tree, Path(cache))
+                        marks = {m: float(t) for m, t in MARKS.findall(text)}
+                        results.setdefault((label, what, state), []).append((seconds, marks))
+        print(f"round {k + 1} of {rounds} done", file=sys.stderr)
+    print(f"median of {rounds}; seconds of wall time")
+    print("| tree | command | cache | wall s | window shown | first state drawn | moving |")
+    print("|---|---|---|---|---|---|---|")
+    for (label, what, state), runs in results.items():
+        wall = statistics.median(s for s, _ in runs)
+        cells = []
+        for mark in ("window shown", "first state drawn", "moving"):
+            values = [m[mark] for _, m in runs if mark in m]
+            cells.append(f"{statistics.median(values):.1f}" if values else "—")
+        print(f"| {label} | {what} | {state} | {wall:.1f} | " + " | ".join(cells) + " |")
+
+
+def counts(again: bool = False) -> None:
+    """Each plan's kernel count into solver/kernel_counts.json, written after each plan (a long
+    job: about 20-60 s a plan); plans already there are kept unless `again`."""
+    from solver.methods import registry
+    path = ROOT / "solver" / "kernel_counts.json"
+    found = {} if again or not path.exists() else json.loads(path.read_text())
+    # The window's and run's first plans first, then every solver on each of its problems.
+    plans = [("pgs", 6, 1), ("pgs", 3, 1), ("pgs", 1, 1), ("pgs", 1, 2), ("pgs", 3, 2)]
+    plans += [(name, rows, 1) for name in registry.METHODS
+              for rows in ((1, 3, 6) if registry.get(name).friction else (1,))]
+    plans = list(dict.fromkeys(plans))
+    for k, (name, rows, blocks) in enumerate(plans):
+        key = f"{name} {rows} {'serial' if blocks <= 1 else 'blocks'}"
+        if key in found:
+            continue
+        with tempfile.TemporaryDirectory() as cache:
+            out = subprocess.run([sys.executable, "-c", COUNT_CHILD, name, str(rows), str(blocks)],
+                                 cwd=ROOT, env={**os.environ, "NUMBA_CACHE_DIR": cache},
+                                 capture_output=True, text=True, check=True)
+        found[key] = int(out.stdout.split()[-1])
+        path.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
+        print(f"{k + 1}/{len(plans)} {key}: {found[key]} kernels", file=sys.stderr)
+    print(f"wrote {path}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.startup",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tree", action="append", default=[], metavar="NAME:PATH",
+                        help="also time another checkout (e.g. a git worktree of an earlier "
+                             "commit)")
+    parser.add_argument("--counts", action="store_true",
+                        help="measure the kernel counts into solver/kernel_counts.json (the "
+                             "plans not there yet)")
+    parser.add_argument("--again", action="store_true", help="with --counts: every plan anew")
+    args = parser.parse_args(argv)
+    if args.counts:
+        counts(args.again)
+        return 0
+    trees = {"this": ROOT}
+    for item in args.tree:
+        name, _, path = item.partition(":")
+        trees[name] = Path(path).resolve()
+    if not shutil.which("xvfb-run") and not os.environ.get("DISPLAY"):
+        raise SystemExit("the window needs a display: install xvfb (xvfb-run)")
+    timings(trees, args.rounds)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
