@@ -157,6 +157,7 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         # The start-up compilation, shown in the middle of the view.
         self.notice = self.stack.add(overlay_label(200, 14, "font-size: 12pt; "), "centred")
         self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.notice.setWordWrap(True)  # a narrow view wraps the text rather than cutting it
         self.colour_bar = self.stack.add(ColourBar(), "bottom_left", readout=True)
         self._build_readouts()
         self.legend = Legend(self.stack)  # solvers side by side: each copy's colour
@@ -478,8 +479,7 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         self.progress.show()
         self.status_label.hold(text)
         if self.latest is None or "compil" in text:
-            # On two lines at most (the count on its own), so a narrow view cuts nothing off.
-            self.notice.setText(text.replace(": ", ":\n", 1))
+            self.notice.setText(text)
             self.notice.show()
             self.stack.place()
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 
 from lab.session.session import Session
-from tests.app.conftest import HANG_MS
+from app.window import MainWindow
+from tests.app.conftest import HANG_MS, window_options
 from tests.app.test_window import _press, make_window, wait_state  # noqa: F401 (fixture)
 from tests.app.test_window_third_pass import activate
 
@@ -60,3 +61,35 @@ def test_the_hud_after_r_and_while_paused(qtbot, make_window):
     wait_state(qtbot, window, lambda f: f.state.generation > generation and f.steps == 0)
     qtbot.waitUntil(lambda: "step — ms" in window.hud.text(), timeout=HANG_MS)
     assert "nan" not in window.hud.text()
+
+
+def test_the_start_up_compilation_shows_the_first_state_and_counts_kernels(qtbot, tmp_path,
+                                                                           monkeypatch):
+    """A cold cache: the scene's first state is drawn at once, and the notice and the bar count
+    the kernels against the expected count until the marbles move."""
+    from lab.session import compiling
+
+    def slow_warmup(names, progress, threads, rows, kernels):
+        for done in range(1, 5):
+            kernels(done, 6, 0.4 * (6 - done))
+            time.sleep(0.4)
+        return 1.6
+
+    monkeypatch.setattr(compiling, "warmup", slow_warmup)
+    window = MainWindow(window_options(scene="column", benchmark_out=str(tmp_path),
+                                       benchmark_on_close=False, show_dialogs=False))
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: "of about 6" in window.notice.text() and window.notice.isVisible(),
+                    timeout=HANG_MS)
+    assert window.latest is not None and window.latest.steps == 0  # the first state, drawn
+    qtbot.waitUntil(lambda: "first state drawn" in window.startup, timeout=HANG_MS)
+    assert "moving" not in window.startup
+    assert window.progress.maximum() == 6 and 1 <= window.progress.value() <= 5
+    assert "s left" in window.status_label.text()
+    qtbot.waitUntil(lambda: "moving" in window.startup, timeout=HANG_MS)
+    assert window.startup["first state drawn"] < window.startup["moving"]
+    assert not window.notice.isVisible()
+    window._close_benchmark = "skip"
+    window.close()
+    qtbot.waitUntil(window.sim.thread.isFinished, timeout=HANG_MS)
