@@ -26,8 +26,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QVBox
 
 from lab.io.files import OutputError
 from lab.report.figures import time_axis_end
-from lab.report.palette import SolverStyle, residual_range, solver_styles
-from lab.session.colours import PLOT_BACKGROUND
+from lab.report.palette import PLOT_BACKGROUND, SolverStyle, residual_range, solver_styles
 
 from . import dialogs
 from .axes import fit_axes

@@ -31,8 +31,7 @@ from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsPathItem, QGraphicsView, QHBoxLayout,
                                QLabel, QToolButton, QVBoxLayout, QWidget)
 
-from lab.report.palette import solver_colours
-from lab.session.colours import PALETTE, PLOT_BACKGROUND
+from lab.report.palette import PALETTE, PLOT_BACKGROUND, solver_colours
 from lab.session.state import RECORD_FIELDS
 
 from .axes import fit_axes, tick_font

@@ -192,10 +192,6 @@ class Simulation:
     def threads(self) -> int:
         return self._options.threads
 
-    @property
-    def collider(self) -> Collider:
-        return self.backend.collider
-
     def set_solver(self, settings: SolveSettings) -> None:
         """Switch solver, iterations or parameters from the next step on."""
         self.options = self._options.but(solve=settings)

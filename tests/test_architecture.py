@@ -27,7 +27,7 @@ TESTED_ELSEWHERE = {
     "lab/session/side_by_side_mixin.py": "the Session's side by side, commanded in "
                                          "tests/lab/session/test_side_by_side.py",
     "app/window_actions.py": "the window's file and benchmark keys, pressed in "
-                             "tests/app/test_window.py and test_window_fixes.py",
+                             "tests/app/test_window.py and test_window_keys_and_readouts.py",
     "app/main.py": "the command line of the window, run in tests/app/test_window.py",
     "solver/methods/psor.py": "PGS's kernel with ω; tests/solver/methods/test_pgs.py",
     "solver/methods/ppcg.py": "pcg's kernel preconditioned; tests/solver/methods/test_pcg.py",
@@ -167,3 +167,11 @@ def test_the_checks_see_a_known_cycle(tmp_path, monkeypatch):
     with pytest.raises(AssertionError,
                        match="lab.cli.bench -> lab.report.results -> lab.cli.bench"):
         test_there_is_no_import_cycle()
+
+
+def test_the_report_does_not_import_the_session():
+    """lab.session uses lab.report (the B key's comparison), never the other way round."""
+    back = sorted((module, dep) for module, deps in project_graph().items()
+                  if module.startswith("lab.report") for dep in deps
+                  if dep.startswith("lab.session"))
+    assert not back, back

@@ -10,6 +10,7 @@ import time
 import numpy as np
 
 import scenes
+from scenes import FRICTION_WARM_START, default_warm_start
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS
 from solver.options import AUTO_MARBLES, DEVICE, GPU_SOLVERS
@@ -29,8 +30,7 @@ from ..report.compare import (BENCHMARK_FILES, COMPARE_ITERATIONS, REPEATS, SETT
 from ..report.progress import Progress
 from ..session.run import OK as PHYSICS_OK
 from ..session.run import PHYSICS_FAILED, dt_warning, run_steps
-from ..session.spec import (FRICTION_WARM_START, SCENE, SOLVER, RunSpec, default_warm_start,
-                            route_compare_assignments)
+from ..session.spec import SCENE, SOLVER, RunSpec, route_compare_assignments
 from . import catalog, report, solve
 from . import options as cli
 

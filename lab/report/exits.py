@@ -12,13 +12,13 @@ from typing import Callable
 import numpy as np
 
 import scenes
+from scenes import default_warm_start
 from solver import metrics
 from solver.methods import registry
 from solver.params import ParamError, resolve
 from solver.step import Simulation
 from solver.warmup import warmup
 
-from ..session.spec import default_warm_start
 from .friction_series import frictional_params
 from .progress import Progress
 from .sources import source_settings

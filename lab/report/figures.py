@@ -12,11 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from lab.session.colours import PLOT_BACKGROUND, series_style
 from solver.metrics import DIVERGENCE, STATUSES
 
 from ..io.files import atomic_write
-from .palette import SolverStyle, residual_range, solver_styles
+from .palette import PLOT_BACKGROUND, SolverStyle, residual_range, series_style, solver_styles
 
 # Residuals at or below this are drawn on it: a log axis cannot show an exact zero.
 PLOT_FLOOR = 1e-17  # m/s
@@ -46,7 +45,7 @@ def _save(fig, path: str | Path) -> Path:
 
 def solver_style(k: int) -> dict:
     """The k-th series of a figure whose series are not a comparison's solvers: the program's
-    palette in order, then again with another dash pattern (lab.session.colours)."""
+    palette in order, then again with another dash pattern (palette.series_style)."""
     colour, style = series_style(k)
     return {"color": colour, "linestyle": _LINESTYLES[style]}
 

@@ -14,9 +14,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scenes import default_warm_start
 from solver.methods import registry
 
-from ..session.spec import default_warm_start
 from .compare import write_benchmark
 from .exits import ExitStats, exit_experiment, exits_json
 from .friction_series import (FRICTION_SCENES, RELAXED,

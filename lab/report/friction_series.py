@@ -21,6 +21,7 @@ from typing import Callable
 import numpy as np
 
 import scenes
+from scenes import default_warm_start
 from solver import metrics
 from solver.methods import registry
 from solver.methods.apgd import relaxation_error
@@ -28,7 +29,6 @@ from solver.params import resolve
 from solver.step import Simulation
 from solver.warmup import warmup
 
-from ..session.spec import default_warm_start
 from .compare import NO_STOP, ComparisonTable, FRICTIONAL_METRIC
 from .sources import source_params
 from .tables import TOLS, reach

@@ -3,7 +3,7 @@ benchmark.png): each solver's colour, the dashes that keep coinciding curves vis
 residual range a plot shows. Qt-free and matplotlib-free, so the window and the PNG agree.
 
 Colours: a solver has the colour of its place in the registry (solver.methods.registry), from
-the program's palette (lab.session.colours.PALETTE, one colour per registered solver), whatever
+the program's palette (PALETTE below, one colour per registered solver), whatever
 else a table holds; a name the registry does not know takes the first colour no solver of the
 table uses.
 
@@ -19,8 +19,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lab.session.colours import PALETTE, series_style
 from solver.methods.registry import METHODS
+
+# The plots' background (the live plots, the comparison window and benchmark.png alike) and
+# their one palette, one colour per registered solver: Okabe & Ito's colour-blind-safe set
+# without its black, then near-white, spring green, a deep blue, violet, olive, mint and brown,
+# the last seven chosen (from a grid of colours) to keep every pair at least 26 CIELAB units
+# apart in normal vision and 15 as protanopes, deuteranopes and tritanopes see it, every colour
+# at least 45 from the background (a test simulates each vision). Each solver has the colour of
+# its place in the registry (solver_colours); the closest pair in normal vision is pgs / pcg,
+# sky blue against blue. A series beyond the palette also changes its dash (LINE_STYLES).
+PLOT_BACKGROUND = "#15151c"
+PALETTE = ("#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00", "#cc79a7",
+           "#f4f4f4", "#00ee66", "#0044ee", "#aa55ee", "#779955", "#88dd99", "#885522",
+           "#ccaaaa")
+LINE_STYLES = ("solid", "dash", "dot", "dashdot")
+
+
+def series_style(k: int) -> tuple[str, str]:
+    """(colour, line style) of the k-th series of a plot (a solver, a phase)."""
+    return PALETTE[k % len(PALETTE)], LINE_STYLES[(k // len(PALETTE)) % len(LINE_STYLES)]
+
 
 DASH = 4.0  # line widths: the length of one solver's part of a shared curve's dash period
 # Two curves coincide when their residuals agree to this relative tolerance at COINCIDE of the

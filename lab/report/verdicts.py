@@ -15,7 +15,6 @@ import numpy as np
 
 from solver import metrics
 
-from .compare import ComparisonTable
 from .exits import ExitStats
 from .series import SOURCES_PCG, Snapshot
 from .tables import AFTER, TOLS, fmt, reach
@@ -42,10 +41,6 @@ def graded(holds: int, total: int) -> str:
     if total <= 0:
         return UNCHECKED
     return REPRODUCED if holds == total else NOT_REPRODUCED if holds == 0 else PARTLY
-
-
-def residual_at(table: ComparisonTable, name: str, k: int) -> float:
-    return float(table.residual[table.row(name), min(k, table.iterations)])
 
 
 def _its(k: int | None) -> str:

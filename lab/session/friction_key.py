@@ -4,11 +4,12 @@ whose state (world, spec, the kept and chosen friction, the message) it reads an
 from __future__ import annotations
 
 import scenes
+from scenes import default_warm_start
 from solver.methods import registry
 from solver.params import resolve
 
 from . import commands as cmd
-from .spec import RunSpec, default_warm_start
+from .spec import RunSpec
 from .state import FRICTION_FALLBACK, friction_text, world_friction
 
 # The friction key on a scene without friction of its own gives it this μ, marbles and walls

@@ -27,7 +27,7 @@ from solver.methods import registry
 from solver.params import ParamError
 from solver.step import Simulation, StepOptions, StepReport
 
-from .colours import PALETTE
+from ..report.palette import PALETTE
 
 MIN_COPIES = 2
 MAX_COPIES = 4

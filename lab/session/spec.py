@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 
 import scenes
+from scenes import default_warm_start
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS, SolveSettings
 from solver.parallel import THREADS
@@ -25,16 +26,6 @@ SPEED = Param("speed", 1.0, float, "simulated seconds per second of wall time (0
               "possible)", lo=0.0, hi=1000.0)
 # Parameters of the simulation itself, set by --set like those of scenes and solvers.
 SIM_PARAMS = (WARM_START, STABILISE)
-# With friction a pile needs every impulse of the step before: with 0 or 0.5, 20 sweeps never
-# let it come to rest (docs/friction.md). So warm_start not given is 1 there, 0 without.
-FRICTION_WARM_START = 1.0
-
-
-def default_warm_start(scene_params: dict) -> float:
-    """The warm start a run of these scene parameters gets unless one is given."""
-    return FRICTION_WARM_START if scenes.has_friction(scene_params) else WARM_START.default
-
-
 @dataclass(frozen=True)
 class RunSpec:
     """scene: name; scene_params: all of the scene's parameters (damping included), resolved;

@@ -110,16 +110,6 @@ def blocks_for(count: int) -> int:
     return max(1, (int(count) + THREADS - 1) // THREADS)
 
 
-def resident_blocks() -> int:
-    """Blocks of a cooperative launch: all resident at once, so the grid can synchronise. One
-    on the simulator, whose grid sync does not wait for other blocks (every kernel loops over
-    its items with the grid's stride, so any grid computes the same)."""
-    if simulated():
-        return 1
-    device = cuda.get_current_device()
-    return int(device.MULTIPROCESSOR_COUNT) * max(1, 2048 // THREADS) // 2
-
-
 _RESIDENT: dict = {}  # kernel -> the most blocks of it the device holds at once
 
 

@@ -28,11 +28,6 @@ def friction_solvers() -> list[str]:
     return [name for name, method in METHODS.items() if method.friction]
 
 
-def solvers_for(kind: str) -> list[str]:
-    """The solvers of a problem of `kind` (problem.kind), in registry order."""
-    return [name for name, method in METHODS.items() if kind in method.solvers]
-
-
 def check_friction(name: str, frictional: bool) -> None:
     """ParamError (one line) when solver `name` cannot solve the frictional problem and there
     is friction."""

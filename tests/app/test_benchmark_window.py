@@ -167,7 +167,7 @@ def fake_table(solvers=tuple(registry.METHODS), iterations=50):
 
 def test_the_comparison_reads_on_a_log_time_axis_in_the_palette(qtbot, tmp_path):
     from lab.report.palette import solver_colours
-    from lab.session.colours import PLOT_BACKGROUND
+    from lab.report.palette import PLOT_BACKGROUND
     from app.benchmark_window import BenchmarkWindow
 
     table = fake_table()

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionSlider
 from app.plots import TRACE_TITLE
 from tests.app.conftest import HANG_MS
 from tests.app.test_window import _press, make_window, wait_state  # noqa: F401 (fixture)
-from tests.app.test_window_third_pass import activate, pointer  # noqa: F401 (fixture)
+from tests.app.test_window_alarms_and_quit import activate, pointer  # noqa: F401 (fixture)
 
 
 def _paused(qtbot, window, steps: int):

@@ -277,7 +277,7 @@ def test_the_legend_sits_outside_the_data(qtbot):
 
 
 def test_the_plots_draw_in_the_one_palette_on_their_background(qtbot):
-    from lab.session.colours import PALETTE, PLOT_BACKGROUND
+    from lab.report.palette import PALETTE, PLOT_BACKGROUND
 
     plots = LivePlots()
     qtbot.addWidget(plots)

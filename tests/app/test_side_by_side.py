@@ -13,7 +13,7 @@ from lab.session.side_by_side import COPY_COLOURS
 from solver.methods import registry
 from tests.app.conftest import HANG_MS
 from tests.app.test_window import _press, image_array, make_window, wait_state  # noqa: F401
-from tests.app.test_window_third_pass import _marbles, activate
+from tests.app.test_window_alarms_and_quit import _marbles, activate
 
 HUE_TOLERANCE = 12.0  # degrees
 

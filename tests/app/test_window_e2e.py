@@ -1,7 +1,7 @@
 """End to end under Xvfb with real input events: a solver
 chosen in the controls dock, Ctrl+S then Ctrl+O round-tripping a state bit for bit, Ctrl+E,
 `marbles --state`, the contact network and a clicked marble's card, and the divergence
-of `marbles --solver jacobi --set beta=1`. (The resize sequence: test_window_fixes.py; the
+of `marbles --solver jacobi --set beta=1`. (The resize sequence: test_window_keys_and_readouts.py; the
 3-second recording: test_recording.py.)"""
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor
 from app.overlays import HELP_BACKGROUND
 from tests.app.conftest import HANG_MS
 from tests.app.test_window import _press, make_window  # noqa: F401 (fixture)
-from tests.app.test_window_third_pass import activate
+from tests.app.test_window_alarms_and_quit import activate
 
 
 def _settle(qtbot, window, size) -> None:

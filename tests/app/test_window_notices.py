@@ -9,7 +9,7 @@ from lab.session.session import Session
 from app.window import MainWindow
 from tests.app.conftest import HANG_MS, window_options
 from tests.app.test_window import _press, make_window, wait_state  # noqa: F401 (fixture)
-from tests.app.test_window_third_pass import activate
+from tests.app.test_window_alarms_and_quit import activate
 
 
 def test_a_new_scenes_slow_first_step_is_shown_while_it_lasts(qtbot, make_window, monkeypatch):

@@ -43,7 +43,7 @@ def test_exit_status_png_has_one_panel_per_group(tmp_path):
 
 
 def test_forty_series_get_forty_different_styles():
-    from lab.session.colours import PALETTE
+    from lab.report.palette import PALETTE
 
     styles = [figures.solver_style(k) for k in range(40)]
     assert len({(s["color"], s["linestyle"]) for s in styles}) == 40
@@ -84,7 +84,7 @@ def level_table(levels: dict, iterations=40):
 
 def test_benchmark_png_draws_each_solver_in_its_palette_colour_on_log_axes(tmp_path):
     from lab.report.palette import solver_colours
-    from lab.session.colours import PLOT_BACKGROUND
+    from lab.report.palette import PLOT_BACKGROUND
     from solver.methods.registry import METHODS
 
     names = list(METHODS)

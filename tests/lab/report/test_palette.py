@@ -5,7 +5,7 @@ import pytest
 
 from lab.report.palette import (DASH, MARGIN, coincident_groups, residual_range, solver_colours,
                                 solver_styles)
-from lab.session.colours import PALETTE
+from lab.report.palette import PALETTE
 from solver.methods.registry import METHODS
 from tests.lab.session.test_colours import VISIONS, cielab
 

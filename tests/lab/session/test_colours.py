@@ -124,7 +124,7 @@ def test_the_palettes_colours_stay_apart_in_every_vision(vision):
     apart in normal vision and 15 or more in the three dichromacies, and 45 or more from the
     plots' background (a hue wheel gives pairs such as naive/mprgp and jacobi/pcg colours only
     4.7 apart)."""
-    from lab.session.colours import PALETTE, PLOT_BACKGROUND
+    from lab.report.palette import PALETTE, PLOT_BACKGROUND
     from solver.methods.registry import METHODS
 
     assert len(PALETTE) == len(METHODS) == len(set(PALETTE)) >= 12
@@ -138,7 +138,7 @@ def test_the_palettes_colours_stay_apart_in_every_vision(vision):
 
 
 def test_series_beyond_the_palette_change_their_dash():
-    from lab.session.colours import LINE_STYLES, PALETTE, series_style
+    from lab.report.palette import LINE_STYLES, PALETTE, series_style
 
     styles = [series_style(k) for k in range(2 * len(PALETTE))]
     assert len(set(styles)) == len(styles)

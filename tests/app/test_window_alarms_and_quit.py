@@ -1,7 +1,6 @@
-"""What a third pass over the window found, each driven through the real program: a scripted
-run that diverges, correct physics called an explosion, a divergence's pause carried into the
-next scene, Q that compared the friction solvers and waited for the comparison window, the
-wheel over the controls dock that changed values."""
+"""The window's alarms and its quit, each driven through the real program: a scripted run that
+diverges, correct physics not called an explosion, a divergence's pause not carried into the
+next scene, Q on a frictional scene, the wheel over the controls dock."""
 from __future__ import annotations
 
 import os

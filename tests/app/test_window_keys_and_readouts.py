@@ -1,6 +1,6 @@
-"""What a first session with the window ran into, each with real key and resize events:
-the plot panel's width, keys that say when they do nothing, R while paused, Esc, P, the colour
-bar, the readouts."""
+"""The window's keys and readouts, each with real key and resize events: the plot panel's
+width, keys that say when they do nothing, R while paused, Esc, P, the colour bar, the
+readouts."""
 from __future__ import annotations
 
 import time

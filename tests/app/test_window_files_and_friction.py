@@ -1,6 +1,6 @@
-"""More of what the third pass over the window found, each driven through the real program:
-the window's benchmark.json against compare's, friction that N dropped, a state file that names
-no scene shown as the last scene, and the convergence plot after a divergence."""
+"""The window's files and friction, each driven through the real program: the window's
+benchmark.json against compare's, friction kept by N, a state file that names no scene, and
+the convergence plot after a divergence."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from lab.cli import bench
 from tests.app.conftest import HANG_MS
 from tests.app.test_window import _press, make_window, wait_state  # noqa: F401 (fixture)
-from tests.app.test_window_third_pass import activate
+from tests.app.test_window_alarms_and_quit import activate
 
 
 def test_the_b_keys_benchmark_json_has_the_keys_of_compares(qtbot, make_window, tmp_path):
