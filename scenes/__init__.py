@@ -40,7 +40,10 @@ class Scene:
         return any(p.default for p in self.params if p.name in FRICTION_NAMES)
 
 
-FRICTION_NAMES = ("mu", "mu_wall", "mu_roll", "mu_spin")
+# The material: parameters every scene has (seed.MATERIAL) that no builder reads; a world carries
+# them as they are, so they change without a rebuild.
+MATERIAL_NAMES = tuple(p.name for p in seed.MATERIAL)
+FRICTION_NAMES = tuple(name for name in MATERIAL_NAMES if name != "damping")
 
 
 def friction_of(params: dict) -> tuple[float, float, float, float]:

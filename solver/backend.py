@@ -19,7 +19,8 @@ import numpy as np
 
 from . import locality
 from .collide import Collider, Contacts
-from .friction import ROWS_ROLLING, ROWS_SLIDING, FrictionalProblem, contact_coefficients
+from .friction import (ROWS_FRICTIONLESS, ROWS_ROLLING, ROWS_SLIDING, FrictionalProblem,
+                       contact_coefficients)
 from .locality import WORLD_ORDER, gathered, relabel
 from .parallel import activate
 from .partition import kept, shares
@@ -29,14 +30,13 @@ from .rotation import integrate_spin, predict_spin, rotate, spinning
 from .warm_start import carry_over_rows
 from .world import World, container_geometry
 
-FRICTIONLESS = 1  # rows per contact of the frictionless problem
 
 
 def rows_of(world: World) -> int:
     """Rows per contact of the world's problem: 1 frictionless, 3 with friction, 6 with rolling
     or spinning resistance as well."""
     if not world.frictional:
-        return FRICTIONLESS
+        return ROWS_FRICTIONLESS
     return ROWS_ROLLING if max(world.mu_roll, world.mu_spin) > 0.0 else ROWS_SLIDING
 
 
@@ -104,7 +104,7 @@ class CpuBackend:
         if fixed.size:
             # A fixed marble is a body of infinite mass: gravity and impulses cannot move it.
             v[fixed] = 0.0
-        if rows == FRICTIONLESS:
+        if rows == ROWS_FRICTIONLESS:
             return Prediction(v, None, decay)
         V = np.empty((world.n, 6))
         predict_spin(v, world.omega, decay, world.planar, self._fixed_mask, V, blocks)
@@ -139,12 +139,12 @@ class CpuBackend:
                  order: np.ndarray | None):
         body_a, body_b = contacts.body_a, contacts.body_b
         inv_mass = world.inv_mass
-        V = prediction.v if rows == FRICTIONLESS else prediction.V
+        V = prediction.v if rows == ROWS_FRICTIONLESS else prediction.V
         if order is not None:
             body_a, body_b = relabel(order, body_a, body_b)
             inv_mass, V = gathered(world.inv_mass, order), gathered(V, order)
         h = float(world.dt)
-        if rows == FRICTIONLESS:
+        if rows == ROWS_FRICTIONLESS:
             return ContactProblem(body_a, body_b, contacts.normal, contacts.gap, inv_mass, V, h,
                                   contacts.key, contacts.partition)
         mu, mu_roll, mu_spin = contact_coefficients(contacts.body_a, world.mu, world.mu_wall,
@@ -178,7 +178,7 @@ class CpuBackend:
         step = (h, world.planar)
         v = np.empty_like(prediction.v)
         world_order = WORLD_ORDER if order is None else order
-        if problem.rows == FRICTIONLESS:
+        if problem.rows == ROWS_FRICTIONLESS:
             # The impulses are summed in the step's numbering.
             dv = v if order is None else np.empty_like(prediction.v)
             integrate(problem.A, np.ascontiguousarray(lam, dtype=np.float64), problem.v_pred,

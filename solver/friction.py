@@ -34,6 +34,7 @@ from .products import (frictional_contact_velocities, frictional_gather,
                        frictional_velocity_change, same_bits)
 
 INERTIA_FACTOR = 0.4  # I = 2/5 m r^2, a solid sphere
+ROWS_FRICTIONLESS = 1  # rows per contact without friction: the normal
 ROWS_SLIDING = 3  # normal, t1, t2
 ROWS_ROLLING = 6  # + rolling t1, t2, spinning n
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backend import FRICTIONLESS, Impulses, backend_for, rows_of
+from .backend import Impulses, backend_for, rows_of
 from .collide import Collider, key_bound
-from .friction import ROWS_ROLLING, ROWS_SLIDING
+from .friction import ROWS_FRICTIONLESS, ROWS_ROLLING, ROWS_SLIDING
 from .locality import world_numbered
 from .methods import registry
 from .methods.driver import SolveResult, SolveSettings
@@ -254,7 +254,7 @@ class Simulation:
         """Rows per contact of this step's problem; refuses (ParamError, one line) a solver
         without friction on a world with it, checked again only when either changes."""
         rows = rows_of(self._world)
-        pair = (self.method.name, rows != FRICTIONLESS)
+        pair = (self.method.name, rows != ROWS_FRICTIONLESS)
         if self._checked != pair:
             registry.check_friction(*pair)
             self._checked = pair

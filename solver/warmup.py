@@ -18,8 +18,8 @@ from typing import Callable, Iterable
 import numpy as np
 
 from . import compile_count
-from .backend import FRICTIONLESS, rows_of
-from .friction import ROWS_ROLLING, ROWS_SLIDING
+from .backend import rows_of
+from .friction import ROWS_FRICTIONLESS, ROWS_ROLLING, ROWS_SLIDING
 from .methods import registry
 from .parallel import MIN_MARBLES, blocks_for
 from .step import Simulation
@@ -42,17 +42,17 @@ def _blocked_world() -> World:
                                                    "half_width": 3.0, "floor": 0.0, "height": 9.0})
 
 
-ALL_ROWS = (FRICTIONLESS, ROWS_SLIDING, ROWS_ROLLING)
+ALL_ROWS = (ROWS_FRICTIONLESS, ROWS_SLIDING, ROWS_ROLLING)
 _ROLL = {ROWS_SLIDING: 0.0, ROWS_ROLLING: 0.01}  # mu_roll that gives a problem these rows
 
 
 def _steps(make: Callable[[], World], name: str, threads: int, rows: Iterable[int]) -> None:
     """Two steps (traced, then not) of a fresh world for each of `rows` the solver takes."""
     for r in rows:
-        if r != FRICTIONLESS and not registry.get(name).friction:
+        if r != ROWS_FRICTIONLESS and not registry.get(name).friction:
             continue
         world = make()
-        if r != FRICTIONLESS:
+        if r != ROWS_FRICTIONLESS:
             world.mu, world.mu_wall, world.mu_roll = 0.5, 0.5, _ROLL[r]
         # Warm starting, so the second step also loads the key-matching kernel.
         sim = Simulation(world, registry.settings(name, 2), warm_start=1.0, threads=threads)

@@ -60,8 +60,7 @@ DAMPING_TIME = 0.03  # s
 DRAG_MAX_SPEED = 4.0  # m/s, so a fast mouse cannot fire a marble through the pile
 MAX_CATCH_UP = 10  # steps one call may do to keep real time (200 ms at 50 Hz)
 FRICTION_NAMES = scenes.FRICTION_NAMES  # mu, mu_wall, mu_roll, mu_spin
-# Scene parameters that a world carries as they are, so they change without a rebuild.
-MATERIAL_PARAMS = ("damping",) + FRICTION_NAMES
+MATERIAL_PARAMS = scenes.MATERIAL_NAMES
 
 class Session(SideBySideMixin, FrictionKey, HistoryCommands):
     """A run of `spec` (its world built by `start`, or `world` if given). `progress(text, done,

@@ -17,13 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver.metrics import DIVERGENCE
+import scenes
 from solver.methods import registry
 
 from . import commands as cmd
 from .run import EnergyBudget
 from .side_by_side import COPY_COLOURS, SideBySide, check_count, label, parse_copies
 
-MATERIAL = ("damping", "mu", "mu_wall", "mu_roll", "mu_spin")  # World fields the copies share
+MATERIAL = scenes.MATERIAL_NAMES  # World fields the copies share
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..friction import FrictionalProblem
+from ..friction import ROWS_FRICTIONLESS, FrictionalProblem
 from ..methods.driver import SolveResult
 from ..params import ParamError
 from ..problem import ContactProblem
@@ -35,7 +35,6 @@ SOLVERS = {"jacobi": lambda problem, settings: DeviceSolve(problem, False, setti
            "coloured-gs": DeviceColouredGs,
            "prox-jacobi": DeviceProxJacobi,
            "apgd": DeviceApgd}
-FRICTIONLESS = 1
 
 
 def check_solver(name: str) -> None:
@@ -163,11 +162,11 @@ class CudaBackend:
         self._motion = (h, decay, bool(world.planar), float(g[0]), float(g[1]), float(g[2]))
         b = self.buffers
         v = b.get("v_pred", (n, 3), np.float64)
-        V = self._no_spin if rows == FRICTIONLESS else b.get("V_pred", (n, 6), np.float64)
+        V = self._no_spin if rows == ROWS_FRICTIONLESS else b.get("V_pred", (n, 6), np.float64)
         state = (self._device("v", world, 3), self._device("omega", world, 3))
         gmo.predict[blocks_for(n), THREADS](state, self._device("inv_mass", world), self._motion,
                                             (v, V))
-        return _Prediction(v, None if rows == FRICTIONLESS else V, decay)
+        return _Prediction(v, None if rows == ROWS_FRICTIONLESS else V, decay)
 
     def collide(self, world: World, prediction, blocks: int, stabilise: float):
         """The step's contacts (DeviceContacts); the stabilisation is applied in `problem`."""
@@ -239,7 +238,7 @@ class CudaBackend:
         b = self.buffers
         state = (self._device("x", world, 3), self._device("v", world, 3),
                  self._device("omega", world, 3), self._device("orientation", world, 4))
-        if problem.rows == FRICTIONLESS:
+        if problem.rows == ROWS_FRICTIONLESS:
             kernel, width = gmo.integrate, 3
         else:
             kernel, width = gmo.frictional_integrate, 6
@@ -310,7 +309,7 @@ class DeviceProblem:
         self.world = world
         self.prediction = prediction
         self.backend = backend
-        width = 3 if rows == FRICTIONLESS else 6
+        width = 3 if rows == ROWS_FRICTIONLESS else 6
         self.V = b.get(f"V_slot{width}", (n, width))
         inv_mass = b.get("w_slot", (n,))
         inv_inertia = b.get("iw_slot", (n,))
@@ -322,10 +321,10 @@ class DeviceProblem:
                     b.get("csr_sides", (2 * m,), np.int64), b.get("csr_fill", (n,), np.int64))
         scalars = (float(world.dt), backend.stabilise, float(fraction), float(world.mu),
                    float(world.mu_wall), float(world.mu_roll), float(world.mu_spin))
-        bodies = (prediction.v if rows == FRICTIONLESS else prediction.V,
+        bodies = (prediction.v if rows == ROWS_FRICTIONLESS else prediction.V,
                   backend._device("inv_mass", world), backend._device("radius", world))
         c = contacts
-        if rows == FRICTIONLESS:
+        if rows == ROWS_FRICTIONLESS:
             self.A = (c.body_a, c.body_b, c.normal, inv_mass)
             self.laws = None
             kernel = asm.assemble_frictionless
@@ -352,7 +351,7 @@ class DeviceProblem:
         normal = c.normal.copy_to_host().astype(np.float64)
         gap, key = c.gap.copy_to_host(), c.key.copy_to_host()
         w = self.world
-        if self.rows == FRICTIONLESS:
+        if self.rows == ROWS_FRICTIONLESS:
             return ContactProblem(body_a, body_b, normal, gap, w.inv_mass.copy(),
                                   self.prediction.v.copy_to_host(), float(w.dt), key)
         mu = np.where(body_a < 0, w.mu_wall, w.mu)

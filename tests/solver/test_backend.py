@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import scenes
-from solver.backend import FRICTIONLESS, CpuBackend, Impulses, rows_of
+from solver.backend import CpuBackend, Impulses, rows_of
+from solver.friction import ROWS_FRICTIONLESS
 from solver.friction import ROWS_ROLLING, ROWS_SLIDING
 from solver.methods import registry
 from solver.parallel import blocks_for
@@ -12,7 +13,7 @@ from solver.step import Simulation
 
 
 @pytest.mark.parametrize("friction, rows", [
-    ({}, FRICTIONLESS), ({"mu": 0.5}, ROWS_SLIDING), ({"mu_wall": 0.2}, ROWS_SLIDING),
+    ({}, ROWS_FRICTIONLESS), ({"mu": 0.5}, ROWS_SLIDING), ({"mu_wall": 0.2}, ROWS_SLIDING),
     ({"mu": 0.5, "mu_roll": 0.01}, ROWS_ROLLING), ({"mu_spin": 0.01}, ROWS_ROLLING)])
 def test_rows_per_contact_follow_the_friction(friction, rows):
     assert rows_of(scenes.build("bowl", {"n": 10, **friction})) == rows
