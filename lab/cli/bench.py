@@ -27,7 +27,7 @@ from ..io.snapshot import read_state, save_lcp, save_state
 from ..report.compare import (BENCHMARK_FILES, COMPARE_ITERATIONS, REPEATS, SETTLE, ScenePlan,
                               compare_scene, comparison_device, parse_solver_list,
                               write_benchmark)
-from ..report.progress import Progress
+from ..report.progress import KernelBar, Progress
 from ..session.run import OK as PHYSICS_OK
 from ..session.run import PHYSICS_FAILED, dt_warning, run_steps
 from ..session.spec import SCENE, SOLVER, RunSpec, route_compare_assignments
@@ -107,7 +107,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     warnings = [w for w in (dt_warning(world),) if w]
     for warning in warnings:
         cli.warn(warning)
-    compile_seconds = warmup_for(world, [spec.solver], spec.threads)
+    bar = None if args.quiet else KernelBar(f"compiling the Numba kernels of {spec.solver} "
+                                            "(a first run only)")
+    compile_seconds = warmup_for(world, [spec.solver], spec.threads, kernels=bar)
+    if bar is not None and bar.done:
+        bar.finish(compile_seconds)
     if args.state and not spec.warm_start_given:
         spec = spec.changed(warm_start=default_warm_start(
             {name: getattr(world, name) for name in scenes.FRICTION_NAMES}))
