@@ -18,12 +18,15 @@ import numpy as np
 
 from ..methods.apgd import (BACKTRACKS, L, MAX_BACKTRACKS, PRODUCTS, RESTARTS, RMIN, STOP,
                             THETA)
+from .. import products
 from .coulomb import project_cone, project_disk
-from .jacobi import (_block_max, _frictional_velocities, _frictional_velocity_change,
-                     _normal_velocity, _velocity_change)
+from .jacobi import _block_max, _frictional_velocity_change, _normal_velocity, _velocity_change
 from .launch import kernel
-from .runtime import THREADS, cuda
+from .runtime import THREADS, cuda, shared
 from .scan import block_sum
+
+# The CPU's per-contact bodies, the same source on this device (runtime.shared).
+contact_velocities = shared(products.contact_velocities)
 
 SUMS = 2  # values reduced at once
 DONE = 3  # the counts' slot of the iterations the last launch performed (after apgd's three)
@@ -54,7 +57,7 @@ def _frictional_product(P, x, out, grid):
         _frictional_velocity_change(s, A, x, csr, dV)
     grid.sync()
     for c in range(first, A[0].shape[0], stride):
-        _frictional_velocities(A, dV, c, out)
+        contact_velocities(A, dV, out, c)
     grid.sync()
 
 

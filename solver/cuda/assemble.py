@@ -11,14 +11,19 @@ velocity sums its contacts in the order the CPU's serial scatter does.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from .. import friction, products
 from ..friction import INERTIA_FACTOR
 from .launch import kernel
-from .runtime import THREADS, cuda
+from .runtime import THREADS, cuda, shared
 from .scan import exclusive_scan
+
+# The CPU's per-contact bodies, the same source on this device (runtime.shared).
+contact_diagonal = shared(friction.contact_diagonal)
+contact_mu = shared(friction.contact_mu)
+tangent_frame = shared(friction.tangent_frame)
+contact_velocities = shared(products.contact_velocities)
 
 # scalars = (h s, the overlap fraction kept, the warm start's fraction, μ, μ_wall, μ_roll m,
 # μ_spin m): the problem's numbers
@@ -51,32 +56,6 @@ def _gather_marbles(bodies, order, slotted, rows, first, stride):
 
 
 @cuda.jit(device=True)
-def _frame(normal, t1, t2, c):
-    """The CPU's tangent frame of contact c (friction.tangent_frames_range)."""
-    n0 = normal[c, 0]
-    n1 = normal[c, 1]
-    n2 = normal[c, 2]
-    if abs(n1) < 0.7071:
-        a0 = n2
-        a1 = 0.0
-        a2 = -n0
-    else:
-        a0 = 0.0
-        a1 = -n2
-        a2 = n1
-    s = 1.0 / math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
-    a0 *= s
-    a1 *= s
-    a2 *= s
-    t1[c, 0] = a0
-    t1[c, 1] = a1
-    t1[c, 2] = a2
-    t2[c, 0] = n1 * a2 - n2 * a1
-    t2[c, 1] = n2 * a0 - n0 * a2
-    t2[c, 2] = n0 * a1 - n1 * a0
-
-
-@cuda.jit(device=True)
 def _frictionless_row(A, V, gap, h, system, c):
     """diag[c] = A_cc, rhs[c] = J v* + gap/h (problem.assemble_range)."""
     body_a, body_b, normal, inv_mass = A
@@ -92,64 +71,17 @@ def _frictionless_row(A, V, gap, h, system, c):
     rhs[c] = u + gap[c] / h
 
 
-# long: friction.contact_rows for one contact, the gather written out as frictional_gather.
 @cuda.jit(device=True)
 def _frictional_row(A, V, radius, gap, h, system, c):
-    """The lever arms, A's diagonal and b of contact c's rows (friction.contact_rows)."""
-    body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia, rows = A
-    diag, rhs = system
+    """The frame, lever arms, A's diagonal and b of contact c's rows (friction.contact_rows),
+    from the CPU's own per-contact bodies."""
+    body_a, body_b, normal, t1, t2, arm_a, arm_b, _, _, _ = A
     a = body_a[c]
-    b = body_b[c]
-    _frame(normal, t1, t2, c)
-    arm_b[c] = radius[b]
+    tangent_frame(normal, t1, t2, c)
+    arm_b[c] = radius[body_b[c]]
     arm_a[c] = radius[a] if a >= 0 else 0.0
-    k = c * rows
-    dv0 = V[b, 0]
-    dv1 = V[b, 1]
-    dv2 = V[b, 2]
-    rb = arm_b[c]
-    s0 = rb * V[b, 3]
-    s1 = rb * V[b, 4]
-    s2 = rb * V[b, 5]
-    dw0 = V[b, 3]
-    dw1 = V[b, 4]
-    dw2 = V[b, 5]
-    if a >= 0:
-        ra = arm_a[c]
-        dv0 -= V[a, 0]
-        dv1 -= V[a, 1]
-        dv2 -= V[a, 2]
-        s0 += ra * V[a, 3]
-        s1 += ra * V[a, 4]
-        s2 += ra * V[a, 5]
-        dw0 -= V[a, 3]
-        dw1 -= V[a, 4]
-        dw2 -= V[a, 5]
-    rhs[k] = normal[c, 0] * dv0 + normal[c, 1] * dv1 + normal[c, 2] * dv2
-    rhs[k + 1] = (t1[c, 0] * dv0 + t1[c, 1] * dv1 + t1[c, 2] * dv2
-                  - (t2[c, 0] * s0 + t2[c, 1] * s1 + t2[c, 2] * s2))
-    rhs[k + 2] = (t2[c, 0] * dv0 + t2[c, 1] * dv1 + t2[c, 2] * dv2
-                  + (t1[c, 0] * s0 + t1[c, 1] * s1 + t1[c, 2] * s2))
-    if rows == 6:
-        rhs[k + 3] = t1[c, 0] * dw0 + t1[c, 1] * dw1 + t1[c, 2] * dw2
-        rhs[k + 4] = t2[c, 0] * dw0 + t2[c, 1] * dw1 + t2[c, 2] * dw2
-        rhs[k + 5] = normal[c, 0] * dw0 + normal[c, 1] * dw1 + normal[c, 2] * dw2
-    lin = inv_mass[b]
-    lever = rb * rb * inv_inertia[b]
-    rot = inv_inertia[b]
-    if a >= 0:
-        ra = arm_a[c]
-        lin += inv_mass[a]
-        lever += ra * ra * inv_inertia[a]
-        rot += inv_inertia[a]
-    diag[k] = lin
-    diag[k + 1] = lin + lever
-    diag[k + 2] = lin + lever
-    rhs[k] += gap[c] / h
-    if rows == 6:
-        diag[k + 3] = rot
-        diag[k + 4] = rot
-        diag[k + 5] = rot
+    contact_velocities(A, V, system[1], c)
+    contact_diagonal(A, gap, h, system, c)
 
 
 @cuda.jit(device=True)
@@ -299,7 +231,7 @@ def assemble_frictional(contacts, bodies, order, slotted, problem, scalars, work
     h = scalars[H]
     for c in range(cuda.grid(1), body_a.shape[0], cuda.gridsize(1)):
         _frictional_row(A, V, slotted[3], gap, h, (diag, rhs), c)
-        mu[c] = scalars[MU_WALL] if body_a[c] < 0 else scalars[MU]
+        mu[c] = contact_mu(body_a[c], scalars[MU], scalars[MU_WALL])
         mu_roll[c] = scalars[MU_ROLL]
         mu_spin[c] = scalars[MU_SPIN]
     csr, partial_i = work

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..friction import ROWS_FRICTIONLESS, FrictionalProblem
+from ..friction import ROWS_FRICTIONLESS, FrictionalProblem, contact_coefficients
 from ..methods.driver import SolveResult
 from ..params import ParamError
 from ..problem import ContactProblem
@@ -354,8 +354,8 @@ class DeviceProblem:
         if self.rows == ROWS_FRICTIONLESS:
             return ContactProblem(body_a, body_b, normal, gap, w.inv_mass.copy(),
                                   self.prediction.v.copy_to_host(), float(w.dt), key)
-        mu = np.where(body_a < 0, w.mu_wall, w.mu)
+        mu, mu_roll, mu_spin = contact_coefficients(body_a, w.mu, w.mu_wall, w.mu_roll,
+                                                    w.mu_spin)
         return FrictionalProblem(body_a, body_b, normal, gap, w.radius.copy(), w.inv_mass.copy(),
-                                 self.prediction.V.copy_to_host(), float(w.dt), mu,
-                                 np.full(self.m, w.mu_roll), np.full(self.m, w.mu_spin),
-                                 self.rows, key)
+                                 self.prediction.V.copy_to_host(), float(w.dt), mu, mu_roll,
+                                 mu_spin, self.rows, key)

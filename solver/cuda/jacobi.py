@@ -17,9 +17,13 @@ import math
 
 import numpy as np
 
+from .. import products
 from .coulomb import contact_error_squared, project_disk
 from .launch import kernel
-from .runtime import THREADS, cuda
+from .runtime import THREADS, cuda, shared
+
+# The CPU's per-contact bodies, the same source on this device (runtime.shared).
+contact_velocities = shared(products.contact_velocities)
 
 # measure's results, (MEASURES,) float64
 RESIDUAL, FINITE, SCALE, LAM_FINITE = 0, 1, 2, 3
@@ -126,45 +130,6 @@ def _normal_velocity(A, dv, c):
 
 # long: products.frictional_gather for one contact, every row written out.
 @cuda.jit(device=True)
-def _frictional_velocities(A, dV, c, e):
-    """e[c * rows + j] <- (J dV) of contact c's rows (products.frictional_gather)."""
-    body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia, rows = A
-    a = body_a[c]
-    b = body_b[c]
-    k = c * rows
-    dv0 = dV[b, 0]
-    dv1 = dV[b, 1]
-    dv2 = dV[b, 2]
-    rb = arm_b[c]
-    s0 = rb * dV[b, 3]
-    s1 = rb * dV[b, 4]
-    s2 = rb * dV[b, 5]
-    dw0 = dV[b, 3]
-    dw1 = dV[b, 4]
-    dw2 = dV[b, 5]
-    if a >= 0:
-        ra = arm_a[c]
-        dv0 -= dV[a, 0]
-        dv1 -= dV[a, 1]
-        dv2 -= dV[a, 2]
-        s0 += ra * dV[a, 3]
-        s1 += ra * dV[a, 4]
-        s2 += ra * dV[a, 5]
-        dw0 -= dV[a, 3]
-        dw1 -= dV[a, 4]
-        dw2 -= dV[a, 5]
-    e[k] = normal[c, 0] * dv0 + normal[c, 1] * dv1 + normal[c, 2] * dv2
-    e[k + 1] = (t1[c, 0] * dv0 + t1[c, 1] * dv1 + t1[c, 2] * dv2
-                - (t2[c, 0] * s0 + t2[c, 1] * s1 + t2[c, 2] * s2))
-    e[k + 2] = (t2[c, 0] * dv0 + t2[c, 1] * dv1 + t2[c, 2] * dv2
-                + (t1[c, 0] * s0 + t1[c, 1] * s1 + t1[c, 2] * s2))
-    if rows == 6:
-        e[k + 3] = t1[c, 0] * dw0 + t1[c, 1] * dw1 + t1[c, 2] * dw2
-        e[k + 4] = t2[c, 0] * dw0 + t2[c, 1] * dw1 + t2[c, 2] * dw2
-        e[k + 5] = normal[c, 0] * dw0 + normal[c, 1] * dw1 + normal[c, 2] * dw2
-
-
-@cuda.jit(device=True)
 def _frictional_update(c, system, laws, rows, lam, e):
     """jacobi.frictional_jacobi_range for contact c: step (m * rows) the rows' steps."""
     rhs, step = system
@@ -227,7 +192,7 @@ def _frictional_sweeps(A, system, laws, lam, csr, scratch, count, grid):
             _frictional_velocity_change(s, A, lam, csr, dV)
         grid.sync()
         for c in range(first, m, stride):
-            _frictional_velocities(A, dV, c, e)
+            contact_velocities(A, dV, e, c)
             _frictional_update(c, system, laws, rows, lam, e)
         grid.sync()
 
@@ -280,7 +245,7 @@ def frictional_contact_pass(A, system, laws, lam, scratch):
     dV, e = scratch
     rows = A[9]
     for c in range(cuda.grid(1), A[0].shape[0], cuda.gridsize(1)):
-        _frictional_velocities(A, dV, c, e)
+        contact_velocities(A, dV, e, c)
         _frictional_update(c, system, laws, rows, lam, e)
 
 
@@ -382,7 +347,7 @@ def _frictional_measure(A, system, laws, lam, csr, scratch, work, grid):
         _frictional_velocity_change(s, A, lam, csr, dV)
     grid.sync()
     for c in range(first, A[0].shape[0], stride):
-        _frictional_velocities(A, dV, c, e)
+        contact_velocities(A, dV, e, c)
         k = c * rows
         for j in range(rows):
             e[k + j] += rhs[k + j]

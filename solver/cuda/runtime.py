@@ -30,6 +30,14 @@ def simulated() -> bool:
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
 
 
+def shared(body):
+    """A per-item body written once for both devices (a CPU function, `njit(inline="always")`,
+    in solver/): on the GPU numba-cuda compiles the same source as a device function when a
+    kernel calls it; the simulator runs kernels as Python on arrays of its own, which a CPU
+    function cannot take, so there the kernels call the body's Python."""
+    return body.py_func if simulated() else body
+
+
 # Threads per block of every kernel; the simulator runs each thread as a Python thread, so
 # there a block is a handful. Every kernel computes the same for any block size.
 THREADS = 8 if simulated() else 256
