@@ -21,7 +21,6 @@ I = 2/5 m r^2, so a tangent row's A_tt = 7/2 (w_a + w_b).
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -49,86 +48,74 @@ def tangent_frames(normal, t1, t2):
     tangent_frames_range(normal, t1, t2, np.int64(0), normal.shape[0])
 
 
-@njit(inline="always", cache=True, nogil=True)
-def tangent_frame(normal, t1, t2, c):
-    """t1[c], t2[c] <- contact c's tangent pair (tangent_frames). One body for both devices:
-    the CPU's loops call it inline, the GPU's kernels (solver/cuda) as a device function."""
-    n0 = normal[c, 0]
-    n1 = normal[c, 1]
-    n2 = normal[c, 2]
-    if abs(n1) < 0.7071:
-        a0 = n2  # y x n
-        a1 = 0.0
-        a2 = -n0
-    else:
-        a0 = 0.0  # x x n
-        a1 = -n2
-        a2 = n1
-    s = 1.0 / math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
-    a0 *= s
-    a1 *= s
-    a2 *= s
-    t1[c, 0] = a0
-    t1[c, 1] = a1
-    t1[c, 2] = a2
-    t2[c, 0] = n1 * a2 - n2 * a1  # n x t1
-    t2[c, 1] = n2 * a0 - n0 * a2
-    t2[c, 2] = n0 * a1 - n1 * a0
-
-
 @njit(cache=True, nogil=True)
 def tangent_frames_range(normal, t1, t2, first, last):
     """tangent_frames for contacts [first, last)."""
     for c in range(first, last):
-        tangent_frame(normal, t1, t2, c)
-
-
-@njit(inline="always", cache=True, nogil=True)
-def contact_diagonal(A, gap, h, out, c):
-    """out = (diag, rhs): contact c's rows of A's diagonal, and gap/h added to b's normal row
-    (its J V* already there). Both devices, as tangent_frame."""
-    body_a, body_b, _, _, _, arm_a, arm_b, inv_mass, inv_inertia, rows = A
-    diag, rhs = out
-    a = body_a[c]
-    b = body_b[c]
-    k = c * rows
-    rb = arm_b[c]
-    lin = inv_mass[b]
-    lever = rb * rb * inv_inertia[b]
-    rot = inv_inertia[b]
-    if a >= 0:
-        ra = arm_a[c]
-        lin += inv_mass[a]
-        lever += ra * ra * inv_inertia[a]
-        rot += inv_inertia[a]
-    diag[k] = lin
-    diag[k + 1] = lin + lever
-    diag[k + 2] = lin + lever
-    rhs[k] += gap[c] / h
-    if rows == 6:
-        diag[k + 3] = rot
-        diag[k + 4] = rot
-        diag[k + 5] = rot
-
-
-@njit(inline="always", cache=True, nogil=True)
-def contact_mu(a, mu, mu_wall):
-    """Coulomb's coefficient of a contact whose first body is `a`: mu_wall against a wall
-    (a = -1), mu between marbles. Both devices, as tangent_frame."""
-    return mu_wall if a < 0 else mu
+        n0 = normal[c, 0]
+        n1 = normal[c, 1]
+        n2 = normal[c, 2]
+        if abs(n1) < 0.7071:
+            a0 = n2  # y x n
+            a1 = 0.0
+            a2 = -n0
+        else:
+            a0 = 0.0  # x x n
+            a1 = -n2
+            a2 = n1
+        s = 1.0 / math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+        a0 *= s
+        a1 *= s
+        a2 *= s
+        t1[c, 0] = a0
+        t1[c, 1] = a1
+        t1[c, 2] = a2
+        t2[c, 0] = n1 * a2 - n2 * a1  # n x t1
+        t2[c, 1] = n2 * a0 - n0 * a2
+        t2[c, 2] = n0 * a1 - n1 * a0
 
 
 @njit(cache=True, nogil=True)
 def contact_rows(A, gap, radius, V_pred, h, out, first, last):
     """The lever arms (A's arm_a, arm_b) and out = (diag, rhs) of contacts [first, last), from
-    their frames and the marbles' inverse inertias (assemble_frictional)."""
-    body_a, body_b, _, _, _, arm_a, arm_b, _, _, _ = A
+    their frames and the marbles' inverse inertias (assemble_frictional). One source for both
+    devices: the GPU's kernels call it for one contact (first, first + 1) as a device function
+    (solver/cuda/runtime.shared); a loop over a range, not a per-contact function inlined into
+    one, keeps the CPU's code as fast as it was."""
+    body_a, body_b, _, _, _, arm_a, arm_b, inv_mass, inv_inertia, rows = A
+    diag, rhs = out
     for c in range(first, last):
         arm_b[c] = radius[body_b[c]]
         arm_a[c] = radius[body_a[c]] if body_a[c] >= 0 else 0.0
-    frictional_gather(A, V_pred, out[1], first, last)
+    frictional_gather(A, V_pred, rhs, first, last)
     for c in range(first, last):
-        contact_diagonal(A, gap, h, out, c)
+        a = body_a[c]
+        b = body_b[c]
+        k = c * rows
+        rb = arm_b[c]
+        lin = inv_mass[b]
+        lever = rb * rb * inv_inertia[b]
+        rot = inv_inertia[b]
+        if a >= 0:
+            ra = arm_a[c]
+            lin += inv_mass[a]
+            lever += ra * ra * inv_inertia[a]
+            rot += inv_inertia[a]
+        diag[k] = lin
+        diag[k + 1] = lin + lever
+        diag[k + 2] = lin + lever
+        rhs[k] += gap[c] / h
+        if rows == 6:
+            diag[k + 3] = rot
+            diag[k + 4] = rot
+            diag[k + 5] = rot
+
+
+@njit(inline="always", cache=True, nogil=True)
+def contact_mu(a, mu, mu_wall):
+    """Coulomb's coefficient of a contact whose first body is `a`: mu_wall against a wall
+    (a = -1), mu between marbles. One body for both devices, as contact_rows."""
+    return mu_wall if a < 0 else mu
 
 
 @njit(cache=True, nogil=True)

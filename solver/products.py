@@ -125,54 +125,46 @@ def frictional_scatter(A, lam, dV, first, last):
             dV[a, 5] -= ia * (r2 + ra * g2)
 
 
-@njit(inline="always", **ROW_KERNEL)
-def contact_velocities(A, V, out, c):
-    """out[c * rows + j] <- (J V) of contact c's rows j: m/s (rad/s for the rolling rows). One
-    body for both devices: the CPU's loops call it inline, the GPU's kernels (solver/cuda) as
-    a device function."""
-    body_a, body_b, normal, t1, t2, arm_a, arm_b, _, _, rows = A
-    a = body_a[c]
-    b = body_b[c]
-    k = c * rows
-    dv0 = V[b, 0]
-    dv1 = V[b, 1]
-    dv2 = V[b, 2]
-    rb = arm_b[c]
-    s0 = rb * V[b, 3]  # r_b ω_b + r_a ω_a, the lever terms of the tangent rows
-    s1 = rb * V[b, 4]
-    s2 = rb * V[b, 5]
-    dw0 = V[b, 3]
-    dw1 = V[b, 4]
-    dw2 = V[b, 5]
-    if a >= 0:
-        ra = arm_a[c]
-        dv0 -= V[a, 0]
-        dv1 -= V[a, 1]
-        dv2 -= V[a, 2]
-        s0 += ra * V[a, 3]
-        s1 += ra * V[a, 4]
-        s2 += ra * V[a, 5]
-        dw0 -= V[a, 3]
-        dw1 -= V[a, 4]
-        dw2 -= V[a, 5]
-    out[k] = normal[c, 0] * dv0 + normal[c, 1] * dv1 + normal[c, 2] * dv2
-    # u_t1 = t1·Δv - t2·s, u_t2 = t2·Δv + t1·s (g1 = t2, g2 = -t1)
-    out[k + 1] = (t1[c, 0] * dv0 + t1[c, 1] * dv1 + t1[c, 2] * dv2
-                  - (t2[c, 0] * s0 + t2[c, 1] * s1 + t2[c, 2] * s2))
-    out[k + 2] = (t2[c, 0] * dv0 + t2[c, 1] * dv1 + t2[c, 2] * dv2
-                  + (t1[c, 0] * s0 + t1[c, 1] * s1 + t1[c, 2] * s2))
-    if rows == 6:
-        out[k + 3] = t1[c, 0] * dw0 + t1[c, 1] * dw1 + t1[c, 2] * dw2
-        out[k + 4] = t2[c, 0] * dw0 + t2[c, 1] * dw1 + t2[c, 2] * dw2
-        out[k + 5] = normal[c, 0] * dw0 + normal[c, 1] * dw1 + normal[c, 2] * dw2
-
-
 @njit(**ROW_KERNEL)
 def frictional_gather(A, V, out, first, last):
     """out[c * rows + j] <- (J V) of every row j of contacts [first, last): m/s (rad/s for the
-    rolling rows)."""
+    rolling rows). The GPU's kernels call it for one contact (friction.contact_rows says why)."""
+    body_a, body_b, normal, t1, t2, arm_a, arm_b, _, _, rows = A
     for c in range(first, last):
-        contact_velocities(A, V, out, c)
+        a = body_a[c]
+        b = body_b[c]
+        k = c * rows
+        dv0 = V[b, 0]
+        dv1 = V[b, 1]
+        dv2 = V[b, 2]
+        rb = arm_b[c]
+        s0 = rb * V[b, 3]  # r_b ω_b + r_a ω_a, the lever terms of the tangent rows
+        s1 = rb * V[b, 4]
+        s2 = rb * V[b, 5]
+        dw0 = V[b, 3]
+        dw1 = V[b, 4]
+        dw2 = V[b, 5]
+        if a >= 0:
+            ra = arm_a[c]
+            dv0 -= V[a, 0]
+            dv1 -= V[a, 1]
+            dv2 -= V[a, 2]
+            s0 += ra * V[a, 3]
+            s1 += ra * V[a, 4]
+            s2 += ra * V[a, 5]
+            dw0 -= V[a, 3]
+            dw1 -= V[a, 4]
+            dw2 -= V[a, 5]
+        out[k] = normal[c, 0] * dv0 + normal[c, 1] * dv1 + normal[c, 2] * dv2
+        # u_t1 = t1·Δv - t2·s, u_t2 = t2·Δv + t1·s (g1 = t2, g2 = -t1)
+        out[k + 1] = (t1[c, 0] * dv0 + t1[c, 1] * dv1 + t1[c, 2] * dv2
+                      - (t2[c, 0] * s0 + t2[c, 1] * s1 + t2[c, 2] * s2))
+        out[k + 2] = (t2[c, 0] * dv0 + t2[c, 1] * dv1 + t2[c, 2] * dv2
+                      + (t1[c, 0] * s0 + t1[c, 1] * s1 + t1[c, 2] * s2))
+        if rows == 6:
+            out[k + 3] = t1[c, 0] * dw0 + t1[c, 1] * dw1 + t1[c, 2] * dw2
+            out[k + 4] = t2[c, 0] * dw0 + t2[c, 1] * dw1 + t2[c, 2] * dw2
+            out[k + 5] = normal[c, 0] * dw0 + normal[c, 1] * dw1 + normal[c, 2] * dw2
 
 
 @njit(cache=True, nogil=True)

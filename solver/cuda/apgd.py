@@ -26,7 +26,7 @@ from .runtime import THREADS, cuda, shared
 from .scan import block_sum
 
 # The CPU's per-contact bodies, the same source on this device (runtime.shared).
-contact_velocities = shared(products.contact_velocities)
+frictional_gather = shared(products.frictional_gather)
 
 SUMS = 2  # values reduced at once
 DONE = 3  # the counts' slot of the iterations the last launch performed (after apgd's three)
@@ -57,7 +57,7 @@ def _frictional_product(P, x, out, grid):
         _frictional_velocity_change(s, A, x, csr, dV)
     grid.sync()
     for c in range(first, A[0].shape[0], stride):
-        contact_velocities(A, dV, out, c)
+        frictional_gather(A, dV, out, c, c + 1)
     grid.sync()
 
 

@@ -13,17 +13,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import friction, products
+from .. import friction
 from ..friction import INERTIA_FACTOR
 from .launch import kernel
 from .runtime import THREADS, cuda, shared
 from .scan import exclusive_scan
 
 # The CPU's per-contact bodies, the same source on this device (runtime.shared).
-contact_diagonal = shared(friction.contact_diagonal)
 contact_mu = shared(friction.contact_mu)
-tangent_frame = shared(friction.tangent_frame)
-contact_velocities = shared(products.contact_velocities)
+contact_rows = shared(friction.contact_rows)
+tangent_frames_range = shared(friction.tangent_frames_range)
 
 # scalars = (h s, the overlap fraction kept, the warm start's fraction, μ, μ_wall, μ_roll m,
 # μ_spin m): the problem's numbers
@@ -75,13 +74,8 @@ def _frictionless_row(A, V, gap, h, system, c):
 def _frictional_row(A, V, radius, gap, h, system, c):
     """The frame, lever arms, A's diagonal and b of contact c's rows (friction.contact_rows),
     from the CPU's own per-contact bodies."""
-    body_a, body_b, normal, t1, t2, arm_a, arm_b, _, _, _ = A
-    a = body_a[c]
-    tangent_frame(normal, t1, t2, c)
-    arm_b[c] = radius[body_b[c]]
-    arm_a[c] = radius[a] if a >= 0 else 0.0
-    contact_velocities(A, V, system[1], c)
-    contact_diagonal(A, gap, h, system, c)
+    tangent_frames_range(A[2], A[3], A[4], c, c + 1)
+    contact_rows(A, gap, radius, V, h, system, c, c + 1)
 
 
 @cuda.jit(device=True)

@@ -23,7 +23,7 @@ from .launch import kernel
 from .runtime import THREADS, cuda, shared
 
 # The CPU's per-contact bodies, the same source on this device (runtime.shared).
-contact_velocities = shared(products.contact_velocities)
+frictional_gather = shared(products.frictional_gather)
 
 # measure's results, (MEASURES,) float64
 RESIDUAL, FINITE, SCALE, LAM_FINITE = 0, 1, 2, 3
@@ -128,7 +128,6 @@ def _normal_velocity(A, dv, c):
     return u
 
 
-# long: products.frictional_gather for one contact, every row written out.
 @cuda.jit(device=True)
 def _frictional_update(c, system, laws, rows, lam, e):
     """jacobi.frictional_jacobi_range for contact c: step (m * rows) the rows' steps."""
@@ -192,7 +191,7 @@ def _frictional_sweeps(A, system, laws, lam, csr, scratch, count, grid):
             _frictional_velocity_change(s, A, lam, csr, dV)
         grid.sync()
         for c in range(first, m, stride):
-            contact_velocities(A, dV, e, c)
+            frictional_gather(A, dV, e, c, c + 1)
             _frictional_update(c, system, laws, rows, lam, e)
         grid.sync()
 
@@ -245,7 +244,7 @@ def frictional_contact_pass(A, system, laws, lam, scratch):
     dV, e = scratch
     rows = A[9]
     for c in range(cuda.grid(1), A[0].shape[0], cuda.gridsize(1)):
-        contact_velocities(A, dV, e, c)
+        frictional_gather(A, dV, e, c, c + 1)
         _frictional_update(c, system, laws, rows, lam, e)
 
 
@@ -347,7 +346,7 @@ def _frictional_measure(A, system, laws, lam, csr, scratch, work, grid):
         _frictional_velocity_change(s, A, lam, csr, dV)
     grid.sync()
     for c in range(first, A[0].shape[0], stride):
-        contact_velocities(A, dV, e, c)
+        frictional_gather(A, dV, e, c, c + 1)
         k = c * rows
         for j in range(rows):
             e[k + j] += rhs[k + j]

@@ -31,11 +31,28 @@ def simulated() -> bool:
 
 
 def shared(body):
-    """A per-item body written once for both devices (a CPU function, `njit(inline="always")`,
-    in solver/): on the GPU numba-cuda compiles the same source as a device function when a
-    kernel calls it; the simulator runs kernels as Python on arrays of its own, which a CPU
-    function cannot take, so there the kernels call the body's Python."""
-    return body.py_func if simulated() else body
+    """A body written once for both devices: a CPU function of solver/ (njit) over a range of
+    items, which the GPU's kernels call for one item (c, c + 1). On the GPU numba-cuda compiles
+    the same source as a device function. The simulator runs kernels as Python on arrays of its
+    own, which a CPU function cannot take: there the call hands the CPU function the NumPy
+    arrays inside them, so the simulator runs the CPU's very code."""
+    if not simulated():
+        return body
+
+    def on_host(*args):
+        return body(*(_host(a) for a in args))
+
+    on_host.__name__ = on_host.__qualname__ = body.__name__
+    return on_host
+
+
+def _host(value):
+    """The NumPy array inside a simulator's array (tuples of them too); anything else as it is."""
+    if isinstance(value, tuple):
+        return tuple(_host(v) for v in value)
+    value = vars(value).get("_item", value) if hasattr(value, "__dict__") else value
+    array = getattr(value, "_ary", None)
+    return value if array is None else array
 
 
 # Threads per block of every kernel; the simulator runs each thread as a Python thread, so
