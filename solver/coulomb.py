@@ -6,6 +6,8 @@ map |min(λ_n, e_n)|.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -21,7 +23,7 @@ def project_disk(l1, l2, radius):
     """(l1, l2) scaled back onto the disk of the given radius (>= 0) when outside it."""
     norm2 = l1 * l1 + l2 * l2
     if norm2 > radius * radius:
-        s = radius / np.sqrt(norm2) if norm2 > 0.0 else 0.0
+        s = radius / math.sqrt(norm2) if norm2 > 0.0 else 0.0
         return l1 * s, l2 * s
     return l1, l2
 
@@ -29,7 +31,7 @@ def project_disk(l1, l2, radius):
 @njit(inline="always", cache=True, nogil=True)
 def project_cone(zn, z1, z2, mu):
     """The projection of z = (z_n, z_t) onto the cone ‖z_t‖ <= μ z_n (Euclidean)."""
-    zt = np.sqrt(z1 * z1 + z2 * z2)
+    zt = math.sqrt(z1 * z1 + z2 * z2)
     if zt <= mu * zn:
         return zn, z1, z2
     if mu * zt <= -zn:
@@ -65,7 +67,7 @@ def contact_error(lam, e, k, mu, mu_roll, mu_spin, rows, squared=False):
     l2 = lam[k + 2]
     u1 = e[k + 1]
     u2 = e[k + 2]
-    un = e[k] + mu * np.sqrt(u1 * u1 + u2 * u2)
+    un = e[k] + mu * math.sqrt(u1 * u1 + u2 * u2)
     pn, p1, p2 = project_cone(ln - un, l1 - u1, l2 - u2, mu)
     d0 = ln - pn
     d1 = l1 - p1
@@ -79,7 +81,7 @@ def contact_error(lam, e, k, mu, mu_roll, mu_spin, rows, squared=False):
         bound = mu_spin * max(ln, 0.0)
         qs = min(max(ls - e[k + 5], -bound), bound)
         total += (lr1 - q1) ** 2 + (lr2 - q2) ** 2 + (ls - qs) ** 2
-    return total if squared else np.sqrt(total)
+    return total if squared else math.sqrt(total)
 
 
 @njit(**ROW_KERNEL)

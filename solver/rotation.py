@@ -2,6 +2,8 @@
 kernels, and the orientation quaternions integrated from the angular velocity."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -55,17 +57,18 @@ def integrate_spin_range(V_pred, dV, step, out, order, first, last):
 
 @njit(cache=True, nogil=True)
 def rotate_range(orientation, omega, h, first, last):
-    """rotate for marbles [first, last)."""
+    """rotate for marbles [first, last). The GPU's kernels call it for one marble (i, i + 1):
+    one source for both devices (solver/cuda/runtime.shared)."""
     for i in range(first, last):
         w0 = omega[i, 0]
         w1 = omega[i, 1]
         w2 = omega[i, 2]
-        speed = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+        speed = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
         if speed == 0.0:
             continue
         half = 0.5 * h * speed
-        s = np.sin(half) / speed
-        dw = np.cos(half)
+        s = math.sin(half) / speed
+        dw = math.cos(half)
         dx = s * w0
         dy = s * w1
         dz = s * w2
@@ -77,7 +80,7 @@ def rotate_range(orientation, omega, h, first, last):
         rx = dw * qx + dx * qw + dy * qz - dz * qy
         ry = dw * qy - dx * qz + dy * qw + dz * qx
         rz = dw * qz + dx * qy - dy * qx + dz * qw
-        norm = 1.0 / np.sqrt(rw * rw + rx * rx + ry * ry + rz * rz)
+        norm = 1.0 / math.sqrt(rw * rw + rx * rx + ry * ry + rz * rz)
         orientation[i, 0] = rw * norm
         orientation[i, 1] = rx * norm
         orientation[i, 2] = ry * norm

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from .. import products
-from .coulomb import contact_error_squared, project_disk
+from .coulomb import contact_error, project_disk
 from .launch import kernel
 from .runtime import THREADS, cuda, shared
 
@@ -355,7 +355,7 @@ def _frictional_measure(A, system, laws, lam, csr, scratch, work, grid):
             local[SCALE] = max(local[SCALE], abs(rhs[k + j]))
             if not math.isfinite(lam[k + j]):
                 local[LAM_FINITE] = 0.0
-        r = contact_error_squared(lam, e, k, (mu[c], mu_roll[c], mu_spin[c]), rows)
+        r = contact_error(lam, e, k, mu[c], mu_roll[c], mu_spin[c], rows, True)
         if not math.isfinite(r):
             r = np.inf
         local[RESIDUAL] = max(local[RESIDUAL], r)

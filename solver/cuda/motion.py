@@ -5,11 +5,13 @@ GPU in the world's numbering; integrate writes them from the solve's slots (orde
 the marble)."""
 from __future__ import annotations
 
-import math
-
+from .. import rotation
 from .jacobi import _frictional_velocity_change, _velocity_change
 from .launch import kernel
-from .runtime import cuda
+from .runtime import cuda, shared
+
+# The CPU's body, the same source on this device (runtime.shared).
+rotate_range = shared(rotation.rotate_range)
 
 # motion = (h s, drag decay e^(-c h), planar, gravity x, y, z m/s^2): the step's scalars
 H, DECAY, PLANAR, GX, GY, GZ = range(6)
@@ -46,36 +48,6 @@ def predict(state, inv_mass, motion, out):
             out6[i, 5] = 0.0 if fixed or planar else decay * omega[i, 2]
 
 
-@cuda.jit(device=True)
-def _rotate(orientation, omega, h, i):
-    """rotation.rotate_range for marble i: turned by h |ω| about ω, renormalised."""
-    w0 = omega[i, 0]
-    w1 = omega[i, 1]
-    w2 = omega[i, 2]
-    speed = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
-    if speed == 0.0:
-        return
-    half = 0.5 * h * speed
-    s = math.sin(half) / speed
-    dw = math.cos(half)
-    dx = s * w0
-    dy = s * w1
-    dz = s * w2
-    qw = orientation[i, 0]
-    qx = orientation[i, 1]
-    qy = orientation[i, 2]
-    qz = orientation[i, 3]
-    rw = dw * qw - dx * qx - dy * qy - dz * qz
-    rx = dw * qx + dx * qw + dy * qz - dz * qy
-    ry = dw * qy - dx * qz + dy * qw + dz * qx
-    rz = dw * qz + dx * qy - dy * qx + dz * qw
-    norm = 1.0 / math.sqrt(rw * rw + rx * rx + ry * ry + rz * rz)
-    orientation[i, 0] = rw * norm
-    orientation[i, 1] = rx * norm
-    orientation[i, 2] = ry * norm
-    orientation[i, 3] = rz * norm
-
-
 @kernel
 def integrate(A, lam, csr, slotted, world, motion, dv):
     """Without friction: v <- v* + M^-1 J^T λ (y = 0 when planar), x += h v, into the world's
@@ -101,7 +73,7 @@ def integrate(A, lam, csr, slotted, world, motion, dv):
         omega[i, 0] *= decay
         omega[i, 1] *= decay
         omega[i, 2] *= decay
-        _rotate(orientation, omega, h, i)
+        rotate_range(orientation, omega, h, i, i + 1)
 
 
 @kernel
@@ -125,4 +97,4 @@ def frictional_integrate(A, lam, csr, slotted, world, motion, dV):
         omega[i, 0] = 0.0 if planar else V[s, 3] + dV[s, 3]
         omega[i, 1] = V[s, 4] + dV[s, 4]
         omega[i, 2] = 0.0 if planar else V[s, 5] + dV[s, 5]
-        _rotate(orientation, omega, h, i)
+        rotate_range(orientation, omega, h, i, i + 1)

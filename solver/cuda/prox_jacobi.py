@@ -20,7 +20,7 @@ from ..methods.prox_friction import HISTORY, MERIT, SLACK, WINDOW, record
 from ..methods.proximal import (ACCEPTED, E_VALID, PRODUCTS, REJECTED, RHO, SCALE, STOP,
                                 judge)
 from .apgd import _frictional_product, _frictionless_product, _grid_max, _grid_sums
-from .coulomb import contact_error_squared, project_disk
+from .coulomb import contact_error, project_disk
 from .launch import kernel
 from .runtime import cuda
 
@@ -103,7 +103,7 @@ def _error_share(lam, e, cone):
     rows, mu, mu_roll, mu_spin = cone
     total = 0.0
     for c in range(cuda.grid(1), mu.shape[0], cuda.gridsize(1)):
-        total += contact_error_squared(lam, e, c * rows, (mu[c], mu_roll[c], mu_spin[c]), rows)
+        total += contact_error(lam, e, c * rows, mu[c], mu_roll[c], mu_spin[c], rows, True)
     return total
 
 

@@ -1,5 +1,6 @@
-"""Coulomb's law on the GPU (solver/cuda/coulomb.py): the projections and FCLIB's contact error
-equal the CPU's (solver/coulomb.py), operation for operation, on points of every case."""
+"""Coulomb's law on the GPU (solver/cuda/coulomb.py): the projections and FCLIB's contact error,
+the CPU's functions (solver/coulomb.py) compiled for the device, equal the CPU's on points of
+every case (on the simulator the CPU's code runs; a GPU compares its own build)."""
 import numpy as np
 
 from solver import coulomb
@@ -17,8 +18,8 @@ def _projections(z, mu, out):
 @cuda.jit
 def _errors(lam, e, laws, rows, out):
     for c in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
-        out[c] = gc.contact_error_squared(lam, e, c * rows, (laws[0][c], laws[1][c], laws[2][c]),
-                                          rows)
+        out[c] = gc.contact_error(lam, e, c * rows, laws[0][c], laws[1][c], laws[2][c], rows,
+                                  True)
 
 
 def points(m, rows, seed):
