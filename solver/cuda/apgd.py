@@ -25,7 +25,8 @@ from .launch import kernel
 from .runtime import THREADS, cuda, shared
 from .scan import block_sum
 
-# The CPU's per-contact bodies, the same source on this device (runtime.shared).
+# The CPU's range functions, called for one contact: the same source on this device
+# (runtime.shared).
 frictional_gather = shared(products.frictional_gather)
 
 SUMS = 2  # values reduced at once

@@ -19,7 +19,8 @@ from .launch import kernel
 from .runtime import THREADS, cuda, shared
 from .scan import exclusive_scan
 
-# The CPU's per-contact bodies, the same source on this device (runtime.shared).
+# The CPU's range functions, called for one contact: the same source on this device
+# (runtime.shared).
 contact_mu = shared(friction.contact_mu)
 contact_rows = shared(friction.contact_rows)
 tangent_frames_range = shared(friction.tangent_frames_range)

@@ -18,12 +18,15 @@ import math
 import numpy as np
 
 from .. import products
-from .coulomb import contact_error, project_disk
+from ..methods import jacobi as cpu_jacobi
+from .coulomb import contact_error
 from .launch import kernel
 from .runtime import THREADS, cuda, shared
 
-# The CPU's per-contact bodies, the same source on this device (runtime.shared).
+# The CPU's range functions, called for one contact: the same source on this device
+# (runtime.shared).
 frictional_gather = shared(products.frictional_gather)
+frictional_jacobi_range = shared(cpu_jacobi.frictional_jacobi_range)
 
 # measure's results, (MEASURES,) float64
 RESIDUAL, FINITE, SCALE, LAM_FINITE = 0, 1, 2, 3
@@ -128,29 +131,6 @@ def _normal_velocity(A, dv, c):
     return u
 
 
-@cuda.jit(device=True)
-def _frictional_update(c, system, laws, rows, lam, e):
-    """jacobi.frictional_jacobi_range for contact c: step (m * rows) the rows' steps."""
-    rhs, step = system
-    mu, mu_roll, mu_spin = laws
-    k = c * rows
-    if step[k] == 0.0:
-        return
-    ln = lam[k] - step[k] * (e[k] + rhs[k])
-    ln = ln if ln > 0.0 else 0.0
-    lam[k] = ln
-    lam[k + 1], lam[k + 2] = project_disk(lam[k + 1] - step[k + 1] * (e[k + 1] + rhs[k + 1]),
-                                          lam[k + 2] - step[k + 2] * (e[k + 2] + rhs[k + 2]),
-                                          mu[c] * ln)
-    if rows == 6:
-        lam[k + 3], lam[k + 4] = project_disk(
-            lam[k + 3] - step[k + 3] * (e[k + 3] + rhs[k + 3]),
-            lam[k + 4] - step[k + 4] * (e[k + 4] + rhs[k + 4]), mu_roll[c] * ln)
-        bound = mu_spin[c] * ln
-        ls = lam[k + 5] - step[k + 5] * (e[k + 5] + rhs[k + 5])
-        lam[k + 5] = min(max(ls, -bound), bound)
-
-
 @cuda.jit(device=True, inline=True)
 def _contact_step(A, system, beta, lam, dv, c):
     """Contact c's projected step from the marbles' dv (an inert row, A_cc = 0, keeps λ_c)."""
@@ -192,7 +172,7 @@ def _frictional_sweeps(A, system, laws, lam, csr, scratch, count, grid):
         grid.sync()
         for c in range(first, m, stride):
             frictional_gather(A, dV, e, c, c + 1)
-            _frictional_update(c, system, laws, rows, lam, e)
+            frictional_jacobi_range(system[0], system[1], laws, rows, lam, e, c, c + 1)
         grid.sync()
 
 
@@ -245,7 +225,7 @@ def frictional_contact_pass(A, system, laws, lam, scratch):
     rows = A[9]
     for c in range(cuda.grid(1), A[0].shape[0], cuda.gridsize(1)):
         frictional_gather(A, dV, e, c, c + 1)
-        _frictional_update(c, system, laws, rows, lam, e)
+        frictional_jacobi_range(system[0], system[1], laws, rows, lam, e, c, c + 1)
 
 
 @cuda.jit(device=True)

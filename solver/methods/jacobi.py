@@ -60,7 +60,8 @@ def jacobi_sweeps(A, rhs, diag, lam, beta, scratch, count, partition):
 def frictional_jacobi_range(rhs, step, laws, rows, lam, e, first, last):
     """The frictional update of contacts [first, last) from e = A λ: the normal λ_n <- max(0,
     λ_n - β e_n / A_nn), the tangents (and rolling rows) stepped alike and projected onto the
-    disk of the new μ λ_n. step (m * rows): β / A_jj; laws = (mu, mu_roll, mu_spin)."""
+    disk of the new μ λ_n. step (m * rows): β / A_jj; laws = (mu, mu_roll, mu_spin). The GPU's
+    kernels call it for one contact (solver/cuda/runtime.shared)."""
     mu, mu_roll, mu_spin = laws
     for c in range(first, last):
         k = c * rows
