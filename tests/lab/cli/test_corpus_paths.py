@@ -19,7 +19,7 @@ import pytest
 import scenes
 from lab.cli import bench, solve
 from lab.io.files import TEMP_PATTERN
-from lab.session import session as session_module, spec
+from lab.session import compiling, spec
 from solver.methods import registry
 from solver.methods.driver import COMMON_PARAMS
 from solver.params import INT_LIMIT, Param, ParamError
@@ -98,7 +98,7 @@ def no_work(monkeypatch):
     def started(*args, **kwargs):
         raise AssertionError("the work started before the input was refused")
 
-    for module, names in ((bench, ("warmup", "run_steps", "compare_scene")),
+    for module, names in ((bench, ("warmup_for", "run_steps", "compare_scene")),
                           (solve, ("warmup", "load_lcp"))):
         for name in names:
             monkeypatch.setattr(module, name, started)
@@ -129,9 +129,9 @@ def refuse(capsys, folder: Path, argv: list[str], named: str) -> str:
         started.append(True)
         raise AssertionError("work started before the refusal")
 
-    with mock.patch.object(Simulation, "step", work), mock.patch.object(bench, "warmup", work), \
+    with mock.patch.object(Simulation, "step", work), mock.patch.object(bench, "warmup_for", work), \
             mock.patch.object(solve, "warmup", work), \
-            mock.patch.object(session_module, "warmup", work):
+            mock.patch.object(compiling, "warmup", work):
         with pytest.raises(SystemExit) as stop:
             bench.main(argv)
     out, err = capsys.readouterr()
