@@ -4,6 +4,7 @@ a campaign over the same runs gives the same profiles as `report --part profiles
 with settings is its own profile row ('psor omega=1.2')."""
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from ..io.files import atomic_write, write_json
 from ..report.tables import table_lines
 from ..report.profiles import (FIGURE, FOLDER, TOLERANCES, FrozenProblem, ProfileRun, Profiles,
                                profiles_json, shares, verdict, write_figure)
+from .run import CAMPAIGN
 from .table import read_rows
 from .tasks import BUDGET, ERROR, column
 
@@ -27,10 +29,12 @@ def run_label(row: dict) -> str:
     return f"{row['solver']} {row['settings']}".strip()
 
 
-def profiles_from_rows(rows: list[dict]) -> Profiles:
-    """The Profiles of a campaign's rows: problems and run labels in the order first seen; a
-    run missing from the table or ended by an error reaches no tolerance."""
-    problems, labels, runs = {}, {}, {}
+def profiles_from_rows(rows: list[dict], order: list[str] | None = None) -> Profiles:
+    """The Profiles of a campaign's rows: problems in the order first seen, runs in `order`
+    (labels, as the campaign listed them) then as first seen; a run missing from the table or
+    ended by an error reaches no tolerance."""
+    problems, runs = {}, {}
+    labels = dict.fromkeys(order or [])
     for row in rows:
         problems.setdefault(row["problem"], row)
         labels.setdefault(run_label(row), None)
@@ -50,6 +54,14 @@ def _run(row: dict | None) -> ProfileRun:
     return ProfileRun({tol: row[column(tol)] for tol in TOLERANCES}, row["message"],
                       int(row["iterations"]), float(row["solve_seconds"]), float(row["error"]),
                       float(row["best_error"]))
+
+
+def _order(folder: Path) -> list[str] | None:
+    """The runs in the order the campaign named them (campaign.json), None without it."""
+    try:
+        return list(json.loads((folder / CAMPAIGN).read_text())["runs"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def counts(rows: list[dict]) -> dict[str, dict[str, float]]:
@@ -73,7 +85,7 @@ def report(folder: str | os.PathLike) -> tuple[Profiles, Path]:
     rows = read_rows(folder)
     if not rows:
         raise ParamError(f"--campaign {str(folder)!r}: no campaign table (rows/*.parquet) there")
-    p = profiles_from_rows(rows)
+    p = profiles_from_rows(rows, _order(folder))
     (folder / FOLDER).mkdir(exist_ok=True)
     write_figure(folder, p)
     write_json(folder / PROFILES_JSON, profiles_json(p))

@@ -108,9 +108,10 @@ def run_campaign(tasks: list[Task], out: str | os.PathLike, scheduler: str = "pr
     todo = [t for t in tasks if t.key not in have]
     summary = Summary(len(tasks), len(tasks) - len(todo))
     start = time.perf_counter()
-    write_json(out / CAMPAIGN, {"tasks": len(tasks), "solvers": sorted({t.solver for t in tasks}),
+    write_json(out / CAMPAIGN, {"tasks": len(tasks),
+                                "runs": list(dict.fromkeys(t.label for t in tasks)),
                                 "budget_s": sorted({t.budget for t in tasks}),
-                                "problems": sorted({t.problem for t in tasks})})
+                                "problems": list(dict.fromkeys(t.problem for t in tasks))})
 
     def record(row: dict, client) -> None:
         write_row(out, row)

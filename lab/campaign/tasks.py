@@ -52,6 +52,11 @@ class Task:
     def settings_text(self) -> str:
         return " ".join(f"{k}={v}" for k, v in self.settings)
 
+    @property
+    def label(self) -> str:
+        """'psor', or 'psor omega=1.2' with settings: the run's name in the profiles."""
+        return f"{self.solver} {self.settings_text()}".strip()
+
 
 def solver_settings(solvers: list[str], assignments: list[str]) -> dict[str, dict[str, str]]:
     """Solver -> its given parameters (text) from --set NAME=VALUE (to every solver that has
