@@ -6,7 +6,7 @@ each run, the speed-up and the summed CPU seconds of the tasks, and draws the pr
 the times: they are what a user waits for.
 
     python -m benchmarks.campaign --out /tmp/campaign-bench
-    python -m benchmarks.campaign --out /tmp/cb --seeds 5 --workers 2   # a quick look
+    python -m benchmarks.campaign --out /tmp/cb --seeds 2 --workers 2   # a quick look
 """
 from __future__ import annotations
 
@@ -31,14 +31,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="scratch folder (emptied first)")
     parser.add_argument("--seeds", type=int, default=25, help="heap seeds (default 25: 200 "
                         "problems with the default sizes and steps)")
-    parser.add_argument("--sizes", default="4,8", help="heap sizes (default 4,8)")
-    parser.add_argument("--steps", default="10,20,30,40", help="steps frozen (default "
-                        "10,20,30,40)")
+    parser.add_argument("--sizes", default="20,40", help="heap sizes (default 20,40)")
+    parser.add_argument("--steps", default="20,40,60,80", help="steps frozen (default "
+                        "20,40,60,80)")
     parser.add_argument("--solvers", default=SOLVERS, help=f"default {SOLVERS}")
-    parser.add_argument("--budget", type=float, default=0.02, help="solve s per task "
-                        "(default 0.02)")
-    parser.add_argument("--cap", type=int, default=2000, help="iterations per task at most "
-                        "(default 2000)")
+    parser.add_argument("--budget", type=float, default=0.01, help="solve s per task "
+                        "(default 0.01)")
+    parser.add_argument("--cap", type=int, default=100_000, help="iterations per task at most "
+                        "(default 100000)")
+    parser.add_argument("--set", action="append", default=None, dest="assignments",
+                        help="solver parameters (default abs_tol=0: every task runs its whole "
+                             "budget, so the time is the solvers' and not Dask's)")
     parser.add_argument("--workers", default="1,2", help="worker counts to time (default 1,2)")
     args = parser.parse_args(argv)
     out = Path(args.out)
@@ -49,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     entries = collect(out / "collection", runs, [int(s) for s in args.steps.split(",")])
     print(f"collection: {len(entries)} problems in {time.perf_counter() - start:.0f} s")
-    tasks = plan(out / "collection", args.solvers.split(","), [], args.budget, args.cap)
+    assignments = ["abs_tol=0"] if args.assignments is None else args.assignments
+    tasks = plan(out / "collection", args.solvers.split(","), assignments, args.budget, args.cap)
     times = {}
     for workers in [int(w) for w in args.workers.split(",")]:
         folder = out / f"workers-{workers}"

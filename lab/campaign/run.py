@@ -135,7 +135,7 @@ def run_campaign(tasks: list[Task], out: str | os.PathLike, scheduler: str = "pr
 
     client, cluster = _client(scheduler, workers or default_workers())
     try:
-        client.register_plugin(_Prepare(solvers, pin=cluster is not None))
+        client.register_plugin(_Prepare(solvers, pin=scheduler == "processes"))
         futures = client.map(run_task, todo, key=[f"marbles-task-{t.key}" for t in todo],
                              retries=RETRIES, pure=False)
         by_key = {f.key: t for f, t in zip(futures, todo)}

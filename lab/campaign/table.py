@@ -90,3 +90,9 @@ def read_rows(folder: str | os.PathLike) -> list[dict]:
         for row in pq.read_table(path, schema=_schema()).to_pylist():
             out[row["key"]] = row
     return sorted(out.values(), key=lambda r: (r["problem"], r["solver"], r["settings"]))
+
+
+def columns_markdown() -> str:
+    """The table of COLUMNS that docs/campaigns.md carries (a test keeps the two the same)."""
+    lines = ["| column | type | meaning |", "|---|---|---|"]
+    return "\n".join(lines + [f"| `{k}` | {t} | {m} |" for k, (t, m) in COLUMNS.items()])

@@ -47,3 +47,12 @@ def test_a_half_written_file_is_not_read_and_the_folder_reads_as_one_table(tmp_p
 
 def test_an_empty_campaign_folder_has_no_rows(tmp_path):
     assert read_rows(tmp_path) == [] and done_keys(tmp_path) == set()
+
+
+def test_the_docs_list_every_column():
+    from pathlib import Path
+
+    from lab.campaign.table import columns_markdown
+
+    page = Path(__file__).resolve().parents[3] / "docs" / "campaigns.md"
+    assert columns_markdown() in page.read_text(encoding="utf-8")
