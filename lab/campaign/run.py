@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,9 +65,16 @@ class _Prepare(WorkerPlugin):
     name = "marbles-campaign-prepare"
 
     def __init__(self, solvers: list[str], pin: bool):
-        self.solvers, self.pin = list(solvers), pin
+        self.solvers, self.pin, self.client = list(solvers), pin, os.getpid()
 
     def setup(self, worker) -> None:
+        if os.getpid() != self.client:
+            try:
+                # Ctrl-C is the client's to handle: it stops the campaign and closes the
+                # cluster, without a traceback from every worker.
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+            except ValueError:
+                pass  # not the worker's main thread: the cluster's shutdown still stops it
         if self.pin and hasattr(os, "sched_setaffinity") and str(worker.name).isdigit():
             cores = sorted(os.sched_getaffinity(0))
             os.sched_setaffinity(0, {cores[int(worker.name) % len(cores)]})
@@ -125,32 +133,43 @@ def run_campaign(tasks: list[Task], out: str | os.PathLike, scheduler: str = "pr
 
     if not todo:
         return summary
-    solvers = sorted({t.solver for t in todo})
     if scheduler == "sync":
-        prepare(solvers)
+        prepare(sorted({t.solver for t in todo}))
         for task in todo:
             record(run_task(task), None)
         return summary
+    _on_dask(todo, scheduler, workers or default_workers(), record)
+    return summary
+
+
+def _on_dask(todo: list[Task], scheduler: str, workers: int, record) -> None:
+    """Run `todo` on Dask, record(row, client) as each finishes, in this (the main) thread."""
     from distributed import as_completed
 
-    client, cluster = _client(scheduler, workers or default_workers())
+    client, cluster = _client(scheduler, workers)
     try:
-        client.register_plugin(_Prepare(solvers, pin=scheduler == "processes"))
+        client.register_plugin(_Prepare(sorted({t.solver for t in todo}),
+                                        pin=scheduler == "processes"))
         futures = client.map(run_task, todo, key=[f"marbles-task-{t.key}" for t in todo],
                              retries=RETRIES, pure=False)
         by_key = {f.key: t for f, t in zip(futures, todo)}
-        for future in as_completed(futures):
-            try:
-                row = future.result()
-            except Exception as err:  # noqa: BLE001 - e.g. KilledWorker: the task's own row
-                row = _lost(by_key[future.key], err)
-            record(row, client)
+        # Results are gathered in the background: the wait is here, where Ctrl-C stops it
+        # cleanly, rather than in future.result().
+        for future, result in as_completed(futures, with_results=True, raise_errors=False):
+            if isinstance(result, BaseException):  # e.g. KilledWorker: the task's own row
+                result = _lost(by_key[future.key], result)
+            record(result, client)
             future.release()
+    except KeyboardInterrupt:
+        # The rows are whole; what Dask says while its cluster is torn down would only bury
+        # the one line that tells how many.
+        for name in ("distributed", "tornado"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+        raise
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
-    return summary
 
 
 def _lost(task: Task, err: BaseException) -> dict:
