@@ -156,8 +156,8 @@ def _on_dask(todo: list[Task], scheduler: str, workers: int, record) -> None:
         # Results are gathered in the background: the wait is here, where Ctrl-C stops it
         # cleanly, rather than in future.result().
         for future, result in as_completed(futures, with_results=True, raise_errors=False):
-            if isinstance(result, BaseException):  # e.g. KilledWorker: the task's own row
-                result = _lost(by_key[future.key], result)
+            if future.status == "error":  # e.g. KilledWorker: the task's own row
+                result = _lost(by_key[future.key], future.exception())
             record(result, client)
             future.release()
     except KeyboardInterrupt:
