@@ -84,7 +84,8 @@ def collect(out: Path, runs: list[tuple[str, dict]], steps: list[int],
     entries = []
     for k, (name, given, params) in enumerate(resolved):
         for step, t, problem in frozen_steps(name, params, tuple(steps)):
-            label = _label(name, given, step)
+            label = _label(name, given, step) + (f" seed {given['seed']}" if "seed" in given
+                                                 else "")
             if problem.m == 0:
                 continue  # nothing touches yet: not a contact problem
             matrix = explicit(problem, title=label)

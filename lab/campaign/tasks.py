@@ -18,11 +18,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import scenes
 from solver import metrics
 from solver.methods import registry
 from solver.params import ParamError, parse_assignments, resolve
 
 from ..io.fclib import explicit, read_fclib
+from ..report.friction_series import frozen_steps
 from ..report.profiles import ITERATION_CAP, run_solver
 
 TOLERANCES = (1e-4, 1e-6, 1e-8)  # FCLIB's error, unitless: the table's time_to_* columns
@@ -90,9 +92,6 @@ def prepare(solvers: list[str]) -> None:
     todo = [s for s in solvers if s not in _prepared]
     if not todo:
         return
-    from ..report.friction_series import frozen_steps
-    import scenes
-
     params = resolve(scenes.get("incline").params, {}, "scene incline")
     tiny = explicit(frozen_steps("incline", params, (1,))[0][2])
     for s in todo:

@@ -42,7 +42,8 @@ def test_the_index_agrees_with_the_files(tiny_collection):
         problem, _ = read_fclib(tiny_collection / entry.file)
         assert entry.size == problem.size == 3 * entry.contacts > 0
         assert entry.mu == 0.5
-        assert entry.label.startswith("heap n=3 μ=0.5 step 10")
+    assert [e.label for e in read_collection(tiny_collection)] == [
+        "heap n=3 μ=0.5 step 10 seed 1", "heap n=3 μ=0.5 step 10 seed 2"]
 
 
 def test_a_folder_of_fclib_files_without_an_index_is_a_collection(tiny_collection, tmp_path):
