@@ -10,4 +10,5 @@ docs/benchmarks.md (and the pages it links) with the command behind each, never 
     friction_solvers  the frictional solvers' cost and convergence
     memory          resident memory of one long headless run
     window          what the window costs the simulation
+    campaign        a solver campaign's time with 1 and 2 Dask workers (docs/campaigns.md)
 """

@@ -59,15 +59,15 @@ def _third_party_imports() -> set[str]:
 IMPORT_NAMES = {"numpy": "numpy", "numba": "numba", "PySide6-Essentials": "PySide6",
                 "PyOpenGL": "OpenGL", "pyqtgraph": "pyqtgraph", "matplotlib": "matplotlib",
                 "h5py": "h5py", "imageio": "imageio", "imageio-ffmpeg": "imageio_ffmpeg",
-                "scipy": "scipy"}
+                "scipy": "scipy", "dask": "dask", "pyarrow": "pyarrow"}
 
 
 def test_every_third_party_import_is_a_runtime_dependency():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     declared = {re.split(r"[<>=!\[ ]", d)[0] for d in meta["project"]["dependencies"]}
     provided = {IMPORT_NAMES[d] for d in declared}
-    # llvmlite comes with numba, shiboken6 with PySide6.
-    missing = _third_party_imports() - provided - {"llvmlite", "shiboken6"}
+    # llvmlite comes with numba, shiboken6 with PySide6, distributed with dask[distributed].
+    missing = _third_party_imports() - provided - {"llvmlite", "shiboken6", "distributed"}
     assert not missing, f"imported but not in [project] dependencies: {sorted(missing)}"
 
 

@@ -1,6 +1,6 @@
-"""`marbles-bench`: the headless front end (no Qt). Commands: list, run, compare, solve, report;
-`marbles-bench COMMAND --help` gives the options of each, generated from the declared
-parameters."""
+"""`marbles-bench`: the headless front end (no Qt). Commands: list, run, compare, solve, report,
+collect, campaign; `marbles-bench COMMAND --help` gives the options of each, generated from the
+declared parameters."""
 from __future__ import annotations
 
 import argparse
@@ -31,7 +31,7 @@ from ..report.progress import KernelBar, Progress
 from ..session.run import OK as PHYSICS_OK
 from ..session.run import PHYSICS_FAILED, dt_warning, run_steps
 from ..session.spec import SCENE, SOLVER, RunSpec, route_compare_assignments
-from . import catalog, report, solve
+from . import campaign, catalog, report, solve
 from . import options as cli
 
 STEPS = Param("steps", 500, int, "steps to run", lo=1, hi=10**9)
@@ -264,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_compare(sub)
     solve.add_parser(sub)
     report.add_parser(sub)
+    campaign.add_parsers(sub)
     return parser
 
 
@@ -274,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         # No command is an error: the help goes to stderr (`--help` alone prints it to stdout).
         parser.print_help(sys.stderr)
-        cli.fail("a command is required (list, run, compare, solve or report)")
+        cli.fail("a command is required (list, run, compare, solve, report, collect or campaign)")
     try:
         return args.func(args)
     except (ParamError, OutputError, ValueError) as err:

@@ -68,6 +68,10 @@ def add_parser(sub) -> None:
                    help="frictional scenes of the frictional part, or none (default "
                         + ", ".join(f"{k}: steps {', '.join(map(str, f.steps))}"
                                     for k, f in FRICTION_SCENES.items()) + ")")
+    p.add_argument("--campaign", metavar="DIR",
+                   help="instead of measuring, draw the performance profiles and a table of a "
+                        "campaign's table (`marbles-bench campaign --out DIR`) into "
+                        "DIR/REPORT.md, DIR/profiles.json and DIR/friction-profiles/profile.png")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_report)
 
@@ -139,5 +143,12 @@ def parse_friction_scenes(text: str) -> list[str]:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    """Run the report the options ask for (lab.report.results.run)."""
+    """Run the report the options ask for (lab.report.results.run), or a campaign's."""
+    if args.campaign is not None:
+        from ..campaign.report import report
+
+        profiles, path = report(args.campaign)
+        print(f"report: profiles of {len(profiles.solvers)} runs on {len(profiles.problems)} "
+              f"problems from {args.campaign}; wrote {path}")
+        return 0
     return results.run(_options(args), args.out, _command_line(args), args.quiet)

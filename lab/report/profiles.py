@@ -114,6 +114,10 @@ class ProfileRun:
     seconds: float
     final: float
     best: float
+    # (k + 1,) each: cumulative solve seconds and FCLIB's error (inf: not observed), entry 0 at
+    # λ = 0; what a campaign keeps as the run's trace
+    trace_seconds: np.ndarray | None = field(default=None, repr=False)
+    trace_errors: np.ndarray | None = field(default=None, repr=False)
 
 
 def first_reach(errors: np.ndarray, seconds: np.ndarray, tol: float) -> float | None:
@@ -129,12 +133,14 @@ def variants(solvers: list[str]) -> list[str]:
     return chosen + [label for label, (name, _) in VARIANTS.items() if name in chosen]
 
 
-def run_solver(problem, solver: str, budget: float, cap: int = ITERATION_CAP) -> ProfileRun:
+def run_solver(problem, solver: str, budget: float, cap: int = ITERATION_CAP,
+               overrides: dict | None = None, tolerances=TOLERANCES) -> ProfileRun:
     """`solver` (a registered name or a label of VARIANTS) from λ = 0 on a copy of `problem`
     for `budget` solve seconds (at most `cap` iterations), FCLIB's error after every iteration
-    (evaluated on another copy, outside the timed region)."""
+    (evaluated on another copy, outside the timed region). overrides: solver parameters over
+    the source's and the variant's; reach has one entry per tolerance of `tolerances`."""
     name, params = VARIANTS.get(solver, (solver, {}))
-    params = {**source_params(name), **params}
+    params = {**source_params(name), **params, **(overrides or {})}
     method = registry.get(name)
     # Compiled and warm before the timed run (the kernels of this problem's row count).
     method.solve(problem.copy(), np.zeros(problem.size),
@@ -149,9 +155,9 @@ def run_solver(problem, solver: str, budget: float, cap: int = ITERATION_CAP) ->
     seconds = np.asarray(result.seconds, dtype=np.float64)
     e = np.full(seconds.size, np.inf)
     e[:min(len(errors), e.size)] = errors[:e.size]
-    return ProfileRun({tol: first_reach(e, seconds, tol) for tol in TOLERANCES}, result.status,
+    return ProfileRun({tol: first_reach(e, seconds, tol) for tol in tolerances}, result.status,
                       result.iterations, float(seconds[-1]), judge.fclib_error(result.lam),
-                      float(np.min(e)))
+                      float(np.min(e)), seconds, e)
 
 
 @dataclass

@@ -191,7 +191,7 @@ def test_no_command_is_an_error_with_the_help_on_stderr(capsys):
     assert stop.value.code == 2 and out == ""
     assert err.startswith("usage: marbles-bench") and "compare" in err
     assert err.splitlines()[-1] == ("marbles-bench: error: a command is required (list, run, "
-                                    "compare, solve or report)")
+                                    "compare, solve, report, collect or campaign)")
     with pytest.raises(SystemExit) as stop:
         bench.main(["--help"])
     out, err = capsys.readouterr()

@@ -1,0 +1,65 @@
+"""lab.campaign.collect: the grid's runs, deterministic FCLIB files plus an index, and any folder
+of FCLIB files read as a collection."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lab.campaign.collect import INDEX, collect, file_name, grid_runs, read_collection
+from lab.io.fclib import read_fclib
+from solver.params import ParamError
+
+
+def test_a_seed_and_a_size_go_only_to_scenes_that_have_them():
+    runs = grid_runs(["heap", "pyramid", "incline"], [1, 2], [0.3], [3], {"damping": 1.0})
+    # heap: seed and n; pyramid: no seed, size is layers; incline: neither, and no mu_wall
+    assert runs == [
+        ("heap", {"mu_roll": 0.0, "mu_spin": 0.0, "damping": 1.0, "mu": 0.3, "seed": 1, "n": 3}),
+        ("heap", {"mu_roll": 0.0, "mu_spin": 0.0, "damping": 1.0, "mu": 0.3, "seed": 2, "n": 3}),
+        ("pyramid", {"mu_roll": 0.0, "mu_spin": 0.0, "damping": 1.0, "mu": 0.3, "layers": 3}),
+        ("incline", {"mu_roll": 0.0, "mu_spin": 0.0, "damping": 1.0, "mu": 0.3})]
+
+
+def test_file_names_name_the_overrides_but_not_the_rolling_that_is_off():
+    assert file_name("heap", {"mu_roll": 0.0, "mu": 0.5, "seed": 2, "n": 40}, 50) == \
+        "heap-mu0.5-n40-seed2-step50.hdf5"
+
+
+def test_the_same_grid_writes_the_same_bytes(tiny_collection, tmp_path):
+    again = tmp_path / "again"
+    again.mkdir()
+    collect(again, grid_runs(["heap"], [1, 2], [0.5], [3], {}), [10])
+    names = sorted(p.name for p in tiny_collection.iterdir())
+    assert names == sorted(p.name for p in again.iterdir())
+    assert names == ["heap-mu0.5-n3-seed1-step10.hdf5", "heap-mu0.5-n3-seed2-step10.hdf5", INDEX]
+    for name in names:
+        assert (tiny_collection / name).read_bytes() == (again / name).read_bytes(), name
+
+
+def test_the_index_agrees_with_the_files(tiny_collection):
+    for entry in read_collection(tiny_collection):
+        problem, _ = read_fclib(tiny_collection / entry.file)
+        assert entry.size == problem.size == 3 * entry.contacts > 0
+        assert entry.mu == 0.5
+    assert [e.label for e in read_collection(tiny_collection)] == [
+        "heap n=3 μ=0.5 step 10 seed 1", "heap n=3 μ=0.5 step 10 seed 2"]
+
+
+def test_a_folder_of_fclib_files_without_an_index_is_a_collection(tiny_collection, tmp_path):
+    for path in tiny_collection.glob("*.hdf5"):
+        (tmp_path / path.name.replace(".hdf5", ".h5")).write_bytes(path.read_bytes())
+    indexed = read_collection(tiny_collection)
+    found = read_collection(tmp_path)
+    assert [e.file for e in found] == [e.file.replace(".hdf5", ".h5") for e in indexed]
+    assert [(e.size, e.mu) for e in found] == [(e.size, e.mu) for e in indexed]
+
+
+def test_what_is_no_collection_is_refused_in_one_line(tmp_path):
+    with pytest.raises(ParamError, match="no FCLIB files"):
+        read_collection(tmp_path)
+    with pytest.raises(ParamError, match="not a folder"):
+        read_collection(tmp_path / "missing")
+    (tmp_path / INDEX).write_text(json.dumps({"problems": [{"file": "x.hdf5"}]}))
+    with pytest.raises(ParamError, match="unreadable index.json"):
+        read_collection(tmp_path)
