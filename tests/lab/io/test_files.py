@@ -56,7 +56,7 @@ def test_unwritable_system_folders_are_refused_before_work_even_as_root(tmp_path
         raise AssertionError("the run started before the output was checked")
 
     monkeypatch.setattr("lab.cli.bench.run_steps", no_work)
-    monkeypatch.setattr("lab.cli.bench.warmup", no_work)
+    monkeypatch.setattr("lab.cli.bench.warmup_for", no_work)
     cases = ["/proc/x.json", "/sys/x.npz", "/proc/self/x.json"]
     if os.geteuid() != 0:  # a read-only folder stops only someone who is not root
         locked = tmp_path / "locked"
