@@ -6,12 +6,12 @@ one test.
 from __future__ import annotations
 
 from . import (apgd, coloured_gs, jacobi, mass_split, mprgp, naive, newton, nsgs, pcg, pgs,
-               pgs_sm, ppcg, prox_gs, prox_jacobi, psor, socp)
+               pgs_sm, ppcg, prox_gs, portfolio, prox_jacobi, psor, socp)
 from ..params import ParamError, resolve
 from .driver import ITERATIONS, Method, SolveSettings
 
 _MODULES = (naive, pgs, psor, jacobi, mass_split, coloured_gs, pcg, ppcg, prox_gs, prox_jacobi,
-            nsgs, apgd, pgs_sm, mprgp, newton, socp)
+            nsgs, apgd, pgs_sm, mprgp, newton, socp, portfolio)
 
 METHODS: dict[str, Method] = {module.METHOD.name: module.METHOD for module in _MODULES}
 
