@@ -71,6 +71,8 @@ def solve(problem, lam0: np.ndarray, settings: SolveSettings) -> SolveResult:
     chosen = results[best]
     info = {"member": best, **{f"error_{k}": e for k, e in enumerate(errors)},
             "fixed_point_error": _error(problem, fixed.lam)}
+    if settings.observer is not None:  # the front end's per-iteration report (FCLIB's error)
+        settings.observer(chosen.lam)
     r0 = problem.residual(np.asarray(lam0, dtype=np.float64))
     # Members run one after another: the portfolio's trace is its start and its answer.
     elapsed = sum(float(r.seconds[-1]) for r in (fixed, *results[1:], polished))
