@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = cli.ArgumentParser(
         prog="marbles",
         description="Real-time marble stacking with live solver convergence plots. "
-                    "Press F1 in the window for the keys.")
+                    "Press F1 in the window for the keys. " + cli.SOLVER_MODULE_HELP + ".")
     cli.add_run_options(parser, speed=True, scene_default=None, scene_help=SCENE_HELP)
     parser.add_argument("--benchmark-out", default=".", metavar="DIR",
                         help="folder for benchmark.npy, .json and .png (B key and on close) and "
@@ -233,6 +233,7 @@ def display_problem(environ=os.environ) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     cli.set_prog("marbles")
+    argv = cli.take_solver_modules(sys.argv[1:] if argv is None else list(argv))
     args = build_parser().parse_args(argv)
     try:
         options = options_from(args)

@@ -29,7 +29,6 @@ from ..report.progress import Progress
 from ..session.run import OK as PHYSICS_OK
 from ..session.run import PHYSICS_FAILED, dt_warning, run_steps
 from ..session.spec import (FRICTION_WARM_START, SCENE, SOLVER, RunSpec, default_warm_start,
-                            load_solver_modules,
                             route_compare_assignments)
 from . import catalog, report, solve
 from . import options as cli
@@ -252,8 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = cli.ArgumentParser(
         prog="marbles-bench", description="Headless runs and benchmarks of the marble simulator.",
         epilog="Run `marbles-bench COMMAND --help` for the options of each command. "
-               "`--solver-module package.module` (repeatable, anywhere) adds the solver that "
-               "module declares as METHOD.")
+               f"{cli.SOLVER_MODULE_HELP}.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=cli.ArgumentParser)
     sub.add_parser("list", help="scenes, solvers and their parameters").set_defaults(
         func=cmd_list)
@@ -264,28 +262,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _solver_modules(argv: list[str]) -> tuple[list[str], list[str]]:
-    """(the modules of every `--solver-module M` in argv, argv without them): plug-ins load
-    before the parsers are built, so that --solver and --solvers know their names."""
-    modules, rest = [], []
-    items = iter(argv)
-    for item in items:
-        if item == "--solver-module":
-            modules.append(next(items, ""))
-        elif item.startswith("--solver-module="):
-            modules.append(item.split("=", 1)[1])
-        else:
-            rest.append(item)
-    return modules, rest
-
-
 def main(argv: list[str] | None = None) -> int:
     cli.set_prog("marbles-bench")
-    modules, argv = _solver_modules(sys.argv[1:] if argv is None else list(argv))
-    try:
-        load_solver_modules(modules)
-    except ParamError as err:
-        cli.fail(str(err))
+    argv = cli.take_solver_modules(sys.argv[1:] if argv is None else list(argv))
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -52,7 +52,10 @@ def _error(problem, lam: np.ndarray) -> float:
 
 
 def solve(problem, lam0: np.ndarray, settings: SolveSettings) -> SolveResult:
-    share = settings["budget"] / len(MEMBERS)
+    # A profile's time limit bounds the whole portfolio as it bounds any solver.
+    budget = settings["budget"] if settings.time_limit is None else min(settings["budget"],
+                                                                         settings.time_limit)
+    share = budget / len(MEMBERS)
     n, tol = settings.iterations, settings["abs_tol"]
     zero = np.zeros(problem.size)
     fixed = SOCP.solve(problem, np.array(lam0, dtype=np.float64),
