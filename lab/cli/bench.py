@@ -10,6 +10,7 @@ import time
 import numpy as np
 
 import scenes
+from solver.contact_states import pseudo_text
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS
 from solver.options import AUTO_MARBLES, DEVICE, GPU_SOLVERS
@@ -181,6 +182,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
           f"{len(solvers)} solvers x {plan.iterations} iterations; lowest final residual "
           f"{table.solvers[best]} {table.residual[best, -1]:.3e} m/s; wrote {out}/benchmark.npy, "
           f"benchmark.json, benchmark.png")
+    for name, pseudo in table.meta.get("pseudo_solutions", {}).items():
+        print(f"{name}: {pseudo_text(pseudo)}")
     return 0
 
 

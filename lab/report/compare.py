@@ -22,7 +22,7 @@ import numpy as np
 
 import scenes
 from solver import metrics
-from solver.contact_states import contact_states
+from solver.contact_states import contact_states, pseudo_solution
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS, SolveSettings
 from solver.options import DEVICE, auto_device
@@ -203,6 +203,7 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
     rows_r, rows_s, status = [], [], []
     done_its, runs, errors, nondeterministic = {}, {}, {}, []
     states = {}  # with friction: what each answer says the contacts do
+    pseudos = {}  # with friction: answers whose error stalled while no contact slides
     devices = {name: device_of(name, device, frozen) for name in names}
     for k, name in enumerate(names):
         method = _method_on(name, devices[name])
@@ -230,6 +231,9 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
             done_its[name], runs[name] = int(result.iterations), len(curves)
             if frictional and not diverged:
                 states[name] = contact_states(own, result.lam, result.residual)
+                pseudo = pseudo_solution(states[name], result.trace, settings[name]["abs_tol"])
+                if pseudo is not None:
+                    pseudos[name] = pseudo
             if not deterministic:
                 nondeterministic.append(name)
         if progress is not None:
@@ -245,7 +249,8 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
             "compile_seconds": compile_seconds, "devices": devices,
             "params": {name: (params or {}).get(name, {}) for name in names},
             "solver_settings": {name: s.params for name, s in settings.items()}}
-    for key, value in (("contact_states", states), ("errors", errors),
+    for key, value in (("contact_states", states), ("pseudo_solutions", pseudos),
+                       ("errors", errors),
                        ("nondeterministic", nondeterministic)):
         if value:  # each only when it has something to say
             meta[key] = value
