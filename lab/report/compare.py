@@ -173,6 +173,11 @@ def _start(lam0: np.ndarray | None, problem) -> np.ndarray:
     return start
 
 
+def _pseudo(states: dict, result, settings) -> dict | None:
+    """contact_states.pseudo_solution of a solve's answer."""
+    return pseudo_solution(states, result.trace, settings["abs_tol"])
+
+
 def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | None = None,
             lam0: np.ndarray | None = None, params: dict[str, dict] | None = None,
             progress: Callable[[int, int, str], None] | None = None, repeats: int = 3,
@@ -202,8 +207,7 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
     width = iterations + 1
     rows_r, rows_s, status = [], [], []
     done_its, runs, errors, nondeterministic = {}, {}, {}, []
-    states = {}  # with friction: what each answer says the contacts do
-    pseudos = {}  # with friction: answers whose error stalled while no contact slides
+    states, pseudos = {}, {}  # with friction: what each answer makes the contacts do; stalls
     devices = {name: device_of(name, device, frozen) for name in names}
     for k, name in enumerate(names):
         method = _method_on(name, devices[name])
@@ -231,8 +235,7 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
             done_its[name], runs[name] = int(result.iterations), len(curves)
             if frictional and not diverged:
                 states[name] = contact_states(own, result.lam, result.residual)
-                pseudo = pseudo_solution(states[name], result.trace, settings[name]["abs_tol"])
-                if pseudo is not None:
+                if (pseudo := _pseudo(states[name], result, settings[name])) is not None:
                     pseudos[name] = pseudo
             if not deterministic:
                 nondeterministic.append(name)
