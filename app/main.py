@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = cli.ArgumentParser(
         prog="marbles",
         description="Real-time marble stacking with live solver convergence plots. "
-                    "Press F1 in the window for the keys.")
+                    "Press F1 in the window for the keys. " + cli.SOLVER_MODULE_HELP + ".")
     parser.add_argument("--version", action="version", version=f"marbles {VERSION}")
     parser.add_argument("--compile-only", action="store_true",
                         help="compile (or load from Numba's cache) the kernels these options "
@@ -263,6 +263,7 @@ def display_problem(environ=os.environ) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     cli.set_prog("marbles")
+    argv = cli.take_solver_modules(sys.argv[1:] if argv is None else list(argv))
     args = build_parser().parse_args(argv)
     if args.compile_only:
         return compile_only(args)

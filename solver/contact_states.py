@@ -47,3 +47,33 @@ def states_text(states: dict) -> str:
     """One phrase: 'N stick (K at the cone), M slide, J separate'."""
     return (f"{states[STICKING]} stick ({states[AT_THE_CONE]} at the cone), "
             f"{states[SLIDING]} slide, {states[SEPARATED]} separate")
+
+
+STALL_SHARE = 0.25  # the tail of a trace whose progress is judged
+STALL_FACTOR = 0.5  # a tail that did not halve the error has stalled
+STALL_MIN = 8  # iterations a tail needs before it can be judged
+
+
+def pseudo_solution(states: dict, trace, abs_tol: float) -> dict | None:
+    """A static pseudo-solution: the error has stalled above `abs_tol` while every loaded
+    contact sticks (none slides), the answer towards which Coulomb sweeps and Newton head on
+    piles whose solutions slide. `trace`: the residual after every iteration (m/s). None when
+    not so; else the stalled error, the factor its tail achieved and the tail's length."""
+    trace = np.asarray(trace if trace is not None else [], dtype=np.float64)
+    tail = max(STALL_MIN, int(STALL_SHARE * (trace.size - 1)))
+    if trace.size <= tail or states[SLIDING] or not states[STICKING]:
+        return None
+    final, before = float(trace[-1]), float(trace[-1 - tail])
+    if not (np.isfinite(final) and np.isfinite(before)) or final <= abs_tol or before <= 0.0:
+        return None
+    factor = final / before
+    if factor < STALL_FACTOR:
+        return None
+    return {"error": final, "factor": factor, "iterations": tail}
+
+
+def pseudo_text(pseudo: dict) -> str:
+    return (f"pseudo-solution: the residual stalled at {pseudo['error']:.3e} m/s (×"
+            f"{pseudo['factor']:.2f} over the last {pseudo['iterations']} iterations) while no "
+            f"loaded contact slides: a static answer that need not be a solution (socp or "
+            f"portfolio look for sliding ones)")

@@ -13,11 +13,13 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 ARGS = {"step_a_scene.py": ["--steps", "60"],
         "compare_frozen.py": ["--settle", "40", "--iterations", "30", "--out", "c.png"],
         "export_contact_problem.py": ["--steps", "40"],
-        "session_commands.py": []}
+        "session_commands.py": [],
+        "damped_jacobi.py": []}
 EXPECT = {"step_a_scene.py": "bowl/pgs: t = 1.20 s",
           "compare_frozen.py": "wrote c.png",
           "export_contact_problem.py": "ppcg from zero:",
-          "session_commands.py": "psor 1.7, t = 3.00 s"}
+          "session_commands.py": "psor 1.7, t = 3.00 s",
+        "damped_jacobi.py": "bowl damped-jacobi n=20 steps=30"}
 
 
 def test_every_example_is_smoke_tested():

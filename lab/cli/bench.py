@@ -11,6 +11,7 @@ import numpy as np
 
 import scenes
 from scenes import FRICTION_WARM_START, default_warm_start
+from solver.contact_states import pseudo_text
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS
 from solver.options import AUTO_MARBLES, DEVICE, GPU_SOLVERS
@@ -186,6 +187,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
           f"{len(solvers)} solvers x {plan.iterations} iterations; lowest final residual "
           f"{table.solvers[best]} {table.residual[best, -1]:.3e} m/s; wrote {out}/benchmark.npy, "
           f"benchmark.json, benchmark.png")
+    for name, pseudo in table.meta.get("pseudo_solutions", {}).items():
+        print(f"{name}: {pseudo_text(pseudo)}")
     return 0
 
 
@@ -255,7 +258,8 @@ def _add_compare(sub) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = cli.ArgumentParser(
         prog="marbles-bench", description="Headless runs and benchmarks of the marble simulator.",
-        epilog="Run `marbles-bench COMMAND --help` for the options of each command.")
+        epilog="Run `marbles-bench COMMAND --help` for the options of each command. "
+               f"{cli.SOLVER_MODULE_HELP}.")
     parser.add_argument("--version", action="version", version=f"marbles-bench {VERSION}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=cli.ArgumentParser)
     sub.add_parser("list", help="scenes, solvers and their parameters").set_defaults(
@@ -270,6 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     cli.set_prog("marbles-bench")
+    argv = cli.take_solver_modules(sys.argv[1:] if argv is None else list(argv))
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

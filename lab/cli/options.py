@@ -79,3 +79,30 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
                           getattr(args, "threads", THREADS.default),
                           getattr(args, "device", DEVICE.default),
                           getattr(args, "precision", PRECISION.default))
+
+
+SOLVER_MODULE_HELP = ("`--solver-module package.module` (repeatable, anywhere) adds the solver "
+                      "that module declares as METHOD")
+
+
+def take_solver_modules(argv: list[str]) -> list[str]:
+    """Load the plug-in of every `--solver-module M` in argv and return argv without them:
+    plug-ins load before the parsers are built, so that --solver knows their names. A broken
+    one ends the program in one line naming it (exit code 2)."""
+    from solver.params import ParamError
+    from ..session.spec import load_solver_modules
+
+    modules, rest = [], []
+    items = iter(argv)
+    for item in items:
+        if item == "--solver-module":
+            modules.append(next(items, ""))
+        elif item.startswith("--solver-module="):
+            modules.append(item.split("=", 1)[1])
+        else:
+            rest.append(item)
+    try:
+        load_solver_modules(modules)
+    except ParamError as err:
+        fail(str(err))
+    return rest

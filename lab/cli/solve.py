@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from solver.contact_states import contact_states, states_text
+from solver.contact_states import contact_states, pseudo_solution, pseudo_text, states_text
 from solver.drift import drift, drift_between
 from solver.existence import existence
 from solver.methods import registry
@@ -169,13 +169,16 @@ class Checks:
     step: object = None
     step_text: str = ""
     exists: object = None
+    pseudo: dict | None = None  # contact_states.pseudo_solution's finding
 
     def lines(self) -> list[str]:
         return ([self.step_text] if self.step is not None else []) + (
+            [pseudo_text(self.pseudo)] if self.pseudo is not None else []) + (
             [self.exists.text()] if self.exists is not None else [])
 
     def as_dict(self) -> dict:
         return {"last_iteration": None if self.step is None else self.step.as_dict(),
+                "pseudo_solution": self.pseudo,
                 "existence": None if self.exists is None else self.exists.as_dict()}
 
 
@@ -194,7 +197,9 @@ def _checks(args, loaded: Loaded, method, settings, result, ends: Ends | None) -
         f"{which}: velocities moved {step.velocity_change:.3e} m/s, impulses "
         f"{step.impulse_change:.3e} N s ({step.impulse_share:.2e} of ‖λ‖; seen "
         f"{step.seen:.1e}); {step.verdict}")
-    return Checks(step, text, None if args.no_existence else existence(problem))
+    states = contact_states(problem, result.lam, result.residual)
+    pseudo = pseudo_solution(states, result.trace, settings["abs_tol"])
+    return Checks(step, text, None if args.no_existence else existence(problem), pseudo)
 
 
 def _device(args: argparse.Namespace, loaded: Loaded) -> str:

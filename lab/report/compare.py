@@ -22,7 +22,7 @@ import numpy as np
 
 import scenes
 from solver import metrics
-from solver.contact_states import contact_states
+from solver.contact_states import contact_states, pseudo_solution
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS, SolveSettings
 from solver.options import DEVICE, auto_device
@@ -173,6 +173,11 @@ def _start(lam0: np.ndarray | None, problem) -> np.ndarray:
     return start
 
 
+def _pseudo(states: dict, result, settings) -> dict | None:
+    """contact_states.pseudo_solution of a solve's answer."""
+    return pseudo_solution(states, result.trace, settings["abs_tol"])
+
+
 def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | None = None,
             lam0: np.ndarray | None = None, params: dict[str, dict] | None = None,
             progress: Callable[[int, int, str], None] | None = None, repeats: int = 3,
@@ -202,7 +207,7 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
     width = iterations + 1
     rows_r, rows_s, status = [], [], []
     done_its, runs, errors, nondeterministic = {}, {}, {}, []
-    states = {}  # with friction: what each answer says the contacts do
+    states, pseudos = {}, {}  # with friction: what each answer makes the contacts do; stalls
     devices = {name: device_of(name, device, frozen) for name in names}
     for k, name in enumerate(names):
         method = _method_on(name, devices[name])
@@ -230,6 +235,8 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
             done_its[name], runs[name] = int(result.iterations), len(curves)
             if frictional and not diverged:
                 states[name] = contact_states(own, result.lam, result.residual)
+                if (pseudo := _pseudo(states[name], result, settings[name])) is not None:
+                    pseudos[name] = pseudo
             if not deterministic:
                 nondeterministic.append(name)
         if progress is not None:
@@ -245,7 +252,8 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
             "compile_seconds": compile_seconds, "devices": devices,
             "params": {name: (params or {}).get(name, {}) for name in names},
             "solver_settings": {name: s.params for name, s in settings.items()}}
-    for key, value in (("contact_states", states), ("errors", errors),
+    for key, value in (("contact_states", states), ("pseudo_solutions", pseudos),
+                       ("errors", errors),
                        ("nondeterministic", nondeterministic)):
         if value:  # each only when it has something to say
             meta[key] = value

@@ -433,6 +433,10 @@ def friction_method_lines() -> list[str]:
 # ------------------------------------------------------------------------------- profiles
 
 PROFILE_HEADING = "### Performance profiles with friction"
+# Two rows named after apgd run different methods; the reader must not take one for the other.
+APGD_ROWS = ("The `apgd` row is the unpreconditioned method (the sources' settings: precondition "
+             "= false, Chrono's one step 1/L); `newton start=apgd` starts from the preconditioned "
+             "apgd (its default).")
 # Where `splice_section` puts the profiles into a RESULTS.md that has none: where `markdown`
 # does, before the first of these headings, else at the end.
 _AFTER_PROFILES = ("### How the verdicts are computed", "### How the frictional verdicts are "
@@ -477,6 +481,8 @@ def profile_lines(p: Profiles | None, header: dict) -> list[str]:
                                       for w in ("fastest", "solves"))],
                          [[f"`{s}`", *(str(int(c[w][k])) for c in counts for w in (0, 1))]
                           for k, s in enumerate(p.solvers)])
+    if "apgd" in p.solvers and any(s.startswith("newton start=apgd") for s in p.solvers):
+        lines += ["", APGD_ROWS]
     lines += ["", f"**Milliseconds of solve time to FCLIB's error {tight:g} (—: not within the "
               "budget)**", ""]
     rows = [[f.label, str(f.contacts), *(ms_cell(r.reach[tight]) for r in row)]

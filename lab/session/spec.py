@@ -22,6 +22,15 @@ from solver.world import DT, World
 
 SCENE = Param("scene", "bowl", str, "the scene", choices=tuple(scenes.SCENES))
 SOLVER = Param("solver", "pgs", str, "the contact solver", choices=tuple(registry.METHODS))
+
+
+def load_solver_modules(names: list[str]) -> None:
+    """Register the plug-in solvers `names` (dotted modules, registry.load_module) and let
+    --solver accept them; ParamError names a broken one."""
+    for name in names:
+        registry.load_module(name)
+    # SOLVER is imported by name across the front ends: widen its choices in place.
+    object.__setattr__(SOLVER, "choices", tuple(registry.METHODS))
 SPEED = Param("speed", 1.0, float, "simulated seconds per second of wall time (0: as fast as "
               "possible)", lo=0.0, hi=1000.0)
 # Parameters of the simulation itself, set by --set like those of scenes and solvers.

@@ -1,9 +1,11 @@
 """Which contacts an answer says separate, stick (some at the cone's boundary) and slide: known
-answers of three independent contacts, solved exactly, and a pile whose counts add up."""
+answers of three independent contacts, solved exactly, and a pile whose counts add up; the
+pseudo-solution flag on traces made to stall or converge."""
 import numpy as np
+import pytest
 
 from solver.contact_states import (AT_THE_CONE, SEPARATED, SLIDING, STICKING, contact_states,
-                                   states_text)
+                                   pseudo_solution, pseudo_text, states_text)
 from solver.explicit import MatrixProblem
 from solver.methods import registry
 
@@ -54,3 +56,22 @@ def test_a_piles_counts_add_up():
     live = int(np.count_nonzero(p.diag[0::3] > 0.0))
     assert states[SEPARATED] + states[STICKING] + states[SLIDING] == live
     assert states[STICKING] > 0 and 0 <= states[AT_THE_CONE] <= states[STICKING]
+
+
+def _states(sliding: int) -> dict:
+    return {SEPARATED: 3, STICKING: 10, SLIDING: sliding, AT_THE_CONE: 0}
+
+
+def test_a_stalled_all_sticking_answer_is_a_pseudo_solution():
+    trace = np.concatenate([np.geomspace(1.0, 1e-5, 60), np.full(40, 0.9e-5)])
+    found = pseudo_solution(_states(0), trace, 1e-12)
+    assert found == {"error": 0.9e-5, "factor": pytest.approx(1.0), "iterations": 24}
+    assert "stalled at 9.000e-06 m/s" in pseudo_text(found)
+
+
+def test_no_pseudo_solution_when_sliding_converging_or_solved():
+    stalled = np.concatenate([np.geomspace(1.0, 1e-5, 60), np.full(40, 1e-5)])
+    assert pseudo_solution(_states(2), stalled, 1e-12) is None  # it slides
+    assert pseudo_solution(_states(0), np.geomspace(1.0, 1e-9, 100), 1e-12) is None
+    assert pseudo_solution(_states(0), stalled, 1e-4) is None  # within the tolerance
+    assert pseudo_solution(_states(0), stalled[:5], 1e-12) is None  # too short to judge
