@@ -59,7 +59,8 @@ def _third_party_imports() -> set[str]:
 IMPORT_NAMES = {"numpy": "numpy", "numba": "numba", "PySide6-Essentials": "PySide6",
                 "PyOpenGL": "OpenGL", "pyqtgraph": "pyqtgraph", "matplotlib": "matplotlib",
                 "h5py": "h5py", "imageio": "imageio", "imageio-ffmpeg": "imageio_ffmpeg",
-                "scipy": "scipy", "dask": "dask", "pyarrow": "pyarrow"}
+                "scipy": "scipy", "dask": "dask", "pyarrow": "pyarrow",
+                "clarabel": "clarabel"}
 
 
 def test_every_third_party_import_is_a_runtime_dependency():

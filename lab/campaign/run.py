@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from distributed.diagnostics.plugin import WorkerPlugin
-
 from solver.params import ParamError
 
 from ..io.files import write_json
@@ -58,27 +56,34 @@ def check_scheduler(scheduler: str) -> None:
                          "address tcp://HOST:PORT")
 
 
-class _Prepare(WorkerPlugin):
-    """Worker start-up: one Numba thread, the solvers' kernels compiled, and on a local
-    cluster each worker pinned to one core, so concurrent tasks share no core."""
+def _prepare_plugin(solvers: list[str], pin: bool):
+    """The worker plug-in of a campaign (its class made here: distributed is imported only
+    when a campaign runs, not by every marbles-bench command)."""
+    from distributed.diagnostics.plugin import WorkerPlugin
 
-    name = "marbles-campaign-prepare"
+    class _Prepare(WorkerPlugin):
+        """Worker start-up: one Numba thread, the solvers' kernels compiled, and on a local
+        cluster each worker pinned to one core, so concurrent tasks share no core."""
 
-    def __init__(self, solvers: list[str], pin: bool):
-        self.solvers, self.pin, self.client = list(solvers), pin, os.getpid()
+        name = "marbles-campaign-prepare"
 
-    def setup(self, worker) -> None:
-        if os.getpid() != self.client:
-            try:
-                # Ctrl-C is the client's to handle: it stops the campaign and closes the
-                # cluster, without a traceback from every worker.
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
-            except ValueError:
-                pass  # not the worker's main thread: the cluster's shutdown still stops it
-        if self.pin and hasattr(os, "sched_setaffinity") and str(worker.name).isdigit():
-            cores = sorted(os.sched_getaffinity(0))
-            os.sched_setaffinity(0, {cores[int(worker.name) % len(cores)]})
-        prepare(self.solvers)
+        def __init__(self, solvers: list[str], pin: bool):
+            self.solvers, self.pin, self.client = list(solvers), pin, os.getpid()
+
+        def setup(self, worker) -> None:
+            if os.getpid() != self.client:
+                try:
+                    # Ctrl-C is the client's to handle: it stops the campaign and closes the
+                    # cluster, without a traceback from every worker.
+                    signal.signal(signal.SIGINT, signal.SIG_IGN)
+                except ValueError:
+                    pass  # not the worker's main thread: the cluster's shutdown still stops it
+            if self.pin and hasattr(os, "sched_setaffinity") and str(worker.name).isdigit():
+                cores = sorted(os.sched_getaffinity(0))
+                os.sched_setaffinity(0, {cores[int(worker.name) % len(cores)]})
+            prepare(self.solvers)
+
+    return _Prepare(solvers, pin)
 
 
 def _client(scheduler: str, workers: int):
@@ -148,8 +153,8 @@ def _on_dask(todo: list[Task], scheduler: str, workers: int, record) -> None:
 
     client, cluster = _client(scheduler, workers)
     try:
-        client.register_plugin(_Prepare(sorted({t.solver for t in todo}),
-                                        pin=scheduler == "processes"))
+        client.register_plugin(_prepare_plugin(sorted({t.solver for t in todo}),
+                                               pin=scheduler == "processes"))
         futures = client.map(run_task, todo, key=[f"marbles-task-{t.key}" for t in todo],
                              retries=RETRIES, pure=False)
         by_key = {f.key: t for f, t in zip(futures, todo)}
