@@ -97,3 +97,24 @@ def test_an_unknown_scheduler_is_refused():
     with pytest.raises(ParamError, match="--scheduler dask: one of processes, threads, sync"):
         check_scheduler("dask")
     check_scheduler("tcp://10.0.0.1:8786")
+
+
+def test_threads_and_a_running_scheduler_give_the_table_sync_gives(tiny_collection, tmp_path):
+    """`threads` (one worker process of this machine, a thread per core) and `tcp://` (a
+    scheduler started apart, here a LocalCluster of one process whose address is all the
+    campaign is given) run the same tasks to the same rows as `sync`."""
+    from distributed import LocalCluster
+
+    tasks = plan(tiny_collection, ["pgs", "apgd"], [], 60.0, 30)
+    sync = run_campaign(tasks, tmp_path / "sync", "sync")
+    threads = run_campaign(tasks, tmp_path / "threads", "threads", workers=2)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://")
+        remote = run_campaign(tasks, tmp_path / "tcp", cluster.scheduler_address)
+    assert sync.done == threads.done == remote.done == len(tasks) == 4
+    expected = untimed(read_rows(tmp_path / "sync"))
+    assert untimed(read_rows(tmp_path / "threads")) == expected
+    assert untimed(read_rows(tmp_path / "tcp")) == expected
+    # the running scheduler's one worker took every task
+    assert len({r["worker"] for r in read_rows(tmp_path / "tcp")}) == 1
