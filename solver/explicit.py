@@ -255,6 +255,5 @@ class MatrixProblem:
     def fclib_error(self, lam: np.ndarray) -> float:
         """FCLIB's normalised error ‖λ - P_K(λ - ũ)‖₂ / (1 + ‖q‖₂)."""
         lam = np.asarray(lam, dtype=np.float64)
-        e = self.error(lam).reshape(self.m, 3)
-        return contact_errors_norm(lam.reshape(self.m, 3), e, self.mu) / (
+        return contact_errors_norm(lam, self.error(lam), self.laws, 3) / (
             1.0 + np.linalg.norm(self.q))

@@ -344,12 +344,13 @@ class FrictionalProblem:
         return frictional_dense(self)
 
     def fclib_error(self, lam: np.ndarray) -> float:
-        """FCLIB's normalised error ‖λ - P_K(λ - ũ)‖₂ / (1 + ‖q‖₂) over the normal and tangent
-        rows of every contact (Acary et al.), unitless as FCLIB reports it."""
-        lam = np.asarray(lam, dtype=np.float64).reshape(self.m, self.rows)
-        e = self.error(lam.ravel()).reshape(self.m, self.rows)
-        q = self.rhs.reshape(self.m, self.rows)[:, :3]
-        return contact_errors_norm(lam[:, :3], e[:, :3], self.mu) / (1.0 + np.linalg.norm(q))
+        """FCLIB's normalised error ‖λ - P_K(λ - ũ)‖₂ / (1 + ‖q‖₂) (Acary et al.), unitless as
+        FCLIB reports it. With rolling rows, which FCLIB's local problem has not, the sum of
+        squares also holds their natural map (the rolling disk and the spinning interval for
+        λ_n fixed, as `contact_error`) and q is every row's: the same formula over all rows."""
+        lam = np.asarray(lam, dtype=np.float64)
+        return contact_errors_norm(lam, self.error(lam), self.laws, self.rows) / (
+            1.0 + np.linalg.norm(self.rhs))
 
 
 def jacobian_rows(problem: FrictionalProblem) -> tuple[np.ndarray, np.ndarray]:

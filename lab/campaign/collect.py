@@ -1,7 +1,9 @@
-"""Collections: frozen frictional problems as a folder of FCLIB files plus `index.json`, laid out
-as FCLIB's own library (one local problem per .hdf5 file). Any folder of FCLIB files, another
-tool's included, is a collection too: without an index its files are listed in name order and
-their sizes read from the files.
+"""Collections: frozen frictional problems as a folder of files plus `index.json`, laid out as
+FCLIB's own library (one local problem per .hdf5 file). A problem with rolling or spinning
+rows (6 per contact), which FCLIB's local problem cannot hold, is the lab's LCP snapshot (.npz,
+the contact geometry W is built from). Any folder of FCLIB files, another tool's included, is a
+collection too: without an index its files (and LCP snapshots with friction) are listed in name
+order and their sizes read from the files.
 
 A collection is built from a grid: every scene × seed × μ × size, each run once with PGS
 (lab.report.friction_series.frozen_steps) and frozen at each listed step. File names and
@@ -21,20 +23,24 @@ from solver.params import ParamError, resolve
 
 from ..io.fclib import explicit, read_fclib, save_fclib
 from ..io.files import write_json
+from ..io.snapshot import load_lcp, save_lcp
 from ..report.friction_series import frozen_steps
 from ..report.profiles import _label
 
 INDEX = "index.json"
-SUFFIXES = (".hdf5", ".h5")
-# FCLIB's local problem has 3 rows per contact: a scene's rolling and spinning resistance (heap
-# has rolling by default) would make rows it cannot hold, so the grid turns them off.
+FCLIB_SUFFIXES = (".hdf5", ".h5")
+LCP_SUFFIX = ".npz"  # a problem with rolling rows
+SUFFIXES = (*FCLIB_SUFFIXES, LCP_SUFFIX)
+# Rolling and spinning resistance are off unless the grid sets them (heap has rolling by
+# default): off, a problem is FCLIB's local problem, which every tool reads.
 NO_ROLLING = {"mu_roll": 0.0, "mu_spin": 0.0}
 
 
 @dataclass(frozen=True)
 class Entry:
     """One problem of a collection: `file` relative to the folder; size: rows of W (3 per
-    contact); mu: the largest friction coefficient of its contacts (unitless)."""
+    contact, 6 with rolling rows); mu: the largest friction coefficient of its contacts
+    (unitless)."""
 
     file: str
     label: str
@@ -68,11 +74,26 @@ def grid_runs(scene_names: list[str], seeds: list[int], mus: list[float], sizes:
     return runs
 
 
-def file_name(scene: str, params: dict, step: int) -> str:
+def file_name(scene: str, params: dict, step: int, suffix: str = ".hdf5") -> str:
     """'heap-mu0.5-n40-seed2-step50.hdf5': the scene, its overrides sorted, the step."""
     words = "-".join(f"{k.replace('_', '')}{v:g}" for k, v in sorted(params.items())
                      if k not in NO_ROLLING or v)
-    return f"{scene}-{words}-step{step}.hdf5"
+    return f"{scene}-{words}-step{step}{suffix}"
+
+
+def read_problem(path: str | Path):
+    """(problem, title) of a collection's file: an FCLIB local problem (MatrixProblem), or an
+    LCP snapshot with friction (FrictionalProblem, its rolling rows included). ValueError (one
+    line naming the file) for anything else."""
+    path = Path(path)
+    if path.suffix.lower() == LCP_SUFFIX:
+        problem, _ = load_lcp(path)
+        if not problem.frictional:
+            raise ValueError(f"{path.name}: an LCP snapshot without friction (no mu); a "
+                             "campaign compares frictional solvers")
+        return problem, path.stem
+    problem, extras = read_fclib(path)
+    return problem, extras.get("title") or path.stem
 
 
 def collect(out: Path, runs: list[tuple[str, dict]], steps: list[int],
@@ -88,13 +109,17 @@ def collect(out: Path, runs: list[tuple[str, dict]], steps: list[int],
                                                  else "")
             if problem.m == 0:
                 continue  # nothing touches yet: not a contact problem
-            matrix = explicit(problem, title=label)
-            save_fclib(out / file_name(name, given, step), matrix,
-                       title=f"marbles: {label}",
-                       description=f"{problem.n} marbles, {problem.m} contacts, simulated "
-                                   f"time {t:.4f} s; scene parameters {json.dumps(params)}")
-            entries.append(Entry(file_name(name, given, step), label, problem.m, matrix.size,
-                                 float(np.max(matrix.mu, initial=0.0))))
+            if problem.rows == 3:
+                file = file_name(name, given, step)
+                save_fclib(out / file, explicit(problem, title=label),
+                           title=f"marbles: {label}",
+                           description=f"{problem.n} marbles, {problem.m} contacts, simulated "
+                                       f"time {t:.4f} s; scene parameters {json.dumps(params)}")
+            else:
+                file = file_name(name, given, step, LCP_SUFFIX)
+                save_lcp(out / file, problem, np.zeros(problem.size))
+            entries.append(Entry(file, label, problem.m, problem.size,
+                                 float(np.max(problem.mu, initial=0.0))))
         if progress is not None:
             progress(k + 1, len(resolved))
     write_json(out / INDEX, {"problems": [e.__dict__ for e in entries]})
@@ -116,10 +141,15 @@ def read_collection(folder: str | Path) -> list[Entry]:
     else:
         entries = []
         for path in sorted(p for p in folder.iterdir() if p.suffix.lower() in SUFFIXES):
-            problem, extras = read_fclib(path)
-            entries.append(Entry(path.name, extras.get("title") or path.stem,
-                                 problem.size // 3, problem.size,
+            try:
+                problem, title = read_problem(path)
+            except ValueError:
+                if path.suffix.lower() == LCP_SUFFIX:
+                    continue  # an npz that is no frictional problem is not the collection's
+                raise
+            entries.append(Entry(path.name, title, problem.m, problem.size,
                                  float(np.max(problem.mu, initial=0.0))))
     if not entries:
-        raise ParamError(f"collection {str(folder)!r}: no FCLIB files (.hdf5, .h5) in it")
+        raise ParamError(f"collection {str(folder)!r}: no FCLIB files (.hdf5, .h5) or LCP "
+                         "snapshots with friction (.npz) in it")
     return entries

@@ -23,7 +23,8 @@ from solver import metrics
 from solver.methods import registry
 from solver.params import ParamError, parse_assignments, resolve
 
-from ..io.fclib import explicit, read_fclib
+from ..io.fclib import explicit
+from .collect import read_problem
 from ..report.friction_series import frozen_steps
 from ..report.profiles import ITERATION_CAP, run_solver
 
@@ -110,8 +111,8 @@ def run_task(task: Task) -> dict:
            "best_error": None, **{column(t): None for t in TOLERANCES}, "trace": None}
     try:
         prepare([task.solver])
-        problem, _ = read_fclib(task.path)
-        row.update(contacts=problem.size // 3, size=problem.size,
+        problem, _ = read_problem(task.path)
+        row.update(contacts=problem.m, size=problem.size,
                    mu=float(np.max(problem.mu, initial=0.0)))
         cpu, wall = time.thread_time(), time.perf_counter()
         run = run_solver(problem, task.solver, task.budget, task.cap, dict(task.settings),

@@ -46,16 +46,13 @@ def cmd_collect(args: argparse.Namespace) -> int:
     sizes = _list(args.sizes, SIZE, "--sizes") if args.sizes else [None]
     steps = _list(args.steps, STEP, "--steps")
     runs = grid_runs(names, seeds, mus, sizes, parse_assignments(args.assignments))
-    if any(r[1].get("mu_roll") or r[1].get("mu_spin") for r in runs):
-        raise ParamError("--set mu_roll/mu_spin: FCLIB's local problem holds 3 rows per "
-                         "contact, not rolling or spinning resistance")
     for name, params in runs:  # every parameter checked before any file is written
         resolve(scenes.get(name).params, params, f"scene {name}")
     out = prepare_out_dir(args.out, ("index.json",))
     progress = None if args.quiet else Progress("collect", len(runs))
     entries = collect(out, runs, steps, progress)
     print(f"collect: {len(entries)} problems from {len(runs)} runs; wrote {out}/index.json and "
-          f"{len(entries)} FCLIB files")
+          f"{len(entries)} problem files")
     return 0
 
 
@@ -99,8 +96,10 @@ def add_parsers(sub) -> None:
                     "step) and freeze its contact problem at each of the steps into "
                     "OUT/<scene>-<parameters>-step<K>.hdf5, an FCLIB local problem, plus "
                     "OUT/index.json. The same command writes the same files. Rolling and "
-                    "spinning resistance are off: FCLIB's local problem cannot hold them. A "
-                    "seed or size goes only to scenes that have one (size: n, else layers).")
+                    "spinning resistance are off unless --set turns them on (mu_roll=R, "
+                    "mu_spin=R): FCLIB's local problem cannot hold their rows, so such a "
+                    "problem is the lab's LCP snapshot, OUT/<...>.npz. A seed or size goes "
+                    "only to scenes that have one (size: n, else layers).")
     p.add_argument("out", metavar="OUT", help="output folder, created if needed")
     p.add_argument("--scenes", default="heap", metavar="a,b,...",
                    help=f"frictional scenes (default heap; {', '.join(scenes.SCENES)})")
@@ -118,12 +117,13 @@ def add_parsers(sub) -> None:
     p = sub.add_parser(
         "campaign", help="every solver on every problem of a collection, on Dask",
         description="Run every (problem, solver, setting) of COLLECTION (a folder of FCLIB "
-                    "files, `collect`'s or another tool's) as one Dask task from λ = 0 for "
+                    "files and LCP snapshots with friction, `collect`'s or another tool's) as one Dask task from λ = 0 for "
                     "--budget solve seconds, and write one row per task into the Parquet "
                     "table OUT/rows (docs/campaigns.md lists its columns). A rerun skips the "
                     "tasks already there; Ctrl-C leaves every written row whole. `marbles-bench "
                     "report --campaign OUT` draws the profiles from it.")
-    p.add_argument("collection", metavar="COLLECTION", help="folder of FCLIB files")
+    p.add_argument("collection", metavar="COLLECTION",
+                   help="folder of FCLIB files (and .npz LCP snapshots with friction)")
     p.add_argument("--out", required=True, metavar="OUT", help="campaign folder, created if "
                    "needed; an existing one is resumed")
     p.add_argument("--solvers", default="pgs,psor,prox-gs,apgd,newton", metavar="a,b,...",

@@ -270,29 +270,36 @@ def load_state(path: str | os.PathLike) -> World:
 
 
 def save_lcp(path: str | os.PathLike, problem: ContactProblem, lam: np.ndarray,
-             world: World) -> Path:
+             world: World | None = None) -> Path:
     """The LCP of one step in FCLIB's names: W = A, q = b, plus the geometry it came from.
     With friction (a FrictionalProblem) the problem has `rows` rows per contact (normal, t1,
     t2, then rolling t1, t2 and spinning with rolling resistance), and the file adds mu,
-    mu_roll, mu_spin (m,), the tangents t1, t2 (m, 3), radius (n,), w_pred (n, 3) and rows."""
+    mu_roll, mu_spin (m,), the tangents t1, t2 (m, 3), radius (n,), w_pred (n, 3) and rows.
+    The world adds its masses and positions (x, never read back); without it the problem's
+    inverse masses say everything the solvers read."""
     if problem.frictional:
         return _save_frictional_lcp(path, problem, lam, world)
     rows, cols, vals = problem.coo()
     arrays = dict(q=problem.rhs, W_row=rows, W_col=cols, W_val=vals, lam=np.asarray(lam),
                   pairs=np.stack([problem.body_a, problem.body_b], axis=1), normal=problem.normal,
-                  gap=problem.gap, dt=np.float64(problem.dt), mass=world.mass, x=world.x,
+                  gap=problem.gap, dt=np.float64(problem.dt), **_world_arrays(world),
                   v_pred=problem.v_pred, inv_mass=problem.inv_mass)
     if problem.m <= DENSE_LIMIT:
         arrays["W"] = problem.dense()
     return write_npz(path, **arrays)
 
 
-def _save_frictional_lcp(path, problem: FrictionalProblem, lam: np.ndarray, world: World) -> Path:
+def _world_arrays(world: World | None) -> dict:
+    return {} if world is None else {"mass": world.mass, "x": world.x}
+
+
+def _save_frictional_lcp(path, problem: FrictionalProblem, lam: np.ndarray,
+                         world: World | None) -> Path:
     rows, cols, vals = problem.coo()
     arrays = dict(q=problem.rhs, W_row=rows, W_col=cols, W_val=vals, lam=np.asarray(lam),
                   pairs=np.stack([problem.body_a, problem.body_b], axis=1), normal=problem.normal,
                   t1=problem.t1, t2=problem.t2, gap=problem.gap, dt=np.float64(problem.dt),
-                  mass=world.mass, inv_mass=problem.inv_mass, radius=problem.radius, x=world.x,
+                  **_world_arrays(world), inv_mass=problem.inv_mass, radius=problem.radius,
                   v_pred=problem.V_pred[:, :3], w_pred=problem.V_pred[:, 3:], mu=problem.mu,
                   mu_roll=problem.mu_roll, mu_spin=problem.mu_spin,
                   rows=np.int64(problem.rows))

@@ -6,7 +6,7 @@ import pytest
 
 from solver import metrics
 from solver.coulomb import project_cone, project_disk
-from solver.friction import FrictionalProblem
+from solver.friction import ROWS_ROLLING, FrictionalProblem
 from solver.problem import ContactProblem
 from tests.solver.test_friction import dense, random_frictional
 
@@ -120,3 +120,39 @@ def test_fclib_error_vanishes_at_solutions_only():
                   np.array([1.1 * ln, -mu * 1.1 * ln * t1_x, 0.0]),
                   np.array([ln, mu * ln * t1_x, 0.0])):
         assert p.fclib_error(wrong) > 1e-3 and p.residual(wrong) > 1e-3
+
+
+def test_with_rolling_rows_the_error_holds_the_disk_and_the_spin_interval():
+    """FCLIB's formula over every row of a problem with rolling rows: the normal and tangent
+    rows' cone term as FCLIB's, plus ‖λ_r − P_D(λ_r − u_r)‖² for the rolling disk of radius
+    μ_r λ_n and (λ_s − clip(λ_s − u_s, ±μ_s λ_n))² for the spin, over 1 + ‖q‖₂ of all rows,
+    written out here from the definition."""
+    rng = np.random.default_rng(77)
+    p = random_frictional(rng, n_bodies=5, m=8, rows=ROWS_ROLLING)
+    W = dense(p)
+    for lam in (rng.normal(size=p.size), np.abs(rng.normal(size=p.size))):
+        u = (W @ lam + p.rhs).reshape(p.m, 6)
+        r = lam.reshape(p.m, 6)
+        total = rolling = 0.0
+        for c in range(p.m):
+            ut = np.linalg.norm(u[c, 1:3])
+            x = r[c, :3] - (u[c, :3] + np.array([p.mu[c] * ut, 0.0, 0.0]))
+            xt = np.linalg.norm(x[1:])
+            if xt <= p.mu[c] * x[0]:
+                proj = x
+            elif p.mu[c] * xt <= -x[0]:
+                proj = np.zeros(3)
+            else:
+                a = (x[0] + p.mu[c] * xt) / (1.0 + p.mu[c] ** 2)
+                proj = np.concatenate([[a], p.mu[c] * a * x[1:] / xt])
+            total += np.sum((r[c, :3] - proj) ** 2)
+            radius = p.mu_roll[c] * max(r[c, 0], 0.0)
+            y = r[c, 3:5] - u[c, 3:5]
+            disk = y if np.linalg.norm(y) <= radius else radius * y / np.linalg.norm(y)
+            bound = p.mu_spin[c] * max(r[c, 0], 0.0)
+            spin = np.clip(r[c, 5] - u[c, 5], -bound, bound)
+            rolling += np.sum((r[c, 3:5] - disk) ** 2) + (r[c, 5] - spin) ** 2
+        total += rolling
+        expected = np.sqrt(total) / (1.0 + np.linalg.norm(p.rhs))
+        assert p.fclib_error(lam) == pytest.approx(expected, rel=1e-12)
+        assert rolling > 0.01 * total  # the rolling rows weigh: leaving them out would show

@@ -1,14 +1,18 @@
-"""lab.campaign.collect: the grid's runs, deterministic FCLIB files plus an index, and any folder
-of FCLIB files read as a collection."""
+"""lab.campaign.collect: the grid's runs, deterministic FCLIB files (LCP snapshots for rolling
+rows) plus an index, and any folder of FCLIB files read as a collection."""
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
-from lab.campaign.collect import INDEX, collect, file_name, grid_runs, read_collection
+import scenes
+from lab.campaign.collect import (INDEX, collect, file_name, grid_runs, read_collection,
+                                  read_problem)
 from lab.io.fclib import read_fclib
-from solver.params import ParamError
+from lab.report.friction_series import frozen_steps
+from solver.params import ParamError, resolve
 
 
 def test_a_seed_and_a_size_go_only_to_scenes_that_have_them():
@@ -62,4 +66,43 @@ def test_what_is_no_collection_is_refused_in_one_line(tmp_path):
         read_collection(tmp_path / "missing")
     (tmp_path / INDEX).write_text(json.dumps({"problems": [{"file": "x.hdf5"}]}))
     with pytest.raises(ParamError, match="unreadable index.json"):
+        read_collection(tmp_path)
+
+
+def test_rolling_rows_go_into_lcp_snapshots_the_same_bytes_each_time(rolling_collection,
+                                                                     tmp_path):
+    """Rolling resistance makes 6 rows per contact, which FCLIB's local problem cannot hold:
+    the problem is the lab's LCP snapshot, read back as the problem frozen, rolling rows and
+    all, and written to the same bytes by the same grid."""
+    [entry] = read_collection(rolling_collection)
+    assert entry.file == "heap-mu0.5-muroll0.01-n3-seed1-step10.npz"
+    problem, _ = read_problem(rolling_collection / entry.file)
+    assert problem.rows == 6 and entry.size == problem.size == 6 * entry.contacts > 0
+    assert np.all(problem.mu_roll == 0.01)
+    [(_, _, frozen)] = frozen_steps("heap", resolve(scenes.get("heap").params, {
+        "mu_roll": 0.01, "mu_spin": 0.0, "mu": 0.5, "seed": 1, "n": 3},
+        "heap"), (10,))
+    lam = np.random.default_rng(3).normal(size=problem.size)
+    np.testing.assert_array_equal(problem.error(lam), frozen.error(lam))
+    collect(tmp_path, grid_runs(["heap"], [1], [0.5], [3], {"mu_roll": 0.01}), [10])
+    for name in (entry.file, INDEX):
+        assert (tmp_path / name).read_bytes() == (rolling_collection / name).read_bytes()
+    # without an index, the snapshot is found by its suffix
+    (tmp_path / INDEX).unlink()
+    assert [(e.file, e.size) for e in read_collection(tmp_path)] == [(entry.file, entry.size)]
+
+
+def test_an_lcp_snapshot_without_friction_is_no_collection_problem(tmp_path):
+    from lab.io.snapshot import save_lcp
+    from solver.step import Simulation
+    from solver.methods import registry
+
+    world = scenes.build("bowl", {"n": 10})
+    sim = Simulation(world, registry.settings("pgs", 20), 0.0)
+    for _ in range(30):
+        sim.step()
+    save_lcp(tmp_path / "plain.npz", sim.problem, sim.lam, world)
+    with pytest.raises(ValueError, match="plain.npz: an LCP snapshot without friction"):
+        read_problem(tmp_path / "plain.npz")
+    with pytest.raises(ParamError, match="no FCLIB files"):
         read_collection(tmp_path)

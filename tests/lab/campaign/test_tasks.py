@@ -3,10 +3,11 @@ its numbers against the profiles' own run, its status when the budget ends it, a
 when the solver raises."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from lab.campaign import tasks as tk
-from lab.campaign.collect import read_collection
+from lab.campaign.collect import read_collection, read_problem
 from lab.io.fclib import read_fclib
 from lab.report import profiles
 from solver.params import ParamError
@@ -57,6 +58,18 @@ def test_a_row_carries_the_profiles_numbers_of_the_same_run(tiny_collection):
         [run.reach[t] is None for t in tk.TOLERANCES]
     assert row["cpu_seconds"] > 0 and row["wall_seconds"] > 0
     assert len(row["trace"]["errors"]) == run.iterations + 1
+
+
+def test_a_problem_with_rolling_rows_is_a_row_judged_on_every_row(rolling_collection):
+    """The LCP snapshot of a heap with rolling resistance: the row's size counts 6 rows a
+    contact, and its error is FCLIB's formula over all of them (the profiles' own run)."""
+    t = task(rolling_collection, cap=300)
+    row = tk.run_task(t)
+    problem, _ = read_problem(t.path)
+    run = profiles.run_solver(problem, "pgs", 5.0, 300, {}, tk.TOLERANCES)
+    assert row["status"] == tk.OK and row["size"] == problem.size == 6 * row["contacts"]
+    assert row["error"] == run.final and row["message"] == run.status
+    assert row["trace"]["errors"][0] == problem.fclib_error(np.zeros(problem.size)) > 0
 
 
 def test_a_run_the_budget_ends_is_a_budget_row(tiny_collection):

@@ -71,7 +71,7 @@ def test_a_missing_collection_is_refused(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--mu", "0"], "mu=0 is not valid"),
     (["--scenes", "heap,nope"], "nope"),
-    (["--set", "mu_roll=0.1"], "rolling or spinning"),
+    (["--set", "mu_roll=-0.1"], "mu_roll"),
     (["--steps", "1,,2"], "empty value"),
 ])
 def test_bad_collect_options_are_refused_before_anything_is_written(tmp_path, capsys, argv,
