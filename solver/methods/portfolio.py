@@ -2,12 +2,14 @@
 
 No single method wins on the lab's frozen problems: the fixed point on s (socp.py) reaches true
 solutions with sliding contacts where `newton` heads for a static pseudo-solution, and `newton`
-solves stacks where the fixed point stalls. The members, each given a third of `budget` seconds
-of solve time and the solve's iteration count:
+solves stacks where the fixed point stalls. The members run one after another, each with an
+equal share of what is left of `budget` seconds and the solve's iteration count; a member ends
+after the iteration that passes its share, and one that overran takes the time from those after
+it, so the whole ends about one iteration past the budget:
 
-    0  the fixed point on s (socp), then `newton` from its answer (the polish; newton's proximal
-       term, `polish_prox` in units of W's diagonal, is the Levenberg–Marquardt-style
-       regularisation that fixes λ where W leaves it undetermined)
+    0  the fixed point on s (socp) for half its share, then `newton` from its answer for the
+       rest (the polish; newton's proximal term, `polish_prox` in units of W's diagonal, is the
+       Levenberg–Marquardt-style regularisation that fixes λ where W leaves it undetermined)
     1  `newton` from zero
     2  `newton` started from apgd's cone complementarity answer
 
@@ -18,6 +20,7 @@ The whole portfolio counts as one iteration (its trace: the start and the answer
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import numpy as np
 
@@ -30,7 +33,8 @@ from .socp import METHOD as SOCP
 MEMBERS = ("fixed point + newton polish", "newton from zero", "newton from apgd")
 
 PARAMS = (
-    Param("budget", 30.0, float, "solve seconds shared by the members, a third each", "s",
+    Param("budget", 30.0, float, "seconds shared by the members, each an equal share of what "
+          "is left", "s",
           lo=0.0, lo_open=True),
     Param("polish_prox", 1.0, float, "the polish's proximal (Levenberg–Marquardt) weight, in "
           "units of W's diagonal (newton's prox)", lo=0.0, hi=1e6),
@@ -55,16 +59,24 @@ def solve(problem, lam0: np.ndarray, settings: SolveSettings) -> SolveResult:
     # A profile's time limit bounds the whole portfolio as it bounds any solver.
     budget = settings["budget"] if settings.time_limit is None else min(settings["budget"],
                                                                          settings.time_limit)
-    share = budget / len(MEMBERS)
+    start = time.perf_counter()
+
+    def left(members: int) -> float:
+        """A member's share of what is left of the budget: a member that overran its share
+        (an iteration is never cut) takes it from those after it, not from the total."""
+        return max(budget - (time.perf_counter() - start), 0.0) / members
+
     n, tol = settings.iterations, settings["abs_tol"]
     zero = np.zeros(problem.size)
+    first = left(len(MEMBERS))
     fixed = SOCP.solve(problem, np.array(lam0, dtype=np.float64),
-                       _settings(SOCP, settings["fixed_iterations"], share, tol))
+                       _settings(SOCP, settings["fixed_iterations"], first / 2, tol))
+    polish = max(first - (time.perf_counter() - start), 0.0)
     polished = NEWTON.solve(problem, fixed.lam.copy(), _settings(
-        NEWTON, n, share, tol, prox=settings["polish_prox"]))
-    results = [polished,
-               NEWTON.solve(problem, zero.copy(), _settings(NEWTON, n, share, tol)),
-               NEWTON.solve(problem, zero.copy(), _settings(NEWTON, n, share, tol,
+        NEWTON, n, polish, tol, prox=settings["polish_prox"]))
+    from_zero = NEWTON.solve(problem, zero.copy(), _settings(NEWTON, n, left(2), tol))
+    results = [polished, from_zero,
+               NEWTON.solve(problem, zero.copy(), _settings(NEWTON, n, left(1), tol,
                                                             start="apgd"))]
     # The polish may leave the fixed point's answer worse (a pseudo-solution's basin).
     if _error(problem, fixed.lam) < _error(problem, polished.lam):

@@ -27,6 +27,8 @@ shift. With one iteration from s = 0 the answer is the relaxation's (apgd's ccp 
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from .. import metrics
@@ -116,16 +118,19 @@ class Relaxation:
             cones.append(clarabel.NonnegativeConeT(2 * m))
         return A, np.zeros(offset), cones
 
-    def solve(self, s: np.ndarray, scale: float = 1.0, start: np.ndarray | None = None
-              ) -> tuple[np.ndarray, str]:
+    def solve(self, s: np.ndarray, scale: float = 1.0, start: np.ndarray | None = None,
+              seconds: float | None = None) -> tuple[np.ndarray, str]:
         """λ (size,) of the program with shift s (m,) m/s and coefficients times `scale`;
-        inert contacts keep `start`'s impulses (0 without)."""
+        inert contacts keep `start`'s impulses (0 without). `seconds`: Clarabel's own time
+        limit (its status then "MaxTime"), None for none."""
         import clarabel
 
         settings = clarabel.DefaultSettings()
         settings.verbose = False
         settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = self.tol
         settings.max_iter = self.iterations
+        if seconds is not None:
+            settings.time_limit = max(float(seconds), 1e-3)
         q = self.q.copy()
         q[::self.rows] += s
         q[self.inert] = 0.0
@@ -168,6 +173,10 @@ class _FixedPoint:
                        "ip_failures": 0, "map_residual": np.inf, "not_contracting": 0}
         self.growing = 0
         self.stop_status = None
+        # One conic solve can outlast a solve's time limit many times over on a large pile:
+        # each is given what the limit leaves.
+        self.time_limit = settings.time_limit
+        self.spent = 0.0
 
     def _scale(self) -> float:
         return self.scales[0] if self.scales else 1.0
@@ -176,8 +185,14 @@ class _FixedPoint:
         if self.stop_status is not None:
             return
         scale = self._scale()
-        lam, status = self.relaxation.solve(self.s, scale, self.start)
+        left = None if self.time_limit is None else self.time_limit - self.spent
+        t0 = time.perf_counter()
+        lam, status = self.relaxation.solve(self.s, scale, self.start, left)
+        self.spent += time.perf_counter() - t0
         self.counts["conic_solves"] += 1
+        if status == "MaxTime":  # an interrupted interior point: its iterate is no answer
+            self.stop_status = "time_limit"
+            return
         if status != "Solved":
             self.counts["ip_failures"] += 1
             if not np.all(np.isfinite(lam)):
@@ -239,7 +254,10 @@ def solve(problem, lam0: np.ndarray, settings: SolveSettings):
         return count
 
     def stop() -> str | None:
-        # The QP's one solve is final, and a map that keeps expanding is not worth iterating.
+        # The QP's one solve is final, and a map that keeps expanding is not worth iterating;
+        # a time limit reached inside a conic solve is the budget spent.
+        if fixed.stop_status == "time_limit":
+            return metrics.MAX_ITERATIONS
         return metrics.RELATIVE if fixed.stop_status is not None else None
 
     return run(problem, lam, settings, sweep, hooks=Hooks(stop=stop, info=fixed.counts))

@@ -85,3 +85,28 @@ def test_expanding_map_is_reported():
     # The plain map on this pile grows within a dozen steps.
     assert result.info["expansions"] == 1 and result.info["not_contracting"] == 1
     assert result.status == metrics.RELATIVE and result.iterations < 200
+
+
+def test_a_conic_solve_cut_by_the_time_limit_is_the_budget_spent(monkeypatch):
+    """Each conic solve is given what the solve's time limit leaves; one that Clarabel ends
+    "MaxTime" is no answer: the solve keeps the last answer and ends max_iterations."""
+    from solver.methods import socp as module
+
+    problem = two_contacts()
+    real = Relaxation.solve
+    calls = []
+
+    def timed(self, s, scale=1.0, start=None, seconds=None):
+        calls.append(seconds)
+        if len(calls) == 3:
+            return np.full(problem.size, 7.0), "MaxTime"
+        return real(self, s, scale, start, seconds)
+
+    monkeypatch.setattr(module.Relaxation, "solve", timed)
+    settings = registry.settings("socp", 50, True, {"abs_tol": 1e-300, "anderson": 0})
+    settings = type(settings)(settings.method, settings.iterations, True, settings.params,
+                              time_limit=100.0)
+    result = registry.get("socp").solve(problem.copy(), np.zeros(problem.size), settings)
+    assert result.status == metrics.MAX_ITERATIONS and result.iterations == 3
+    assert not np.any(result.lam == 7.0)
+    assert calls[0] <= 100.0 and calls[1] < calls[0]  # what is left, less each time
