@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from solver.methods import registry
 from solver.params import ParamError
 
 from ..io.files import write_json
@@ -56,19 +57,22 @@ def check_scheduler(scheduler: str) -> None:
                          "address tcp://HOST:PORT")
 
 
-def _prepare_plugin(solvers: list[str], pin: bool):
+def _prepare_plugin(solvers: list[str], pin: bool, modules: list[str]):
     """The worker plug-in of a campaign (its class made here: distributed is imported only
     when a campaign runs, not by every marbles-bench command)."""
     from distributed.diagnostics.plugin import WorkerPlugin
 
     class _Prepare(WorkerPlugin):
-        """Worker start-up: one Numba thread, the solvers' kernels compiled, and on a local
-        cluster each worker pinned to one core, so concurrent tasks share no core."""
+        """Worker start-up: the plug-in solvers' modules loaded (a worker is another process:
+        it knows only the registry's own), one Numba thread, the solvers' kernels compiled,
+        and on a local cluster each worker pinned to one core, so concurrent tasks share no
+        core."""
 
         name = "marbles-campaign-prepare"
 
-        def __init__(self, solvers: list[str], pin: bool):
+        def __init__(self, solvers: list[str], pin: bool, modules: list[str]):
             self.solvers, self.pin, self.client = list(solvers), pin, os.getpid()
+            self.modules = list(modules)
 
         def setup(self, worker) -> None:
             if os.getpid() != self.client:
@@ -81,9 +85,11 @@ def _prepare_plugin(solvers: list[str], pin: bool):
             if self.pin and hasattr(os, "sched_setaffinity") and str(worker.name).isdigit():
                 cores = sorted(os.sched_getaffinity(0))
                 os.sched_setaffinity(0, {cores[int(worker.name) % len(cores)]})
+            for module in self.modules:
+                registry.load_module(module)
             prepare(self.solvers)
 
-    return _Prepare(solvers, pin)
+    return _Prepare(solvers, pin, modules)
 
 
 def _client(scheduler: str, workers: int):
@@ -153,8 +159,9 @@ def _on_dask(todo: list[Task], scheduler: str, workers: int, record) -> None:
 
     client, cluster = _client(scheduler, workers)
     try:
-        client.register_plugin(_prepare_plugin(sorted({t.solver for t in todo}),
-                                               pin=scheduler == "processes"))
+        solvers = sorted({t.solver for t in todo})
+        modules = [registry.PLUGINS[s] for s in solvers if s in registry.PLUGINS]
+        client.register_plugin(_prepare_plugin(solvers, scheduler == "processes", modules))
         futures = client.map(run_task, todo, key=[f"marbles-task-{t.key}" for t in todo],
                              retries=RETRIES, pure=False)
         by_key = {f.key: t for f, t in zip(futures, todo)}

@@ -26,6 +26,8 @@ _MODULES = (naive, pgs, psor, jacobi, mass_split, coloured_gs, pcg, ppcg, prox_g
 METHODS: dict[str, Method] = {module.METHOD.name: module.METHOD for module in _MODULES}
 
 ENTRY_POINTS = "marbles.solvers"
+# Plug-in solver name -> its module: what another process (a campaign's worker) loads to know it.
+PLUGINS: dict[str, str] = {}
 
 
 def load_module(name: str) -> Method:
@@ -44,6 +46,7 @@ def load_module(name: str) -> Method:
     if known is not None and known is not method:
         raise ParamError(f"solver plug-in {name}: the name '{method.name}' is taken")
     METHODS[method.name] = method
+    PLUGINS[method.name] = name
     return method
 
 

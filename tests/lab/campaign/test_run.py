@@ -118,3 +118,22 @@ def test_threads_and_a_running_scheduler_give_the_table_sync_gives(tiny_collecti
     assert untimed(read_rows(tmp_path / "tcp")) == expected
     # the running scheduler's one worker took every task
     assert len({r["worker"] for r in read_rows(tmp_path / "tcp")}) == 1
+
+
+def test_a_plugin_solver_runs_on_the_cluster_workers(tiny_collection, tmp_path):
+    """A solver loaded from a module (--solver-module) is known to the client only: the
+    cluster's workers load its module before their first task, and its rows are pgs's."""
+    from solver.methods import registry
+
+    method = registry.load_module("tests.lab.campaign.frictional_plugin")
+    try:
+        tasks = plan(tiny_collection, ["plugin-pgs", "pgs"], [], 60.0, 30)
+        summary = run_campaign(tasks, tmp_path, "processes", workers=2)
+    finally:
+        registry.METHODS.pop(method.name)
+        registry.PLUGINS.pop(method.name)
+    assert (summary.done, summary.failed) == (4, 0)
+    rows = untimed(read_rows(tmp_path))
+    by_solver = {s: [{k: v for k, v in r.items() if k not in ("key", "solver", "trace")}
+                     for r in rows if r["solver"] == s] for s in ("pgs", "plugin-pgs")}
+    assert by_solver["plugin-pgs"] == by_solver["pgs"] and len(by_solver["pgs"]) == 2
