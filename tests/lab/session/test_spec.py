@@ -97,3 +97,37 @@ def test_stabilise_reaches_the_simulation():
     spec = RunSpec.create("column", assignments={"stabilise": "0.25"})
     sim = spec.simulation(spec.build_world())
     assert spec.stabilise == 0.25 and sim.stabilise == 0.25
+
+
+def test_a_plugin_solver_is_a_choice_in_the_cycle_and_takes_its_parameters():
+    """`--solver-module examples.damped_jacobi` (load_solver_modules): --solver accepts it, the
+    M key's cycle reaches it on a frictionless scene, and its declared β is set by name as any
+    solver's parameter is (the dock is generated from the same declarations)."""
+    from lab.session import commands as cmd
+    from lab.session.session import Session
+    from lab.session.spec import SOLVER, load_solver_modules
+    from solver.methods import registry
+
+    before = SOLVER.choices
+    load_solver_modules(["examples.damped_jacobi"])
+    try:
+        assert "damped-jacobi" in SOLVER.choices
+        spec = RunSpec.create("column", "pgs", 20)
+        s = Session(spec)
+        s.start()
+        seen = []
+        for _ in registry.METHODS:
+            s.apply(cmd.CycleSolver(1))
+            seen.append(s.spec.solver)
+        assert "damped-jacobi" in seen
+        s.apply(cmd.SetSolver("damped-jacobi"))
+        s.apply(cmd.SetParameter("beta", "0.5"))
+        assert s.spec.solve["beta"] == 0.5 and s.message == ""
+        s.apply(cmd.SetParameter("beta", "2"))  # out of its declared range: refused
+        assert "beta" in s.message and s.spec.solve["beta"] == 0.5
+        s.step()
+        assert s.spec.solver == "damped-jacobi"
+    finally:
+        registry.METHODS.pop("damped-jacobi")
+        registry.PLUGINS.pop("damped-jacobi")
+        object.__setattr__(SOLVER, "choices", before)

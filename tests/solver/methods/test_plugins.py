@@ -27,6 +27,7 @@ def damped_jacobi():
     method = registry.load_module("examples.damped_jacobi")
     yield method
     registry.METHODS.pop(method.name)
+    registry.PLUGINS.pop(method.name)
 
 
 def test_the_example_solves_the_lcp_as_pgs(damped_jacobi):
