@@ -70,7 +70,8 @@ def solve(problem, lam0: np.ndarray, settings: SolveSettings) -> SolveResult:
     zero = np.zeros(problem.size)
     first = left(len(MEMBERS))
     fixed = SOCP.solve(problem, np.array(lam0, dtype=np.float64),
-                       _settings(SOCP, settings["fixed_iterations"], first / 2, tol))
+                       _settings(SOCP, settings["fixed_iterations"], first / 2, tol,
+                                 polish=0))
     polish = max(first - (time.perf_counter() - start), 0.0)
     polished = NEWTON.solve(problem, fixed.lam.copy(), _settings(
         NEWTON, n, polish, tol, prox=settings["polish_prox"]))

@@ -24,9 +24,14 @@ residual grew, and the solve ends after `patience` of them in a row rather than 
 (the driver's status `relative`, with `info["not_contracting"]` 1). `mu_from` < 1 solves first with every coefficient scaled by
 it and raises them linearly over `mu_stages` stages (μ-continuation), each stage from the last's
 shift. With one iteration from s = 0 the answer is the relaxation's (apgd's ccp problem).
+
+The interior point ends a little short of the law (its complementarity gap is small in total,
+not per contact: 4e-6 m/s on a frictionless box of 200); an answer short of `abs_tol` is
+polished by up to `polish` iterations of `newton` from it, kept where they lower the residual.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -34,7 +39,8 @@ import numpy as np
 from .. import metrics
 from ..params import Param
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS
-from .driver import Hooks, Method, SolveSettings, run
+from .driver import Hooks, Method, SolveResult, SolveSettings, run
+from .newton import METHOD as NEWTON
 
 
 PARAMS = (
@@ -52,6 +58,12 @@ PARAMS = (
           "mu_from, then linearly towards the problem's own (1: off)", lo=0.0, hi=1.0),
     Param("mu_stages", 3, int, "stages of the μ-continuation before the problem's own μ",
           lo=1, hi=100),
+    Param("polish", 20, int, "newton iterations from the answer when it is short of abs_tol "
+          "(the interior point stops a little short of Coulomb's law; 0: its answer as it is)",
+          lo=0, hi=100_000),
+    Param("polish_prox", 1e-3, float, "the polish's proximal weight (newton's prox, in units "
+          "of W's diagonal): small, since a proximal step centred near the answer crawls",
+          lo=0.0, hi=1e6),
 )
 
 
@@ -209,6 +221,9 @@ class _FixedPoint:
         g = mapped - self.s
         norm = float(np.linalg.norm(g))
         self.counts["map_residual"] = norm
+        if norm == 0.0:  # s is its own image: another conic solve returns the same λ
+            self.stop_status = "fixed"
+            return
         if norm > self.last_norm:
             self.counts["expansions"] += 1
             self.growing += 1
@@ -260,7 +275,37 @@ def solve(problem, lam0: np.ndarray, settings: SolveSettings):
             return metrics.MAX_ITERATIONS
         return metrics.RELATIVE if fixed.stop_status is not None else None
 
-    return run(problem, lam, settings, sweep, hooks=Hooks(stop=stop, info=fixed.counts))
+    result = run(problem, lam, settings, sweep, hooks=Hooks(stop=stop, info=fixed.counts))
+    return _polished(problem, result, settings)
+
+
+def _polished(problem, result: SolveResult, settings: SolveSettings) -> SolveResult:
+    """`result` followed by up to `polish` newton iterations from its answer (newton's own
+    proximal term fixes λ where W leaves it undetermined), when it ended short of abs_tol and
+    not diverged; the polish is kept only where it lowered the residual. The trace, the
+    seconds and the products go on from the conic solves'."""
+    tol = settings["abs_tol"]
+    if (settings["polish"] == 0 or result.status == metrics.DIVERGENCE
+            or not result.residual > tol):
+        return result
+    values = {p.name: p.default for p in NEWTON.all_params}
+    values.update(abs_tol=tol, rel_tol=settings["rel_tol"], divergence=settings["divergence"],
+                  prox=settings["polish_prox"])
+    spent = float(result.seconds[-1]) if result.seconds is not None else 0.0
+    left = None if settings.time_limit is None else max(settings.time_limit - spent, 0.0)
+    polish = NEWTON.solve(problem, result.lam.copy(), SolveSettings(
+        NEWTON.name, settings["polish"], settings.trace, values, observer=settings.observer,
+        time_limit=left))
+    info = {**result.info, "polish_iterations": polish.iterations}
+    if not polish.residual < result.residual:
+        return dataclasses.replace(result, info=info)
+    traced = result.trace is not None and polish.trace is not None
+    return SolveResult(
+        polish.lam, polish.status, result.iterations + polish.iterations, polish.residual,
+        result.residual_initial,
+        np.concatenate([result.trace, polish.trace[1:]]) if traced else None,
+        np.concatenate([result.seconds, spent + polish.seconds[1:]]) if traced else None,
+        result.products + polish.products, info)
 
 
 METHOD = Method("socp", "Conic relaxation", {

@@ -26,13 +26,8 @@ PROPERTY = settings(max_examples=25, deadline=None, derandomize=True,
 R = 0.1
 
 
-# What socp's interior point reaches without a polish (issue 38's open item: it ends short of
-# rounding where Clarabel stops "almost solved"); every other solver is held to `tol`.
-SOCP_TOL = 1e-7
-
 
 def solve(name, problem, tol=1e-12, **params):
-    tol = max(tol, SOCP_TOL) if name == "socp" else tol
     return registry.get(name).solve(problem, np.zeros(problem.size), registry.settings(
         name, ITERATIONS.get(name, 5000), True, {"abs_tol": tol, **params}))
 
@@ -104,8 +99,6 @@ def test_every_solver_solves_a_coupled_contact_of_another_tool(seed, case, mu, c
     for name in SOLVERS:
         if name == "naive" and coupling:
             continue
-        if name == "socp":  # stops short of Coulomb's law on some coupled blocks (6e-8 m/s):
-            continue        # issue 38's open polish; portfolio, which polishes it, is held here
         result = solve(name, p, tol=1e-11)
         if name == "apgd":
             assert result.residual < 1e-11 or relaxation_violation(W, q, p.mu, result.lam) < 1e-9
@@ -162,9 +155,6 @@ def test_on_the_bowl_the_velocities_agree_where_the_impulses_cannot(frictional_b
     ref = done["pgs"]
     spread = 0.0
     for name, result in done.items():
-        if name == "socp":  # held to SOCP_TOL until its polish (issue 38); portfolio is held here
-            assert p.fclib_error(result.lam) < SOCP_TOL, name
-            continue
         assert p.fclib_error(result.lam) < 1e-9, name
         np.testing.assert_allclose(p.error(result.lam), p.error(ref.lam), atol=1e-8, err_msg=name)
         np.testing.assert_allclose(p.velocity(result.lam), p.velocity(ref.lam), atol=1e-8)

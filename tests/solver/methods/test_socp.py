@@ -2,6 +2,7 @@
 decoupled contacts, one sticking, one sliding), the relaxation's KKT conditions on a random
 problem, and the LCP's velocities (pgs run to rounding) without friction."""
 import numpy as np
+import pytest
 
 from solver import metrics
 from solver.explicit import MatrixProblem
@@ -65,23 +66,48 @@ def test_relaxation_kkt_conditions():
     assert np.abs(lam).max() > 1e-3  # not the trivial answer
 
 
-def test_frictionless_agrees_with_pgs():
-    problem = settled("bowl", 60, overrides={"n": 40})
-    result = socp(problem, iterations=3)
-    assert result.residual < 1e-10 and result.info["conic_solves"] == 1
+@pytest.mark.parametrize("scene, steps, overrides", [("bowl", 60, {"n": 40}),
+                                                      ("box", 300, {"n": 200})])
+def test_frictionless_agrees_with_pgs(scene, steps, overrides):
+    """One conic solve (the LCP's QP) and its newton polish: on the box the interior point
+    alone ends 4e-6 m/s short; polished, the velocities are pgs's to 1e-10."""
+    problem = settled(scene, steps, overrides=overrides)
+    result = socp(problem, iterations=3, abs_tol=1e-12)
+    assert result.status == metrics.ABSOLUTE and result.info["conic_solves"] == 1
     reference = registry.get("pgs").solve(problem.copy(), np.zeros(problem.size),
-                                          registry.settings("pgs", 20000, False,
-                                                            {"abs_tol": 1e-14}))
+                                          registry.settings("pgs", 50000, False,
+                                                            {"abs_tol": 1e-13}))
     assert reference.residual < 1e-11
     # λ of a pile is not unique; its velocities are.
     np.testing.assert_allclose(problem.velocity(result.lam), problem.velocity(reference.lam),
                                atol=1e-10)
 
 
+def test_the_polish_is_newton_from_the_interior_points_answer():
+    """polish 0 leaves the conic answer as it is; the polish goes on from it (its trace the
+    conic solve's, then newton's), and ends where newton from that answer ends."""
+    problem = settled("box", 300, overrides={"n": 200})
+
+    def traced(**params):
+        return registry.get("socp").solve(problem.copy(), np.zeros(problem.size),
+                                          registry.settings("socp", 3, True,
+                                                            {"abs_tol": 1e-12, **params}))
+
+    bare = traced(polish=0)
+    assert bare.residual > 1e-8 and "polish_iterations" not in bare.info
+    polished = traced()
+    k = polished.info["polish_iterations"]
+    assert polished.iterations == bare.iterations + k and len(polished.trace) == k + 2
+    assert polished.trace[1] == bare.residual
+    newton = registry.get("newton").solve(problem.copy(), bare.lam.copy(), registry.settings(
+        "newton", 20, True, {"abs_tol": 1e-12, "prox": 1e-3}))
+    np.testing.assert_array_equal(polished.lam, newton.lam)
+
+
 def test_expanding_map_is_reported():
     # patience 1: the first iteration whose map residual grows ends the solve and says so.
     problem = settled("bowl", 40, overrides={"n": 20, "mu": 0.5, "mu_wall": 0.5})
-    result = socp(problem, iterations=200, patience=1, anderson=0)
+    result = socp(problem, iterations=200, patience=1, anderson=0, polish=0)
     # The plain map on this pile grows within a dozen steps.
     assert result.info["expansions"] == 1 and result.info["not_contracting"] == 1
     assert result.status == metrics.RELATIVE and result.iterations < 200
@@ -103,7 +129,8 @@ def test_a_conic_solve_cut_by_the_time_limit_is_the_budget_spent(monkeypatch):
         return real(self, s, scale, start, seconds)
 
     monkeypatch.setattr(module.Relaxation, "solve", timed)
-    settings = registry.settings("socp", 50, True, {"abs_tol": 1e-300, "anderson": 0})
+    settings = registry.settings("socp", 50, True, {"abs_tol": 1e-300, "anderson": 0,
+                                                     "polish": 0})
     settings = type(settings)(settings.method, settings.iterations, True, settings.params,
                               time_limit=100.0)
     result = registry.get("socp").solve(problem.copy(), np.zeros(problem.size), settings)
