@@ -25,7 +25,7 @@ from ..io.fclib import explicit, read_fclib, save_fclib
 from ..io.files import write_json
 from ..io.snapshot import load_lcp, save_lcp
 from ..report.friction_series import frozen_steps
-from ..report.profiles import _label
+from ..report.profiles import COLLECTION, _label
 
 INDEX = "index.json"
 FCLIB_SUFFIXES = (".hdf5", ".h5")
@@ -78,7 +78,7 @@ def file_name(scene: str, params: dict, step: int, suffix: str = ".hdf5") -> str
     """'heap-mu0.5-n40-seed2-step50.hdf5': the scene, its overrides sorted, the step."""
     words = "-".join(f"{k.replace('_', '')}{v:g}" for k, v in sorted(params.items())
                      if k not in NO_ROLLING or v)
-    return f"{scene}-{words}-step{step}{suffix}"
+    return f"{scene}-{words}-step{step}{suffix}" if words else f"{scene}-step{step}{suffix}"
 
 
 def read_problem(path: str | Path):
@@ -100,13 +100,26 @@ def collect(out: Path, runs: list[tuple[str, dict]], steps: list[int],
             progress=None) -> list[Entry]:
     """Freeze every run of `runs` at `steps` into `out` (which exists), then write the index.
     ParamError (one line) for a bad scene parameter, before any file is written."""
-    resolved = [(name, params, resolve(scenes.get(name).params, params, f"scene {name}"))
-                for name, params in runs]
+    return collect_runs(out, [(name, params, tuple(steps)) for name, params in runs], progress)
+
+
+def profile_runs() -> list[tuple[str, dict, tuple[int, ...]]]:
+    """(scene, overrides, steps) of the performance profiles' problems (lab.report.profiles
+    .COLLECTION): collected, they are the problems `report --part profiles` solves, with its
+    labels."""
+    return [(e.scene, dict(e.params), tuple(e.steps)) for e in COLLECTION]
+
+
+def collect_runs(out: Path, runs: list[tuple[str, dict, tuple[int, ...]]],
+                 progress=None) -> list[Entry]:
+    """`collect` with steps of each run's own: runs are (scene, overrides, steps)."""
+    resolved = [(name, params, resolve(scenes.get(name).params, params, f"scene {name}"), steps)
+                for name, params, steps in runs]
     entries = []
-    for k, (name, given, params) in enumerate(resolved):
-        for step, t, problem in frozen_steps(name, params, tuple(steps)):
-            label = _label(name, given, step) + (f" seed {given['seed']}" if "seed" in given
-                                                 else "")
+    for k, (name, given, params, steps) in enumerate(resolved):
+        for step, t, problem in frozen_steps(name, params, steps):
+            label = _label(name, params, step) + (f" seed {given['seed']}" if "seed" in given
+                                                  else "")
             if problem.m == 0:
                 continue  # nothing touches yet: not a contact problem
             if problem.rows == 3:

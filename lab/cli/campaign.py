@@ -10,7 +10,7 @@ from pathlib import Path
 import scenes
 from solver.params import Param, ParamError, parse_assignments, resolve
 
-from ..campaign.collect import collect, grid_runs
+from ..campaign.collect import collect, collect_runs, grid_runs, profile_runs
 from ..campaign.run import SCHEDULERS, check_scheduler, default_workers, plan, run_campaign
 from ..campaign.table import ROWS, done_keys
 from ..io.files import prepare_out_dir
@@ -38,6 +38,21 @@ def _list(text: str, param: Param, flag: str) -> list:
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
+    if args.profiles:
+        given = [f for f, v in (("--scenes", args.scenes != "heap"), ("--seeds", args.seeds != "1"),
+                                ("--mu", args.mu != "0.5"), ("--sizes", args.sizes),
+                                ("--steps", args.steps != "50"), ("--set", args.assignments))
+                 if v]
+        if given:
+            raise ParamError(f"--profiles takes the profiles' own problems: {given[0]} is not "
+                             "for it")
+        out = prepare_out_dir(args.out, ("index.json",))
+        runs = profile_runs()
+        progress = None if args.quiet else Progress("collect", len(runs))
+        entries = collect_runs(out, runs, progress)
+        print(f"collect: the {len(entries)} problems of the performance profiles; wrote "
+              f"{out}/index.json and {len(entries)} problem files")
+        return 0
     names = [s.strip() for s in args.scenes.split(",")]
     for name in names:
         scenes.get(name)
@@ -111,6 +126,10 @@ def add_parsers(sub) -> None:
                    "(default 50)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    dest="assignments", help="another scene parameter for every run, repeatable")
+    p.add_argument("--profiles", action="store_true",
+                   help="instead of a grid: the problems of the performance profiles (`report "
+                        "--part profiles`), with their labels, so a campaign on them redraws "
+                        "those profiles")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_collect)
 

@@ -106,3 +106,23 @@ def test_an_lcp_snapshot_without_friction_is_no_collection_problem(tmp_path):
         read_problem(tmp_path / "plain.npz")
     with pytest.raises(ParamError, match="no FCLIB files"):
         read_collection(tmp_path)
+
+
+def test_the_profiles_collection_is_the_profiles_problems(tmp_path):
+    """`collect --profiles`: the 16 problems `report --part profiles` freezes, with its labels,
+    each file the same problem (the same velocities for any impulses; rolling rows kept)."""
+    from lab.campaign.collect import collect_runs, profile_runs
+    from lab.report.profiles import freeze
+
+    entries = collect_runs(tmp_path, profile_runs())
+    frozen = freeze()
+    assert [e.label for e in entries] == [f.label for f in frozen] and len(entries) == 16
+    assert len({e.file for e in entries}) == 16 and "pyramid-step1.hdf5" in {e.file
+                                                                             for e in entries}
+    rng = np.random.default_rng(5)
+    for entry, f in zip(entries, frozen):
+        problem, _ = read_problem(tmp_path / entry.file)
+        assert problem.size == f.problem.size and entry.contacts == f.contacts
+        lam = rng.normal(size=problem.size)
+        np.testing.assert_allclose(problem.error(lam), f.problem.error(lam), rtol=0,
+                                   atol=1e-12 * (1 + np.abs(f.problem.error(lam)).max()))

@@ -73,6 +73,7 @@ def test_a_missing_collection_is_refused(tmp_path, capsys):
     (["--scenes", "heap,nope"], "nope"),
     (["--set", "mu_roll=-0.1"], "mu_roll"),
     (["--steps", "1,,2"], "empty value"),
+    (["--profiles", "--mu", "0.3"], "--profiles takes the profiles' own problems: --mu"),
 ])
 def test_bad_collect_options_are_refused_before_anything_is_written(tmp_path, capsys, argv,
                                                                     message):
