@@ -132,4 +132,5 @@ def _solve_explicit(problem, lam0: np.ndarray, settings: SolveSettings):
 METHOD = Method("mass-split", "Mass-splitting Jacobi",
                 {FRICTIONLESS: solve, FRICTIONAL: _solve_frictional, EXPLICIT: _solve_explicit},
                 "Jacobi with each marble's mass split among its contacts (PhysX's GPU solver): "
-                "convergent with no damping to tune")
+                "convergent with no damping to tune",
+                devices=("cpu", "cuda"))
