@@ -25,7 +25,6 @@ from ..problem import FRICTIONAL, FRICTIONLESS, ContactProblem
 from ..world import World, container_geometry
 from . import assemble as asm
 from . import collide as gcol
-from . import jacobi as gj
 from . import motion as gmo
 from . import driver as _registered  # noqa: F401  the GPU's functions on the Methods
 from .runtime import THREADS, blocks_for, cooperative_blocks, cuda
