@@ -21,10 +21,10 @@ from ..methods.apgd import (BACKTRACKS, L, MAX_BACKTRACKS, PRODUCTS, RESTARTS, R
 from .. import products
 from ..methods import laws
 from .coulomb import project_cone
-from .jacobi import _block_max, _frictional_velocity_change, _normal_velocity, _velocity_change
+from .jacobi import _frictional_velocity_change, _normal_velocity, _velocity_change
 from .launch import kernel
 from .runtime import THREADS, cuda, shared
-from .scan import block_sum
+from .scan import block_extreme, block_sum
 
 # The CPU's range functions, called for one contact: the same source on this device
 # (runtime.shared).
@@ -105,10 +105,10 @@ def _grid_sums(first, second, reduce, grid):
 
 @cuda.jit(device=True)
 def _grid_max(value, reduce, grid):
-    """The largest `value` over the grid (NaN counts as the largest), alike for every thread."""
+    """The largest `value` over the grid (a NaN: scan.block_extreme), alike for every thread."""
     partial, totals = reduce
     shared = cuda.shared.array(THREADS, np.float64)
-    top = _block_max(shared, value)
+    top = block_extreme(shared, value, False)
     if cuda.threadIdx.x == 0:
         partial[cuda.blockIdx.x * SUMS] = top
     grid.sync()

@@ -23,6 +23,7 @@ from ..methods import mass_split
 from .coulomb import contact_error
 from .launch import kernel
 from .runtime import THREADS, cuda, shared
+from .scan import block_extreme
 
 # The CPU's range functions, called for one contact: the same source on this device
 # (runtime.shared).
@@ -239,28 +240,11 @@ def _keep(lam, start):
 
 
 @cuda.jit(device=True)
-def _block_max(shared, value):
-    """The largest `value` over the block's threads (NaN counts as the largest)."""
-    tid = cuda.threadIdx.x
-    shared[tid] = value
-    cuda.syncthreads()
-    step = THREADS // 2
-    while step > 0:
-        if tid < step and not shared[tid + step] <= shared[tid]:
-            shared[tid] = shared[tid + step]
-        cuda.syncthreads()
-        step //= 2
-    out = shared[0]
-    cuda.syncthreads()
-    return out
-
-
-@cuda.jit(device=True)
 def _finish(local, partial, out, grid):
     """out[k] <- the largest of every thread's local[k] (local: MEASURES maxima)."""
     shared = cuda.shared.array(THREADS, np.float64)
     for k in range(MEASURES):
-        value = _block_max(shared, local[k])
+        value = block_extreme(shared, local[k], False)
         if cuda.threadIdx.x == 0:
             partial[cuda.blockIdx.x * MEASURES + k] = value
     grid.sync()
