@@ -35,7 +35,7 @@ import numpy as np
 import scenes
 from lab.io.files import write_json
 from solver.methods import registry
-from solver.options import GPU_SOLVERS, StepOptions
+from solver.options import StepOptions
 from solver.step import PHASES, Simulation
 
 MU = 0.5
@@ -103,7 +103,7 @@ def checks(sizes: tuple[int, ...]) -> list[dict]:
             cpu = Simulation(box(n, friction), options("pgs", "cpu", friction))
             for _ in range(40):
                 cpu.step()
-            for solver in GPU_SOLVERS:
+            for solver in registry.on_device("cuda"):
                 runs = []
                 for _ in range(2):
                     world = box(n, friction)
@@ -154,11 +154,11 @@ def launch_modes(problem, n: int, friction: bool, repeats: int = 5) -> dict:
     `sweep_bytes` (GB/s, a lower bound)."""
     from numba import cuda
 
-    from solver.cuda.backend import SOLVERS
+    from solver.cuda.driver import device_solve
     from solver.cuda.frozen import upload
 
     device = upload(problem)
-    solve = SOLVERS["jacobi"](device, registry.settings("jacobi", ITERATIONS, False))
+    solve = device_solve(device, registry.settings("jacobi", ITERATIONS, False))
 
     def per_iteration(lam):
         for _ in range(ITERATIONS):
@@ -266,7 +266,7 @@ def convergence(args) -> list[dict]:
         sim = Simulation(world, options("mass-split", "cuda", False))
         for _ in range(args.convergence_settle):
             sim.step()
-        for solver, precision in [(s, "float64") for s in GPU_SOLVERS] + [
+        for solver, precision in [(s, "float64") for s in registry.on_device("cuda")] + [
                 (s, "float32") for s in args.float32]:
             w = scenes.build(scene, params)
             copy_state(sim.world, w)
@@ -392,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="marbles of the timed boxes, comma-separated (default %(default)s)")
     parser.add_argument("--friction", default="both", choices=("both", "off", "on"),
                         help=f"time each box without friction, with μ = {MU}, or both")
-    parser.add_argument("--solvers", default=",".join(GPU_SOLVERS),
+    parser.add_argument("--solvers", default=",".join(registry.on_device("cuda")),
                         help="GPU solvers timed, comma-separated (default: all)")
     parser.add_argument("--numba-launch", default="jacobi",
                         help="GPU solvers timed again with numba-cuda's own launches (the "
@@ -439,9 +439,9 @@ def main(argv: list[str] | None = None) -> int:
     args.numba_launch = [s for s in args.numba_launch.split(",") if s]
     args.float32 = [s for s in args.float32.split(",") if s]
     for name in args.solvers + args.numba_launch + args.float32:
-        if name not in GPU_SOLVERS:
+        if name not in registry.on_device("cuda"):
             parser.error(f"--solvers/--numba-launch/--float32: {name!r} is not a GPU solver "
-                         f"({', '.join(GPU_SOLVERS)})")
+                         f"({', '.join(registry.on_device('cuda'))})")
     skip = set(args.skip.split(","))
     start = time.perf_counter()
     deadline = start + args.budget

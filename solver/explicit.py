@@ -107,6 +107,7 @@ class MatrixProblem:
     _e: np.ndarray = field(init=False, repr=False)
 
     kind = EXPLICIT
+    device = "cpu"  # where its arrays live (methods.driver.DEVICES)
     frictional = True
     explicit = True  # no geometry: the solvers take W's path
     rows = ROWS_SLIDING

@@ -196,6 +196,7 @@ class FrictionalProblem:
     _holding: bool = field(init=False, repr=False)
 
     kind = FRICTIONAL
+    device = "cpu"  # where its arrays live (methods.driver.DEVICES)
     frictional = True
     explicit = False
 

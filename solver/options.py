@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .methods import registry
 from .methods.driver import SolveSettings
 from .parallel import THREADS
 from .params import Param, ParamError
@@ -29,13 +30,10 @@ STABILISE = Param("stabilise", 1.0, float, "fraction of an overlap the next step
                   lo=0.0, hi=1.0)
 
 
-# The solvers the GPU runs (solver/cuda/backend.py's SOLVERS, which a test holds equal), named
-# here so that help texts need no numba-cuda.
-GPU_SOLVERS = ("jacobi", "mass-split", "coloured-gs", "prox-jacobi", "apgd")
 # Where a step runs: the Numba CPU core, the GPU (the cuda backend, solver/cuda/), or the GPU
 # when one is present and the pile is large enough for it to win (AUTO_MARBLES).
 DEVICE = Param("device", "cpu", str, "where the simulation steps: cpu (the Numba core), cuda "
-               f"(the GPU; {', '.join(GPU_SOLVERS)}), or auto (cuda when a GPU is present, the "
+               f"(the GPU; {', '.join(registry.on_device('cuda'))}), or auto (cuda when a GPU is present, the "
                "solver runs there and the pile has enough marbles)",
                choices=("cpu", "cuda", "auto"))
 # The GPU solve's storage. float32 halves the bytes its iterations read (the contact frames,

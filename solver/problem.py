@@ -169,6 +169,7 @@ class ContactProblem:
     # What every problem kind declares (friction.FrictionalProblem, explicit.MatrixProblem):
     # one row per contact, over geometry.
     kind = FRICTIONLESS
+    device = "cpu"  # where its arrays live (methods.driver.DEVICES)
     frictional = False
     explicit = False
     rows = 1

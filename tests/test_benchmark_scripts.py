@@ -107,7 +107,7 @@ def test_the_least_traffic_of_a_jacobi_iteration_is_its_arrays_counted_by_hand()
 
     import scenes
     from benchmarks import gpu
-    from solver.cuda.backend import SOLVERS
+    from solver.cuda.driver import device_solve
     from solver.cuda.frozen import upload
     from solver.methods import registry
     from solver.step import Simulation
@@ -117,7 +117,7 @@ def test_the_least_traffic_of_a_jacobi_iteration_is_its_arrays_counted_by_hand()
         sim.step()
     p = sim.problem.copy()
     assert p.m > 0
-    solve = SOLVERS["jacobi"](upload(p), registry.settings("jacobi", 20, False))
+    solve = device_solve(upload(p), registry.settings("jacobi", 20, False))
     lam = cuda.to_device(np.zeros(p.size))
     ends = np.count_nonzero(p.body_a >= 0) + np.count_nonzero(p.body_b >= 0)
     assert ends < 2 * p.m  # the box's walls touch it

@@ -14,7 +14,7 @@ from scenes import FRICTION_WARM_START, default_warm_start
 from solver.contact_states import pseudo_text
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS
-from solver.options import AUTO_MARBLES, DEVICE, GPU_SOLVERS
+from solver.options import AUTO_MARBLES, DEVICE
 from solver.parallel import THREADS
 from solver.params import Param, ParamError, parse_assignments
 from solver.step import WARM_START
@@ -243,7 +243,7 @@ def _add_compare(sub) -> None:
     cli.option(p, REPEATS, "R")
     cli.option(p, THREADS, "N")
     cli.option(p, DEVICE, "D", help_text="where the compared solvers run: cpu (default); cuda: "
-               f"those that run on the GPU ({', '.join(GPU_SOLVERS)}) solve the "
+               f"those that run on the GPU ({', '.join(registry.on_device('cuda'))}) solve the "
                "frozen problem there, one launch per iteration, the others on the CPU "
                "(benchmark.json's devices); auto: cuda from "
                f"{AUTO_MARBLES} marbles. Settling steps on the CPU")

@@ -19,7 +19,7 @@ from solver.drift import drift, drift_between
 from solver.existence import existence
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS
-from solver.options import AUTO_MARBLES, DEVICE, GPU_SOLVERS, auto_device
+from solver.options import AUTO_MARBLES, DEVICE, auto_device
 from solver.params import Param, ParamError, parse_assignments
 from solver.warmup import warmup
 
@@ -306,7 +306,7 @@ def add_parser(sub) -> None:
     cli.option(p, SOLVER, "M")
     cli.option(p, ITERATIONS, "N")
     cli.option(p, DEVICE, "D", help_text="where the solver runs: cpu (default), cuda (the GPU: "
-               f"{', '.join(GPU_SOLVERS)} on an LCP snapshot; one launch per "
+               f"{', '.join(registry.on_device('cuda'))} on an LCP snapshot; one launch per "
                "iteration, the residual read between them) or auto (cuda from "
                f"{AUTO_MARBLES} marbles when the GPU can run the solver)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",

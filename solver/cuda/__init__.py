@@ -12,9 +12,16 @@ def check_device(solver: str) -> None:
     why = unavailable()
     if why:
         raise ParamError(f"--device cuda: {why}")
-    from .backend import check_solver
-
     check_solver(solver)
+
+
+def check_solver(name: str) -> None:
+    """ParamError (one line) when solver `name`'s Method does not declare the cuda device."""
+    from ..methods import registry
+
+    if "cuda" not in registry.get(name).devices:
+        raise ParamError(f"solver {name} does not run on the cuda device; there use one of "
+                         f"{', '.join(registry.on_device('cuda'))}, or --device cpu")
 
 
 def usable(solver: str) -> bool:

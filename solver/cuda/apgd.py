@@ -19,15 +19,17 @@ import numpy as np
 from ..methods.apgd import (BACKTRACKS, L, MAX_BACKTRACKS, PRODUCTS, RESTARTS, RMIN, STOP,
                             THETA)
 from .. import products
-from .coulomb import project_cone, project_disk
-from .jacobi import _block_max, _frictional_velocity_change, _normal_velocity, _velocity_change
+from ..methods import laws
+from .coulomb import project_cone
+from .jacobi import _frictional_velocity_change, _normal_velocity, _velocity_change
 from .launch import kernel
 from .runtime import THREADS, cuda, shared
-from .scan import block_sum
+from .scan import block_extreme, block_sum
 
 # The CPU's range functions, called for one contact: the same source on this device
 # (runtime.shared).
 frictional_gather = shared(products.frictional_gather)
+project_composite = shared(laws.project_composite)
 
 SUMS = 2  # values reduced at once
 DONE = 3  # the counts' slot of the iterations the last launch performed (after apgd's three)
@@ -62,43 +64,6 @@ def _frictional_product(P, x, out, grid):
     grid.sync()
 
 
-@cuda.jit(device=True, inline=True)
-def _breakpoint(norm, coef):
-    return norm / coef if coef > 0.0 else -math.inf
-
-
-@cuda.jit(device=True)
-def _composite_normal(zn, n_t, n_r, n_s, mu, mu_roll, mu_spin):
-    """laws.composite_normal, operation for operation."""
-    b0 = _breakpoint(n_t, mu)
-    b1 = _breakpoint(n_r, mu_roll)
-    b2 = _breakpoint(n_s, mu_spin)
-    i0, i1, i2 = 0, 1, 2
-    bs = (b0, b1, b2)
-    if bs[i1] > bs[i0]:
-        i0, i1 = i1, i0
-    if bs[i2] > bs[i1]:
-        i1, i2 = i2, i1
-    if bs[i1] > bs[i0]:
-        i0, i1 = i1, i0
-    order = (i0, i1, i2)
-    norms = (n_t, n_r, n_s)
-    coefs = (mu, mu_roll, mu_spin)
-    num = zn
-    den = 1.0
-    a = zn
-    for j in range(4):
-        if j > 0:
-            i = order[j - 1]
-            num += coefs[i] * norms[i]
-            den += coefs[i] * coefs[i]
-        lower = bs[order[j]] if j < 3 else -math.inf
-        a = num / den
-        if a >= lower:
-            break
-    return max(a, 0.0)
-
-
 @cuda.jit(device=True)
 def _project(z, out, k, rows, coefficients):
     """out[k:k+rows] <- z[k:k+rows] projected onto the contact's admissible set
@@ -109,18 +74,8 @@ def _project(z, out, k, rows, coefficients):
     elif rows == 3:
         out[k], out[k + 1], out[k + 2] = project_cone(z[k], z[k + 1], z[k + 2], mu)
     else:
-        z1 = z[k + 1]
-        z2 = z[k + 2]
-        r1 = z[k + 3]
-        r2 = z[k + 4]
-        s = z[k + 5]
-        a = _composite_normal(z[k], math.sqrt(z1 * z1 + z2 * z2), math.sqrt(r1 * r1 + r2 * r2),
-                              abs(s), mu, mu_roll, mu_spin)
-        out[k] = a
-        out[k + 1], out[k + 2] = project_disk(z1, z2, mu * a)
-        out[k + 3], out[k + 4] = project_disk(r1, r2, mu_roll * a)
-        bound = mu_spin * a
-        out[k + 5] = min(max(s, -bound), bound)
+        out[k], out[k + 1], out[k + 2], out[k + 3], out[k + 4], out[k + 5] = project_composite(
+            (z[k], z[k + 1], z[k + 2], z[k + 3], z[k + 4], z[k + 5]), coefficients)
 
 
 @cuda.jit(device=True)
@@ -150,10 +105,10 @@ def _grid_sums(first, second, reduce, grid):
 
 @cuda.jit(device=True)
 def _grid_max(value, reduce, grid):
-    """The largest `value` over the grid (NaN counts as the largest), alike for every thread."""
+    """The largest `value` over the grid (a NaN: scan.block_extreme), alike for every thread."""
     partial, totals = reduce
     shared = cuda.shared.array(THREADS, np.float64)
-    top = _block_max(shared, value)
+    top = block_extreme(shared, value, False)
     if cuda.threadIdx.x == 0:
         partial[cuda.blockIdx.x * SUMS] = top
     grid.sync()
@@ -191,12 +146,8 @@ def _residual_squared(lam, Alam, rhs, cone, k, c):
         r1 = lam[k + 3] - (Alam[k + 3] + rhs[k + 3])
         r2 = lam[k + 4] - (Alam[k + 4] + rhs[k + 4])
         s = lam[k + 5] - (Alam[k + 5] + rhs[k + 5])
-        a = _composite_normal(zn, math.sqrt(z1 * z1 + z2 * z2), math.sqrt(r1 * r1 + r2 * r2),
-                              abs(s), mu[c], mu_roll[c], mu_spin[c])
-        q1, q2 = project_disk(z1, z2, mu[c] * a)
-        w1, w2 = project_disk(r1, r2, mu_roll[c] * a)
-        bound = mu_spin[c] * a
-        ws = min(max(s, -bound), bound)
+        a, q1, q2, w1, w2, ws = project_composite((zn, z1, z2, r1, r2, s),
+                                                  (mu[c], mu_roll[c], mu_spin[c]))
         total = (lam[k] - a) ** 2
         total += (lam[k + 1] - q1) ** 2
         total += (lam[k + 2] - q2) ** 2

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import friction
+from .. import problem as frictionless
 from ..friction import INERTIA_FACTOR
 from .launch import kernel
 from .runtime import THREADS, cuda, shared
@@ -24,6 +25,7 @@ from .scan import exclusive_scan
 contact_mu = shared(friction.contact_mu)
 contact_rows = shared(friction.contact_rows)
 tangent_frames_range = shared(friction.tangent_frames_range)
+assemble_range = shared(frictionless.assemble_range)
 
 # scalars = (h s, the overlap fraction kept, the warm start's fraction, μ, μ_wall, μ_roll m,
 # μ_spin m): the problem's numbers
@@ -53,22 +55,6 @@ def _gather_marbles(bodies, order, slotted, rows, first, stride):
         r[s] = radius[i]
         if rows > 1:
             iw[s] = inv_mass[i] / (INERTIA_FACTOR * radius[i] * radius[i])
-
-
-@cuda.jit(device=True)
-def _frictionless_row(A, V, gap, h, system, c):
-    """diag[c] = A_cc, rhs[c] = J v* + gap/h (problem.assemble_range)."""
-    body_a, body_b, normal, inv_mass = A
-    diag, rhs = system
-    a = body_a[c]
-    b = body_b[c]
-    u = normal[c, 0] * V[b, 0] + normal[c, 1] * V[b, 1] + normal[c, 2] * V[b, 2]
-    k = inv_mass[b]
-    if a >= 0:
-        u -= normal[c, 0] * V[a, 0] + normal[c, 1] * V[a, 1] + normal[c, 2] * V[a, 2]
-        k += inv_mass[a]
-    diag[c] = k
-    rhs[c] = u + gap[c] / h
 
 
 @cuda.jit(device=True)
@@ -203,7 +189,7 @@ def assemble_frictionless(contacts, bodies, order, slotted, problem, scalars, wo
     V = slotted[0]
     h = scalars[H]
     for c in range(cuda.grid(1), body_a.shape[0], cuda.gridsize(1)):
-        _frictionless_row(A, V, gap, h, (diag, rhs), c)
+        assemble_range(A, gap, V, h, (diag, rhs), c, c + 1)
     csr, partial_i = work
     _rows_by_marble(body_a, body_b, csr, ishared, partial_i, grid)
     last, table, lam0 = warm

@@ -8,7 +8,9 @@ host is brought up to date only when asked (`download`): a window asks once a fr
 
 The solve runs in the collider's numbering (slots: order[slot] is the marble), contact by
 contact and marble by marble; a contact's key names its marbles by their own numbers, so the
-warm start matches across steps whatever the order. Which methods run here: `SOLVERS`.
+warm start matches across steps whatever the order. Which methods run here: those
+whose Method declares the cuda device (solver/methods/registry.py); their functions here are
+registered on the Method by solver/cuda/driver.py.
 """
 from __future__ import annotations
 
@@ -19,30 +21,13 @@ import numpy as np
 
 from ..friction import ROWS_FRICTIONLESS, FrictionalProblem, contact_coefficients
 from ..methods.driver import SolveResult
-from ..params import ParamError
-from ..problem import ContactProblem
+from ..problem import FRICTIONAL, FRICTIONLESS, ContactProblem
 from ..world import World, container_geometry
 from . import assemble as asm
 from . import collide as gcol
-from . import jacobi as gj
 from . import motion as gmo
-from .driver import DeviceApgd, DeviceColouredGs, DeviceProxJacobi, DeviceSolve, run
+from . import driver as _registered  # noqa: F401  the GPU's functions on the Methods
 from .runtime import THREADS, blocks_for, cooperative_blocks, cuda
-
-# The methods that run here, each with the driver's object for one solve.
-SOLVERS = {"jacobi": lambda problem, settings: DeviceSolve(problem, False, settings),
-           "mass-split": lambda problem, settings: DeviceSolve(problem, True, settings),
-           "coloured-gs": DeviceColouredGs,
-           "prox-jacobi": DeviceProxJacobi,
-           "apgd": DeviceApgd}
-
-
-def check_solver(name: str) -> None:
-    """ParamError (one line) when solver `name` does not run on the cuda device."""
-    if name not in SOLVERS:
-        raise ParamError(f"solver {name} does not run on the cuda device; there use one of "
-                         f"{', '.join(SOLVERS)}, or --device cpu")
-
 
 def _grow(size: int) -> int:
     return max(1024, 1 << max(0, int(size - 1).bit_length()))
@@ -227,9 +212,8 @@ class CudaBackend:
         return problem, lam0
 
     def solve(self, method, problem: "DeviceProblem", lam0, settings) -> SolveResult:
-        """The GPU's solve of `method` (SOLVERS) from λ0 through the GPU's driver."""
-        check_solver(method.name)
-        return run(SOLVERS[method.name](problem, settings), lam0, settings)
+        """`method`'s solve on the cuda device (its function there: solver/cuda/driver.py)."""
+        return method.solve(problem, lam0, settings)
 
     def integrate(self, world: World, problem: "DeviceProblem", prediction, lam, order,
                   blocks: int) -> None:
@@ -287,12 +271,35 @@ class DeviceProblem:
     """One step's contact problem on the GPU, over slots: A (solver/products.py's tuple), b,
     A's diagonal, with friction the laws; csr: the contacts by marble. `host()` gives the
     CPU's problem of the same contacts in the world's numbering (for readers: compare, the
-    exports)."""
+    exports). The CPU problems' interface (docs/architecture.md) where a solve reads it:
+    kind, device, rows, size, m, n, A, laws, rhs, diag; the products and residuals are the host
+    problem's, for readers."""
 
-    kind_names = {1: "frictionless"}
+    device = "cuda"
+    explicit = False
 
     def __init__(self):
-        self.rows = 1
+        self.rows = ROWS_FRICTIONLESS
+
+    @property
+    def kind(self) -> str:
+        return FRICTIONLESS if self.rows == ROWS_FRICTIONLESS else FRICTIONAL
+
+    @property
+    def frictional(self) -> bool:
+        return self.rows != ROWS_FRICTIONLESS
+
+    def residual(self, lam) -> float:
+        """The natural-map residual of λ (host or GPU), m/s, on the host problem."""
+        return self.host().residual(_on_host(lam))
+
+    def error(self, lam) -> np.ndarray:
+        """A λ + b (host), m/s, on the host problem."""
+        return self.host().error(_on_host(lam))
+
+    def velocity(self, lam) -> np.ndarray:
+        """v* + M^-1 J^T λ (host), the world's numbering, on the host problem."""
+        return self.host().velocity(_on_host(lam))
 
     @classmethod
     def assemble(cls, backend: CudaBackend, world: World, contacts: DeviceContacts,
@@ -343,6 +350,8 @@ class DeviceProblem:
 
     def host(self):
         """The CPU's problem of these contacts, in the world's numbering."""
+        if getattr(self, "host_problem", None) is not None:
+            return self.host_problem
         c = self.contacts
         order = c.order.copy_to_host()
         a = c.body_a.copy_to_host()
@@ -359,3 +368,8 @@ class DeviceProblem:
         return FrictionalProblem(body_a, body_b, normal, gap, w.radius.copy(), w.inv_mass.copy(),
                                  self.prediction.V.copy_to_host(), float(w.dt), mu, mu_roll,
                                  mu_spin, self.rows, key)
+
+
+def _on_host(lam) -> np.ndarray:
+    out = lam.copy_to_host() if hasattr(lam, "copy_to_host") else np.asarray(lam)
+    return np.asarray(out, dtype=np.float64)

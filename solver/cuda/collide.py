@@ -21,7 +21,7 @@ import numpy as np
 from ..collide import MARGIN_CAP_DIAMETERS, MARGIN_EPS_FRACTION
 from .launch import kernel
 from .runtime import THREADS, cuda
-from .scan import exclusive_scan
+from .scan import block_extreme, exclusive_scan
 
 MAX_CELLS_PER_AXIS = 1 << 20
 # geom (float64) slots: the grid's origin, its inverse cell width, the margin's parts, h
@@ -52,24 +52,6 @@ def _cell(value, low, inv_cell):
 
 
 @cuda.jit(device=True)
-def _block_min(shared, value):
-    """The minimum of `value` over the block's threads (float64 or int64, as `shared`), read
-    by every thread."""
-    tid = cuda.threadIdx.x
-    shared[tid] = value
-    cuda.syncthreads()
-    step = THREADS // 2
-    while step > 0:
-        if tid < step and shared[tid + step] < shared[tid]:
-            shared[tid] = shared[tid + step]
-        cuda.syncthreads()
-        step //= 2
-    out = shared[0]
-    cuda.syncthreads()
-    return out
-
-
-@cuda.jit(device=True)
 def _bounds(marbles, speed, partial, geom, fshared, grid):
     """geom <- the grid's origin (the lowest corner of the centres), its inverse cell width
     and the margins, as the CPU's _grid computes them; speed <- |v| per marble."""
@@ -90,7 +72,7 @@ def _bounds(marbles, speed, partial, geom, fshared, grid):
         lo[4] = min(lo[4], radius[i])
         lo[5] = min(lo[5], -s)
     for k in range(BOUNDS):
-        value = _block_min(fshared, lo[k])
+        value = block_extreme(fshared, lo[k], True)
         if cuda.threadIdx.x == 0:
             partial[cuda.blockIdx.x * BOUNDS + k] = value
     grid.sync()
@@ -126,7 +108,7 @@ def _dims(x, geom, dims, ishared, partial_i, grid):
         top2 = max(top2, _cell(x[i, 2], geom[LO2], geom[INV_CELL]))
     for k in range(3):
         mine = top0 if k == 0 else (top1 if k == 1 else top2)
-        value = -_block_min(ishared, -mine)
+        value = -block_extreme(ishared, -mine, True)
         if cuda.threadIdx.x == 0:
             partial_i[cuda.blockIdx.x * 3 + k] = value
     grid.sync()

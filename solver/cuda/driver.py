@@ -10,10 +10,12 @@ import time
 import numpy as np
 
 from .. import metrics
+from ..methods import registry
 from ..methods.driver import SolveResult
 from ..methods.apgd import BACKTRACKS, L, PRODUCTS, RESTARTS, RMIN, STOP
 from ..methods import proximal
 from ..methods.prox_friction import fresh_friction_state
+from ..problem import FRICTIONAL, FRICTIONLESS
 from . import apgd as ga
 from . import colour as gc
 from . import gauss_seidel as gs
@@ -147,10 +149,30 @@ class DeviceSolve:
         return {}
 
 
+class DeviceJacobi(DeviceSolve):
+    """Projected Jacobi, damped by β."""
+
+    method = "jacobi"
+
+    def __init__(self, problem, settings):
+        super().__init__(problem, False, settings)
+
+
+class DeviceMassSplit(DeviceSolve):
+    """Jacobi with each marble's mass split among its contacts."""
+
+    method = "mass-split"
+
+    def __init__(self, problem, settings):
+        super().__init__(problem, True, settings)
+
+
 class DeviceColouredGs(DeviceSolve):
     """Gauss-Seidel by colours on a DeviceProblem (solver/cuda/gauss_seidel.py): the contacts
     coloured and sorted by colour once (one launch), then DeviceSolve's interface over the
     sweeps by colour."""
+
+    method = "coloured-gs"
 
     def __init__(self, problem, settings):
         frictional = problem.rows > 1
@@ -216,6 +238,8 @@ class _Stateful(DeviceSolve):
 class DeviceApgd(_Stateful):
     """APGD on a DeviceProblem (solver/cuda/apgd.py) behind DeviceSolve's interface; `sweep`
     leaves the best iterate in λ."""
+
+    method = "apgd"
 
     def __init__(self, problem, settings):
         self.start_kernel, self.kernel = (ga.FRICTIONAL_KERNELS if problem.rows > 1
@@ -289,6 +313,8 @@ class DeviceProxJacobi(_Stateful):
     """prox-jacobi on a DeviceProblem (solver/cuda/prox_jacobi.py): R0 by the `r` strategy
     computed on the GPU, the adaptation's state and counts kept there between launches."""
 
+    method = "prox-jacobi"
+
     def __init__(self, problem, settings):
         frictional = problem.rows > 1
         self.kernel = gp.FRICTIONAL if frictional else gp.FRICTIONLESS
@@ -350,6 +376,30 @@ class DeviceProxJacobi(_Stateful):
         return {"accepted": int(self._counts[proximal.ACCEPTED]),
                 "rejected": int(self._counts[proximal.REJECTED]),
                 "final_scale": float(self.progress[0].copy_to_host()[proximal.SCALE])}
+
+
+# The GPU's implementation of each method that declares the cuda device (methods/<name>.py's
+# METHOD.devices); registered on it below, so the registry is the one list of what runs here.
+SOLVES = (DeviceJacobi, DeviceMassSplit, DeviceColouredGs, DeviceProxJacobi, DeviceApgd)
+_BY_METHOD = {solve.method: solve for solve in SOLVES}
+
+
+def device_solve(problem, settings) -> DeviceSolve:
+    """The driver's object for one solve of `settings.method` on a DeviceProblem."""
+    return _BY_METHOD[settings.method](problem, settings)
+
+
+def _solver(solve: type) -> callable:
+    def on_device(problem, lam, settings) -> SolveResult:
+        return run(solve(problem, settings), lam, settings)
+
+    on_device.__name__ = f"{solve.__name__}.run"
+    return on_device
+
+
+for _solve in SOLVES:
+    registry.get(_solve.method).on("cuda", dict.fromkeys((FRICTIONLESS, FRICTIONAL),
+                                                         _solver(_solve)))
 
 
 def run(solve: DeviceSolve, lam, settings) -> SolveResult:

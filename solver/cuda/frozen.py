@@ -12,11 +12,12 @@ import dataclasses
 
 import numpy as np
 
+from ..methods import registry
 from ..methods.driver import SolveResult, SolveSettings
 from ..params import ParamError
 from ..problem import contact_graph
-from .backend import SOLVERS, DeviceProblem, _Buffers, check_solver
-from .driver import run
+from . import check_solver
+from .backend import DeviceProblem, _Buffers
 from .runtime import cuda
 
 
@@ -74,5 +75,5 @@ class FrozenSolver:
         if self._source is not problem:
             self._device, self._source = upload(problem), problem
         lam = cuda.to_device(np.ascontiguousarray(lam0, dtype=np.float64))
-        result = run(SOLVERS[self.name](self._device, settings), lam, settings)
+        result = registry.get(self.name).solve(self._device, lam, settings)
         return dataclasses.replace(result, lam=lam.copy_to_host())

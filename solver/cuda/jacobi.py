@@ -7,7 +7,7 @@ marble's sum has one order, the CPU's serial scatter's, so a run repeats bit for
 The two methods differ only in their step: β / A_jj for Jacobi, 1 / A_jj over the marbles'
 split masses (Tonge, Benevolenski and Voroshilov 2012: each marble's inverse mass times its
 contact count) for mass splitting (solver/methods/mass_split.py, whose split diagonal this
-module's `split_diagonal` computes alike), so both run the same kernels with diag and β.
+module's `split_diagonal` computes with its functions), so both run the same kernels with diag and β.
 The residuals the driver reads (`measure`) are the CPU's: the natural map without friction,
 FCLIB's contact error with it.
 """
@@ -19,14 +19,18 @@ import numpy as np
 
 from .. import products
 from ..methods import jacobi as cpu_jacobi
+from ..methods import mass_split
 from .coulomb import contact_error
 from .launch import kernel
 from .runtime import THREADS, cuda, shared
+from .scan import block_extreme
 
 # The CPU's range functions, called for one contact: the same source on this device
 # (runtime.shared).
 frictional_gather = shared(products.frictional_gather)
 frictional_jacobi_range = shared(cpu_jacobi.frictional_jacobi_range)
+split_rows = shared(mass_split.split_rows)
+frictional_split_rows = shared(mass_split.frictional_split_rows)
 
 # measure's results, (MEASURES,) float64
 RESIDUAL, FINITE, SCALE, LAM_FINITE = 0, 1, 2, 3
@@ -236,28 +240,11 @@ def _keep(lam, start):
 
 
 @cuda.jit(device=True)
-def _block_max(shared, value):
-    """The largest `value` over the block's threads (NaN counts as the largest)."""
-    tid = cuda.threadIdx.x
-    shared[tid] = value
-    cuda.syncthreads()
-    step = THREADS // 2
-    while step > 0:
-        if tid < step and not shared[tid + step] <= shared[tid]:
-            shared[tid] = shared[tid + step]
-        cuda.syncthreads()
-        step //= 2
-    out = shared[0]
-    cuda.syncthreads()
-    return out
-
-
-@cuda.jit(device=True)
 def _finish(local, partial, out, grid):
     """out[k] <- the largest of every thread's local[k] (local: MEASURES maxima)."""
     shared = cuda.shared.array(THREADS, np.float64)
     for k in range(MEASURES):
-        value = _block_max(shared, local[k])
+        value = block_extreme(shared, local[k], False)
         if cuda.threadIdx.x == 0:
             partial[cuda.blockIdx.x * MEASURES + k] = value
     grid.sync()
@@ -386,45 +373,17 @@ def frictional_solve(A, system, laws, lam, csr, scratch, work, count):
 
 @kernel
 def split_diagonal(A, start, out):
-    """out (m,) <- A's diagonal over the split masses, each end's inverse mass times its
-    contact count (mass_split.split_rows's arithmetic); start: the CSR's row starts."""
-    body_a, body_b, normal, inv_mass = A
-    for c in range(cuda.grid(1), body_a.shape[0], cuda.gridsize(1)):
-        a = body_a[c]
-        b = body_b[c]
-        k = float(start[b + 1] - start[b]) * inv_mass[b]
-        if a >= 0:
-            k += float(start[a + 1] - start[a]) * inv_mass[a]
-        out[c] = k
+    """out (m,) <- A's diagonal over the split masses (mass_split.split_rows); start: the CSR's
+    row starts."""
+    for c in range(cuda.grid(1), A[0].shape[0], cuda.gridsize(1)):
+        split_rows(A, start, out, c, c + 1)
 
 
 @kernel
 def frictional_split_diagonal(A, start, out):
-    """split_diagonal with friction, out (m * rows): the normal's, the tangents' (mass and
-    lever) and the rolling rows' (inertia) over the split masses."""
-    body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia, rows = A
-    for c in range(cuda.grid(1), body_a.shape[0], cuda.gridsize(1)):
-        a = body_a[c]
-        b = body_b[c]
-        k = c * rows
-        rb = arm_b[c]
-        kb = float(start[b + 1] - start[b])
-        lin = kb * inv_mass[b]
-        lever = kb * (inv_mass[b] + rb * rb * inv_inertia[b])
-        rot = kb * inv_inertia[b]
-        if a >= 0:
-            ka = float(start[a + 1] - start[a])
-            ra = arm_a[c]
-            lin += ka * inv_mass[a]
-            lever += ka * (inv_mass[a] + ra * ra * inv_inertia[a])
-            rot += ka * inv_inertia[a]
-        out[k] = lin
-        out[k + 1] = lever
-        out[k + 2] = lever
-        if rows == 6:
-            out[k + 3] = rot
-            out[k + 4] = rot
-            out[k + 5] = rot
+    """split_diagonal with friction, out (m * rows) (mass_split.frictional_split_rows)."""
+    for c in range(cuda.grid(1), A[0].shape[0], cuda.gridsize(1)):
+        frictional_split_rows(A, start, out, c, c + 1)
 
 
 @kernel

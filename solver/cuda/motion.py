@@ -5,13 +5,16 @@ GPU in the world's numbering; integrate writes them from the solve's slots (orde
 the marble)."""
 from __future__ import annotations
 
+from .. import motion as cpu_motion
 from .. import rotation
 from .jacobi import _frictional_velocity_change, _velocity_change
 from .launch import kernel
 from .runtime import cuda, shared
 
-# The CPU's body, the same source on this device (runtime.shared).
+# The CPU's bodies, called for one marble: the same source on this device (runtime.shared).
 rotate_range = shared(rotation.rotate_range)
+integrate_range = shared(cpu_motion.integrate_range)
+integrate_spin_range = shared(rotation.integrate_spin_range)
 
 # motion = (h s, drag decay e^(-c h), planar, gravity x, y, z m/s^2): the step's scalars
 H, DECAY, PLANAR, GX, GY, GZ = range(6)
@@ -63,13 +66,8 @@ def integrate(A, lam, csr, slotted, world, motion, dv):
     stride = cuda.gridsize(1)
     for s in range(first, order.shape[0], stride):
         _velocity_change(s, A, lam, csr, dv)
+        integrate_range(V, dv, (h, planar), (x, v), order, s, s + 1)
         i = order[s]
-        v[i, 0] = V[s, 0] + dv[s, 0]
-        v[i, 1] = 0.0 if planar else V[s, 1] + dv[s, 1]
-        v[i, 2] = V[s, 2] + dv[s, 2]
-        x[i, 0] += h * v[i, 0]
-        x[i, 1] += h * v[i, 1]
-        x[i, 2] += h * v[i, 2]
         omega[i, 0] *= decay
         omega[i, 1] *= decay
         omega[i, 2] *= decay
@@ -87,14 +85,6 @@ def frictional_integrate(A, lam, csr, slotted, world, motion, dV):
     planar = motion[PLANAR]
     for s in range(cuda.grid(1), order.shape[0], cuda.gridsize(1)):
         _frictional_velocity_change(s, A, lam, csr, dV)
+        integrate_spin_range(V, dV, (h, planar), (x, v, omega), order, s, s + 1)
         i = order[s]
-        v[i, 0] = V[s, 0] + dV[s, 0]
-        v[i, 1] = 0.0 if planar else V[s, 1] + dV[s, 1]
-        v[i, 2] = V[s, 2] + dV[s, 2]
-        x[i, 0] += h * v[i, 0]
-        x[i, 1] += h * v[i, 1]
-        x[i, 2] += h * v[i, 2]
-        omega[i, 0] = 0.0 if planar else V[s, 3] + dV[s, 3]
-        omega[i, 1] = V[s, 4] + dV[s, 4]
-        omega[i, 2] = 0.0 if planar else V[s, 5] + dV[s, 5]
         rotate_range(orientation, omega, h, i, i + 1)

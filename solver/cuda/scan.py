@@ -29,6 +29,28 @@ def block_sum(shared, value):
     return total
 
 
+@cuda.jit(device=True)
+def block_extreme(shared, value, lowest):
+    """The smallest (`lowest`) or the largest `value` over the block's threads (float64 or
+    int64, as `shared`), read by every thread after the call. A NaN is not ordered: the
+    largest keeps one only where the tree meets it as the other value, so a caller that must
+    see it maps it to inf first (as the Jacobi measure does)."""
+    tid = cuda.threadIdx.x
+    shared[tid] = value
+    cuda.syncthreads()
+    step = THREADS // 2
+    while step > 0:
+        if tid < step:
+            other = shared[tid + step]
+            if other < shared[tid] if lowest else not other <= shared[tid]:
+                shared[tid] = other
+        cuda.syncthreads()
+        step //= 2
+    out = shared[0]
+    cuda.syncthreads()
+    return out
+
+
 @cuda.jit(device=True, inline=True)
 def block_inclusive(shared, value):
     """The inclusive prefix sum of `value` over the block's threads in thread order

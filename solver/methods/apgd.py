@@ -291,4 +291,5 @@ METHOD = Method("apgd", "Accelerated projected gradient",
                 {FRICTIONLESS: solve, FRICTIONAL: solve, EXPLICIT: solve},
                 "Nesterov-accelerated projected gradient with adaptive step and restart on the "
                 "cone complementarity relaxation (Chrono); sliding contacts separate at "
-                "u_n = μ‖u_t‖", (RESTART, PRECONDITION))
+                "u_n = μ‖u_t‖", (RESTART, PRECONDITION),
+                devices=("cpu", "cuda"))

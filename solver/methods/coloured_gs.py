@@ -90,4 +90,5 @@ def solve(problem, lam0: np.ndarray, settings: SolveSettings):
 METHOD = Method("coloured-gs", "Gauss-Seidel by colours",
                 {FRICTIONLESS: solve, FRICTIONAL: solve, EXPLICIT: solve},
                 "PGS over a colouring of the contacts: a colour's contacts share no marble, so "
-                "each colour is one parallel sweep (the GPU's Gauss-Seidel)")
+                "each colour is one parallel sweep (the GPU's Gauss-Seidel)",
+                devices=("cpu", "cuda"))

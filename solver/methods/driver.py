@@ -28,6 +28,8 @@ from ..params import Param
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem
 
 KINDS = (FRICTIONLESS, FRICTIONAL, EXPLICIT)
+# Where a method may run: the Numba CPU core, the GPU (solver/cuda/); StepOptions.device's names.
+DEVICES = ("cpu", "cuda")
 
 ITERATIONS = Param("iterations", 20, int, "solver iterations per step", lo=1, hi=10_000_000)
 
@@ -99,7 +101,9 @@ class Method:
     divergence; `solve` picks the one for the problem's kind, so no method asks a problem what
     it is. One function for every kind may be given alone: it then solves the frictionless
     problem, and the frictional and explicit ones too when `friction`. `params` are the
-    method's own parameters; COMMON_PARAMS apply to all."""
+    method's own parameters; COMMON_PARAMS apply to all. `devices` (DEVICES) are where it
+    runs: `solvers` are the CPU's; another device's package registers its functions with `on`
+    when it is imported, so this declaration needs none of that device's libraries."""
 
     name: str
     label: str
@@ -107,6 +111,8 @@ class Method:
     description: str
     params: tuple[Param, ...] = ()
     friction: bool = False  # derived from `solvers`: solves the frictional problem
+    devices: tuple[str, ...] = ("cpu",)
+    _elsewhere: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         solvers = self.solvers
@@ -115,16 +121,32 @@ class Method:
         unknown = set(solvers) - set(KINDS)
         if unknown:
             raise ValueError(f"method {self.name}: unknown problem kinds {sorted(unknown)}")
+        if "cpu" not in self.devices or set(self.devices) - set(DEVICES):
+            raise ValueError(f"method {self.name}: devices {self.devices} must hold cpu and "
+                             f"only {DEVICES}")
         object.__setattr__(self, "solvers", MappingProxyType(dict(solvers)))
         object.__setattr__(self, "friction", FRICTIONAL in solvers)
 
+    def on(self, device: str, solvers: Mapping[str, Callable]) -> None:
+        """Register `device`'s function for each problem kind (a subset of the CPU's kinds)."""
+        if device == "cpu" or device not in self.devices:
+            raise ValueError(f"method {self.name} does not declare device {device}")
+        if set(solvers) - set(self.solvers):
+            raise ValueError(f"method {self.name}: {device} kinds {sorted(solvers)} beyond "
+                             f"the CPU's {sorted(self.solvers)}")
+        self._elsewhere[device] = MappingProxyType(dict(solvers))
+
     def solve(self, problem, lam0: np.ndarray, settings: SolveSettings) -> SolveResult:
         """The method's solve of `problem` from λ0 (problem.size entries, checked: the kernels
-        index λ without bounds checks, so a λ0 of another problem would write past arrays)."""
-        function = self.solvers.get(problem.kind)
+        index λ without bounds checks, so a λ0 of another problem would write past arrays), on
+        the problem's device."""
+        device = problem.device
+        solvers = self.solvers if device == "cpu" else self._elsewhere.get(device, {})
+        function = solvers.get(problem.kind)
         if function is None:
-            raise ValueError(f"solver {self.name} does not solve {problem.kind} problems")
-        shape = np.shape(lam0)
+            where = "" if device == "cpu" else f" on the {device} device"
+            raise ValueError(f"solver {self.name} does not solve {problem.kind} problems{where}")
+        shape = tuple(np.shape(lam0))
         if shape != (problem.size,):
             raise ValueError(f"{self.name}: λ0 must have {problem.size} entries for this "
                              f"problem ({problem.m} contacts), got shape {shape}")

@@ -161,4 +161,5 @@ def _solve_frictional(problem, lam0: np.ndarray, settings: SolveSettings):
 
 METHOD = Method("jacobi", "Projected Jacobi",
                 {FRICTIONLESS: solve, FRICTIONAL: _solve_frictional, EXPLICIT: _solve_explicit},
-                "all contacts updated from the same iterate, damped by β", (BETA,))
+                "all contacts updated from the same iterate, damped by β", (BETA,),
+                devices=("cpu", "cuda"))

@@ -28,43 +28,49 @@ from .jacobi import frictional_jacobi_sweeps, jacobi_sweeps, operator_jacobi_swe
 from .operator import local_steps, operator
 
 
-def contact_counts(problem) -> np.ndarray:
-    """(n,) float64: every marble's contact count (walls included)."""
+def contact_starts(problem) -> np.ndarray:
+    """(n + 1,) int64: where each marble's contacts start in a list of them by marble (walls
+    included), so marble i has start[i + 1] - start[i] contacts: the CSR's row starts, as the
+    GPU holds them."""
     counts = np.bincount(problem.body_b, minlength=problem.n)
     marbles = problem.body_a[problem.body_a >= 0]
     counts += np.bincount(marbles, minlength=problem.n)
-    return counts.astype(np.float64)
+    start = np.zeros(problem.n + 1, dtype=np.int64)
+    np.cumsum(counts, out=start[1:])
+    return start
 
 
 @njit(cache=True, nogil=True)
-def split_rows(A, counts, out):
-    """out (m,) <- Â_cc = k_b w_b + k_a w_a (module docstring); counts (n,) float64."""
+def split_rows(A, start, out, first, last):
+    """out[c] <- Â_cc = k_b w_b + k_a w_a (module docstring) for contacts [first, last); start:
+    contact_starts. The GPU's kernel calls it for one contact."""
     body_a, body_b, normal, inv_mass = A
-    for c in range(body_a.shape[0]):
+    for c in range(first, last):
         a = body_a[c]
         b = body_b[c]
-        k = counts[b] * inv_mass[b]
+        k = float(start[b + 1] - start[b]) * inv_mass[b]
         if a >= 0:
-            k += counts[a] * inv_mass[a]
+            k += float(start[a + 1] - start[a]) * inv_mass[a]
         out[c] = k
 
 
 @njit(cache=True, nogil=True)
-def frictional_split_rows(A, counts, out):
-    """out (m * rows,) <- the split diagonal of every row: the normal's k w, the tangents'
-    k (w + r² I^-1), the rolling rows' k I^-1, summed over both ends (b first)."""
+def frictional_split_rows(A, start, out, first, last):
+    """out[c * rows + j] <- the split diagonal of every row j of contacts [first, last): the
+    normal's k w, the tangents' k (w + r² I^-1), the rolling rows' k I^-1, summed over both
+    ends (b first); start: contact_starts."""
     body_a, body_b, normal, t1, t2, arm_a, arm_b, inv_mass, inv_inertia, rows = A
-    for c in range(body_a.shape[0]):
+    for c in range(first, last):
         a = body_a[c]
         b = body_b[c]
         k = c * rows
         rb = arm_b[c]
-        kb = counts[b]
+        kb = float(start[b + 1] - start[b])
         lin = kb * inv_mass[b]
         lever = kb * (inv_mass[b] + rb * rb * inv_inertia[b])
         rot = kb * inv_inertia[b]
         if a >= 0:
-            ka = counts[a]
+            ka = float(start[a + 1] - start[a])
             ra = arm_a[c]
             lin += ka * inv_mass[a]
             lever += ka * (inv_mass[a] + ra * ra * inv_inertia[a])
@@ -82,7 +88,7 @@ def split_diagonal(problem) -> np.ndarray:
     """Â's diagonal of `problem`, (size,) 1/kg."""
     out = np.empty(problem.size)
     kernel = frictional_split_rows if problem.rows > 1 else split_rows
-    kernel(problem.A, contact_counts(problem), out)
+    kernel(problem.A, contact_starts(problem), out, 0, problem.m)
     return out
 
 
@@ -132,4 +138,5 @@ def _solve_explicit(problem, lam0: np.ndarray, settings: SolveSettings):
 METHOD = Method("mass-split", "Mass-splitting Jacobi",
                 {FRICTIONLESS: solve, FRICTIONAL: _solve_frictional, EXPLICIT: _solve_explicit},
                 "Jacobi with each marble's mass split among its contacts (PhysX's GPU solver): "
-                "convergent with no damping to tune")
+                "convergent with no damping to tune",
+                devices=("cpu", "cuda"))

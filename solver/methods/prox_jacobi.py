@@ -96,4 +96,5 @@ def solve(problem: ContactProblem, lam0: np.ndarray, settings: SolveSettings):
 METHOD = Method("prox-jacobi", "Proximal Jacobi",
                 {FRICTIONLESS: solve, FRICTIONAL: solve_jacobi, EXPLICIT: solve_jacobi},
                 "Erleben's prox fixed point, all-at-once form, adaptive r; with friction the "
-                "Coulomb cone's map", JACOBI_PARAMS)
+                "Coulomb cone's map", JACOBI_PARAMS,
+                devices=("cpu", "cuda"))

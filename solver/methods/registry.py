@@ -77,6 +77,11 @@ def friction_solvers() -> list[str]:
     return [name for name, method in METHODS.items() if method.friction]
 
 
+def on_device(device: str) -> list[str]:
+    """The solvers whose Method declares `device` (driver.DEVICES), in registry order."""
+    return [name for name, method in METHODS.items() if device in method.devices]
+
+
 def check_friction(name: str, frictional: bool) -> None:
     """ParamError (one line) when solver `name` cannot solve the frictional problem and there
     is friction."""

@@ -72,10 +72,9 @@ def capture(path: str) -> int:
 def _scenarios(np) -> None:
     from numba import cuda
 
-    from solver.cuda.backend import SOLVERS
+    from solver.cuda.driver import device_solve
     from solver.cuda.frozen import FrozenSolver, upload
     from solver.methods import registry
-    from solver.options import GPU_SOLVERS
     from tests.solver.cuda.conftest import PILES, one_gpu_step
     from tests.solver.cuda.test_frozen import frozen
 
@@ -83,7 +82,7 @@ def _scenarios(np) -> None:
     from solver.step import Simulation
     from tests.solver.cuda.conftest import copy_of, cpu_settled
 
-    for solver in GPU_SOLVERS:
+    for solver in registry.on_device("cuda"):
         for scene, params in PILES[:3]:
             sim, _ = one_gpu_step(scene, params, solver, warm_start=1.0, iterations=3, steps=2)
             sim.step(trace=True)
@@ -104,7 +103,7 @@ def _scenarios(np) -> None:
                                                             {"r": "global"}))
         # one launch per phase (the launch-cost comparison's kernels)
         device = upload(problem)
-        SOLVERS["jacobi"](device, registry.settings("jacobi", 2, False)).phased(
+        device_solve(device, registry.settings("jacobi", 2, False)).phased(
             cuda.to_device(np.zeros(device.size)), 1)
 
 

@@ -139,11 +139,17 @@ def test_solve_refuses_what_the_gpu_cannot_run(tmp_path, capsys, args, says):
     assert stop.value.code == 2 and says in err and err.count("\n") == 1
 
 
-def test_the_gpu_solvers_named_for_help_texts_are_the_backends():
-    from solver.cuda.backend import SOLVERS
-    from solver.options import GPU_SOLVERS
+def test_every_method_declaring_the_gpu_has_its_function_there_and_no_other():
+    from solver.cuda.driver import SOLVES
+    from solver.problem import FRICTIONAL, FRICTIONLESS
 
-    assert tuple(SOLVERS) == GPU_SOLVERS
+    declared = registry.on_device("cuda")
+    assert [solve.method for solve in SOLVES] == declared
+    for name, method in registry.METHODS.items():
+        there = method._elsewhere.get("cuda", {})
+        assert set(there) == ({FRICTIONLESS, FRICTIONAL} if name in declared else set())
+    with pytest.raises(ValueError, match="does not declare device cuda"):
+        registry.get("pgs").on("cuda", {FRICTIONLESS: print})
 
 
 def test_a_rewound_simulation_on_the_gpu_repeats_its_steps_bit_for_bit():
@@ -161,3 +167,23 @@ def test_a_rewound_simulation_on_the_gpu_repeats_its_steps_bit_for_bit():
     for k in range(3, 6):
         sim.step()
         assert np.array_equal(sim.world.x, kept[k].x) and np.array_equal(sim.world.v, kept[k].v)
+
+
+@pytest.mark.parametrize("scene, params, kind", [
+    ("box", {"n": 30}, "frictionless"),
+    ("bowl", {"n": 24, "mu": 0.5, "mu_wall": 0.5}, "frictional")])
+def test_the_gpus_problem_presents_the_cpus_interface(scene, params, kind):
+    """The step's problem on the GPU answers as the CPU's does (kind, rows, size, m, the
+    residual of λ), and its solve is the Method's."""
+    from tests.solver.cuda.conftest import one_gpu_step
+
+    sim, _ = one_gpu_step(scene, params, "jacobi", warm_start=1.0)
+    device, host = sim._problem, sim.problem
+    assert (device.device, host.device) == ("cuda", "cpu")
+    assert (device.kind, device.rows, device.size, device.m) == (host.kind, host.rows,
+                                                                 host.size, host.m)
+    assert device.kind == kind and device.frictional == host.frictional
+    lam = sim.lam
+    assert np.abs(lam).max() > 0.0
+    assert device.residual(lam) == host.residual(lam)
+    np.testing.assert_array_equal(device.error(sim.backend.device(lam)), host.error(lam))

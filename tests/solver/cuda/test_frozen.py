@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import scenes
-from solver.cuda.backend import SOLVERS
 from solver.cuda.frozen import FrozenSolver
 from solver.explicit import MatrixProblem
 from solver.methods import registry
@@ -27,7 +26,7 @@ def problem(request):
     return frozen(request.param)
 
 
-@pytest.mark.parametrize("name", list(SOLVERS))
+@pytest.mark.parametrize("name", registry.on_device("cuda"))
 def test_the_gpu_curve_is_the_cpus(name, problem):
     settings = registry.settings(name, 8, True, {"abs_tol": 0.0})
     rng = np.random.default_rng(2)

@@ -129,12 +129,12 @@ def test_one_launch_per_phase_or_per_iteration_is_the_fused_solve_bit_for_bit(sc
                                                                                solver):
     from numba import cuda
 
-    from solver.cuda.backend import SOLVERS
+    from solver.cuda.driver import device_solve
     from solver.cuda.frozen import upload
 
     sim, _ = one_gpu_step(scene, params, solver)
     device = upload(sim.problem)
-    solve = SOLVERS[solver](device, registry.settings(solver, 12, False))
+    solve = device_solve(device, registry.settings(solver, 12, False))
     start = np.zeros(sim.problem.size)
     fused, phased, stepped = (cuda.to_device(start) for _ in range(3))
     solve.sweep(fused, 12)
@@ -145,6 +145,6 @@ def test_one_launch_per_phase_or_per_iteration_is_the_fused_solve_bit_for_bit(sc
     assert np.abs(want).max() > 0.0
     np.testing.assert_array_equal(phased.copy_to_host(), want)
     np.testing.assert_array_equal(stepped.copy_to_host(), want)
-    other = SOLVERS["coloured-gs"](device, registry.settings("coloured-gs", 12, False))
+    other = device_solve(device, registry.settings("coloured-gs", 12, False))
     with pytest.raises(NotImplementedError):
         other.phased(fused, 1)

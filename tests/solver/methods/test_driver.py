@@ -6,7 +6,7 @@ import pytest
 
 from solver import metrics
 from solver.methods import registry
-from solver.methods.driver import SolveSettings, run
+from solver.methods.driver import Method, SolveSettings, run
 from solver.params import ParamError
 from tests.solver.methods.test_naive import v_shaped_problem
 
@@ -89,3 +89,26 @@ def test_the_observer_is_not_timed_and_the_time_limit_ends_the_solve(monkeypatch
                                                                        iterations=6),
                     sweep=sweep)
     assert unlimited.iterations == 6 and unlimited.seconds[-1] == 6.0
+
+
+def test_a_method_solves_on_the_problems_device_with_that_devices_function():
+    """Method.solve picks the function of the problem's device and kind; a device the method
+    does not declare, or one whose functions are not registered, is refused by name."""
+    problem = v_shaped_problem()
+    lam = np.zeros(problem.m)
+    cpu = registry.get("pgs").solvers["frictionless"]
+    method = Method("twin", "t", cpu, "for the test", devices=("cpu", "cuda"))
+    elsewhere = dataclasses.replace(problem)
+    elsewhere.device = "cuda"
+    with pytest.raises(ValueError, match="does not solve frictionless problems on the cuda"):
+        method.solve(elsewhere, lam, registry.settings("pgs", 3, False))
+    method.on("cuda", {"frictionless": lambda p, lam0, s: ("cuda", p.device)})
+    assert method.solve(elsewhere, lam, registry.settings("pgs", 3, False)) == ("cuda", "cuda")
+    assert method.solve(problem, lam, registry.settings("pgs", 3, False)).iterations == 3
+    with pytest.raises(ValueError, match="beyond the CPU's"):
+        method.on("cuda", {"frictional": cpu})
+    with pytest.raises(ValueError, match="does not declare device cuda"):
+        Method("cpu-only", "c", cpu, "").on("cuda", {"frictionless": cpu})
+    for devices in (("cuda",), ("cpu", "tpu")):
+        with pytest.raises(ValueError, match="devices"):
+            Method("odd", "o", cpu, "", devices=devices)
