@@ -37,7 +37,7 @@ STABILISE = Param("stabilise", 1.0, float, "fraction of an overlap the next step
 # energy than the lift by a radius that judges an explosion (lab/session/run.py).
 PUSH_SPEED = Param("push_speed", 1.0, float, "the largest speed at which a step pushes "
                    "overlapping marbles apart (a deeper overlap is removed over several steps)",
-                   "m/s", lo=0.0, lo_open=True, hi=float("inf"))
+                   "m/s", lo=0.0, lo_open=True, hi=1000.0)
 
 # The solvers the GPU runs (solver/cuda/backend.py's SOLVERS, which a test holds equal), named
 # here so that help texts need no numba-cuda.
