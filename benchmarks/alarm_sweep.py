@@ -139,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     for scene, solver, friction, values in cases(scene_names, solver_names, frictions):
         outcome = run_case(scene, solver, friction, values, args.steps)
         outcomes.append(outcome)
+        print(f"{scene} {solver} {friction}: {'alarm' if outcome.alarm else 'ok'} "
+              f"({outcome.seconds:.1f} s)", file=sys.stderr, flush=True)
         if outcome.alarm:
             print(f"| {scene} | {solver} | {friction} | {outcome.step} | {outcome.alarm} | "
                   f"{outcome.recovered_to} | {outcome.after_recover or 'no alarm'} |",
