@@ -271,8 +271,9 @@ def _traced(job: _Run, r0: float, bound: float) -> SolveResult:
             break
     moved = project_answer(problem, lam, False)
     final = problem.residual(lam)
-    if moved:
+    if moved:  # the last iterate's residual is that of the answer handed back
         status = projected_status(status, final, settings)
+        trace[-1] = final
     return SolveResult(lam, status, done, final, r0, np.array(trace), np.array(seconds),
                        job.spent(done), job.hooks.info)
 

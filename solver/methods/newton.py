@@ -497,6 +497,8 @@ def solve(problem, lam0: np.ndarray, settings: SolveSettings):
     if project_answer(problem, result.lam, True):
         result.residual = problem.residual(result.lam)
         result.status = projected_status(result.status, result.residual, settings)
+        if result.trace is not None:
+            result.trace[-1] = result.residual
     return result
 
 

@@ -72,6 +72,8 @@ def test_the_driver_hands_back_a_pulling_answer_projected_and_measured_again(tra
     assert result.lam.min() == 0.0 and result.lam[0] == 0.0
     assert result.residual == problem.residual(result.lam)
     assert result.status == metrics.MAX_ITERATIONS
+    if trace:  # the last iterate's residual is the answer's
+        assert result.trace[-1] == result.residual
 
 
 def test_project_answer_leaves_an_empty_or_feasible_answer_untouched():
