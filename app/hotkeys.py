@@ -31,7 +31,7 @@ HOTKEYS: tuple[Hotkey, ...] = (
     Hotkey("pause", ("Space",), "pause / resume the simulation"),
     Hotkey("step", ("S",), "single step (pauses first)"),
     Hotkey("reset", ("R",), "reset the scene (a pause stays; a divergence's pause ends)"),
-    Hotkey("recover", ("X",), "switch to a stable solver (pgs) and reset: out of a divergence"),
+    Hotkey("recover", ("X",), "reset with settings that hold the scene: out of a divergence"),
     Hotkey("next_scene", ("N",), "next scene (friction that `F` turned on or off stays so; "
            "with friction on a solver without: pgs)"),
     Hotkey("prev_scene", ("Shift+N",), "previous scene"),

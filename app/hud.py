@@ -18,7 +18,7 @@ from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QLabel, QWidget
 
 from lab.session.history_commands import shown_message
-from lab.session.state import PHASES, STABLE_SOLVER, friction_text, source_text
+from lab.session.state import PHASES, friction_text, source_text
 from solver.methods import registry
 from solver.methods.driver import COMMON_PARAMS
 from solver.metrics import DIVERGENCE
@@ -156,11 +156,11 @@ def threads_text(state) -> str:
 def run_text(state) -> str:
     """The HUD's line on the run: paused, running, or the divergence it is in."""
     if state.diverged and state.paused:
-        return (f"DIVERGED: paused ({state.alarm}); R resets, X switches to {STABLE_SOLVER} "
-                "and resets")
+        return (f"DIVERGED: paused ({state.alarm}); R resets, X switches to the settings "
+                "that hold it and resets")
     if state.diverged:
         return (f"DIVERGED, running on: pauses at the next divergence ({state.alarm}); "
-                f"R resets, X switches to {STABLE_SOLVER}")
+                "R resets, X switches to the settings that hold it")
     if state.paused:
         return "PAUSED (Space resumes, S steps)"
     return "running " + ("as fast as possible" if state.speed <= 0 else "in real time"

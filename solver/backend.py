@@ -111,14 +111,14 @@ class CpuBackend:
         return Prediction(v, V, decay)
 
     def collide(self, world: World, prediction: Prediction, blocks: int,
-                stabilise: float) -> Contacts:
+                stabilise: float, push_speed: float = math.inf) -> Contacts:
         """The step's contacts (laid out in blocks when blocks > 1), those no impulse can act on
-        dropped, overlaps scaled by `stabilise`."""
+        dropped, overlaps scaled by `stabilise` and removed at `push_speed` m/s at most."""
         contacts = self.collider.collide(world.x, prediction.v, world.radius, float(world.dt),
                                          blocks)
         if self.fixed_marbles(world).size:
             contacts = drop_inert(contacts, world.inv_mass)
-        return stabilised(contacts, stabilise)
+        return stabilised(contacts, stabilise, push_speed * float(world.dt))
 
     def solve_order(self, world: World, blocks: int) -> np.ndarray | None:
         """The marble order the step solves in (solver/locality.py): the collider's, block by
@@ -247,11 +247,13 @@ def drop_inert(contacts: Contacts, inv_mass: np.ndarray) -> Contacts:
                     contacts.gap[keep], contacts.key[keep], kept(contacts.partition, keep))
 
 
-def stabilised(contacts: Contacts, fraction: float) -> Contacts:
-    """The contacts with every overlap (gap < 0) scaled by `fraction`: the normal bias gap/h
-    then removes that fraction of it in one step; positive gaps (anticipation) stay."""
-    if fraction == 1.0:
+def stabilised(contacts: Contacts, fraction: float, deepest: float = math.inf) -> Contacts:
+    """The contacts with every overlap (gap < 0) scaled by `fraction` and then cut to
+    `deepest` (m): the normal bias gap/h then removes that fraction of it in one step, at most
+    deepest/h m/s (options.PUSH_SPEED); positive gaps (anticipation) stay."""
+    if fraction == 1.0 and not contacts.gap.min(initial=0.0) < -deepest:
         return contacts
-    gap = np.where(contacts.gap < 0.0, fraction * contacts.gap, contacts.gap)
+    gap = np.where(contacts.gap < 0.0, np.maximum(fraction * contacts.gap, -deepest),
+                   contacts.gap)
     return Contacts(contacts.body_a, contacts.body_b, contacts.normal, gap, contacts.key,
                     contacts.partition)

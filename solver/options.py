@@ -29,6 +29,16 @@ STABILISE = Param("stabilise", 1.0, float, "fraction of an overlap the next step
                   "(1: all, as the article; 0: none, overlaps stay but no energy enters)",
                   lo=0.0, hi=1.0)
 
+# The bias gap/h removes an overlap in one step whatever its depth: two marbles at one point
+# (a hostile state file), or a marble placed into a settled pile, leave at 5-10 m/s and the run
+# explodes. Engines cap the speed of that push (PhysX's max depenetration velocity, Box2D's
+# contact push speed, 3 m/s for bodies of a metre); for marbles of 0.1 m, 1 m/s removes the
+# deepest overlap of the seed scenes at their defaults (0.015 m a step, 0.77 m/s) at once, and
+# separates two coincident marbles (0.2 m) in 10 steps, each leaving at 0.5 m/s, far less
+# energy than the lift by a radius that judges an explosion (lab/session/run.py).
+PUSH_SPEED = Param("push_speed", 1.0, float, "the largest speed at which a step pushes "
+                   "overlapping marbles apart (a deeper overlap is removed over several steps)",
+                   "m/s", lo=0.0, lo_open=True, hi=1000.0)
 
 # Where a step runs: the Numba CPU core, the GPU (the cuda backend, solver/cuda/), or the GPU
 # when one is present and the pile is large enough for it to win (AUTO_MARBLES).
@@ -52,7 +62,8 @@ AUTO_MARBLES = 20_000
 class StepOptions:
     """solve: the solver and its settings (registry.settings builds them validated);
     warm_start: fraction of last step's impulses each solve starts from (WARM_START);
-    stabilise: fraction of an overlap a step removes (STABILISE); threads: threads of the
+    stabilise: fraction of an overlap a step removes (STABILISE); push_speed: the largest
+    speed of that removal, m/s (PUSH_SPEED); threads: threads of the
     core, 1 the serial core (parallel.THREADS); device: DEVICE; precision: PRECISION (of a
     GPU solve; the CPU core is float64). ParamError (one line) names a bad value: a device this
     machine cannot run, or a solver that does not run there."""
@@ -63,6 +74,7 @@ class StepOptions:
     threads: int = 1
     device: str = DEVICE.default
     precision: str = PRECISION.default
+    push_speed: float = PUSH_SPEED.default
 
     def __post_init__(self) -> None:
         if not isinstance(self.solve, SolveSettings):
@@ -70,6 +82,8 @@ class StepOptions:
                              f"{type(self.solve).__name__}")
         object.__setattr__(self, "warm_start", float(WARM_START.parse(_number(self.warm_start))))
         object.__setattr__(self, "stabilise", float(STABILISE.parse(_number(self.stabilise))))
+        object.__setattr__(self, "push_speed",
+                           float(PUSH_SPEED.parse(_number(self.push_speed))))
         object.__setattr__(self, "threads", int(THREADS.parse(self.threads)))
         object.__setattr__(self, "device", str(DEVICE.parse(self.device)))
         object.__setattr__(self, "precision", str(PRECISION.parse(self.precision)))

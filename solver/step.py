@@ -268,7 +268,8 @@ class Simulation:
         blocks = self.blocks
         backend.begin(w, blocks)
         prediction = backend.predict(w, rows, blocks)
-        contacts = backend.collide(w, prediction, blocks, options.stabilise)
+        contacts = backend.collide(w, prediction, blocks, options.stabilise,
+                                   options.push_speed)
         t1 = time.perf_counter()
         order = backend.solve_order(w, blocks)
         problem, lam0 = backend.problem(w, contacts, prediction, rows, order,

@@ -171,6 +171,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                      None if args.dt is None else float(DT.parse(args.dt)),
                      int(REPEATS.parse(args.repeats)), state=args.state,
                      stabilise=float(sim_p["stabilise"]), threads=int(THREADS.parse(args.threads)),
+                     push_speed=float(sim_p["push_speed"]),
                      device=comparison_device(args.device), source="marbles-bench compare")
     out = prepare_out_dir(args.out, BENCHMARK_FILES)
     table, meta = compare_scene(plan, snap.world if snap else None, quiet=args.quiet,

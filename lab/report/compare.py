@@ -25,7 +25,7 @@ from solver import metrics
 from solver.contact_states import contact_states, pseudo_solution
 from solver.methods import registry
 from solver.methods.driver import ITERATIONS, SolveSettings
-from solver.options import DEVICE, auto_device
+from solver.options import DEVICE, PUSH_SPEED, StepOptions, auto_device
 from solver.parallel import activate
 from solver.params import Param, ParamError
 from solver.problem import ContactProblem
@@ -355,13 +355,16 @@ def settle(world: World, steps: int, settings: SolveSettings,
            warm_start: float = WARM_START.default,
            progress: Callable[[int, int], None] | None = None,
            impulses: tuple[np.ndarray, np.ndarray] | None = None,
-           stabilise: float = STABILISE.default, threads: int = 1) -> FrozenStep:
+           stabilise: float = STABILISE.default, threads: int = 1,
+           push_speed: float = PUSH_SPEED.default) -> FrozenStep:
     """Step `world` (in place) `steps` times with the solver `settings` chose and freeze the
     last step's problem. impulses: (keys, lam) of the step before the first (a world loaded
     from a state snapshot), for the warm start; threads: of the simulation core (a pile of
-    parallel.MIN_MARBLES or more then freezes a problem in blocks, solved in parallel)."""
+    parallel.MIN_MARBLES or more then freezes a problem in blocks, solved in parallel);
+    push_speed: m/s, the fastest an overlap is removed (PUSH_SPEED)."""
     steps = int(SETTLE.parse(steps))
-    sim = Simulation(world, settings, warm_start, stabilise, threads)
+    sim = Simulation(world, StepOptions(settings, warm_start, stabilise, threads,
+                                        push_speed=push_speed))
     if impulses is not None:
         sim.set_impulses(*impulses)
     prev_keys, prev_lam = np.zeros(0, np.int64), np.zeros(0)
@@ -417,6 +420,7 @@ class ScenePlan:
     state: str | None = None
     stabilise: float = STABILISE.default
     threads: int = 1
+    push_speed: float = PUSH_SPEED.default
     device: str = "cpu"  # where the compared solvers that run on the GPU solve (compare())
     source: str = "marbles-bench"  # the program that ran the comparison (benchmark.json)
 
@@ -435,7 +439,7 @@ def compare_scene(plan: ScenePlan, world: World | None = None, label: str | None
     warmup_for(world, [plan.settle_settings.method], plan.threads)
     progress = None if quiet else Progress(f"{label}: settling", plan.settle)
     frozen = settle(world, plan.settle, plan.settle_settings, plan.warm_start, progress,
-                    impulses, plan.stabilise, plan.threads)
+                    impulses, plan.stabilise, plan.threads, plan.push_speed)
     progress = None if quiet else Progress(f"{label}: comparing", len(plan.solvers), after=1.0)
     table = compare(frozen.problem, plan.iterations, plan.solvers,
                     frozen.warm if plan.from_previous else None, plan.solver_params, progress,
@@ -460,7 +464,8 @@ def benchmark_meta(plan: ScenePlan, world: World, step: int, problem: ContactPro
                          "settle_iterations": settings.iterations,
                          "settle_params": settings.params,
                          "simulation": {"warm_start": plan.warm_start,
-                                        "stabilise": plan.stabilise},
+                                        "stabilise": plan.stabilise,
+                                        "push_speed": plan.push_speed},
                          "iterations": plan.iterations, "warm_start": plan.from_previous,
                          "threads": plan.threads, "device": plan.device,
                          "solver_params": plan.solver_params, "repeats": plan.repeats,

@@ -27,8 +27,8 @@ class Reset:
 
 @dataclass(frozen=True)
 class Recover:
-    """Switch to a solver that does not diverge (lab.session.session.STABLE_SOLVER) and reset: the
-    one key out of a divergence."""
+    """Switch to settings that hold the scene (lab.session.holding.holding_settings) and
+    reset: the one key out of a divergence."""
 
 
 @dataclass(frozen=True)

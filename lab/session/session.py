@@ -37,6 +37,7 @@ from .friction_key import FRICTION_ON, FrictionKey  # noqa: F401 (FRICTION_ON: t
 from .history import DEFAULT_BUDGET, History
 from .history_commands import HANDLERS as HISTORY_HANDLERS
 from .history_commands import HistoryCommands
+from .holding import alarm_cause, holding_settings, recovered_text
 from .run import EnergyBudget
 from .side_by_side_mixin import SideBySideMixin
 from .spec import SIM_PARAMS, SPEED, RunSpec, route_assignments
@@ -196,8 +197,9 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         self.diverged = True
         self.paused = True
         self._clock = None
-        self.alarm = f"{what}{why} at step {self.sim.steps} (t = {w.time:.2f} s)"
-        self._tell(f"{self.alarm}: paused; R resets, X switches to {STABLE_SOLVER} and resets")
+        cause, holding = alarm_cause(w, self.spec, report.result)
+        self.alarm = f"{what}{why} at step {self.sim.steps} (t = {w.time:.2f} s): {cause}"
+        self._tell(f"{self.alarm}: paused; R resets, X switches to {holding} and resets")
 
     def _tell(self, message: str) -> None:
         """A message for the display, counted so that it is shown even when repeated."""
@@ -320,7 +322,7 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         self._clock = None
         if self.diverged and not self.paused:
             self.message = (f"running on after: {self.alarm}; it pauses again at the next "
-                            f"divergence (R resets, X switches to {STABLE_SOLVER})")
+                            "divergence (R resets, X switches to the settings that hold it)")
 
     def _single_step(self, c: cmd.Step) -> None:
         self.paused = True
@@ -340,15 +342,14 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
             self._new_world(self.spec.build_world())  # may refuse: then nothing changes
 
     def _recover(self, c: cmd.Recover) -> None:
-        """STABLE_SOLVER (with its last parameters and the current iterations), then a reset
-        that runs."""
-        solver = self.spec.solver
-        if solver != STABLE_SOLVER:
-            self._set_solver(cmd.SetSolver(STABLE_SOLVER))
+        """The settings that hold the scene (lab.session.holding), then a reset that runs."""
+        before = self.spec.solve
+        holding = holding_settings(self.world, self.spec)
+        self.ensure_compiled(holding.method)
+        self._use(holding)
         self._restart()
         self.paused = False
-        self.message = (f"switched from {solver} to {STABLE_SOLVER} and reset"
-                        if solver != STABLE_SOLVER else f"{STABLE_SOLVER}: reset")
+        self.message = recovered_text(before, holding)
 
     def _set_scene(self, c: cmd.SetScene) -> None:
         """The friction key's choice carries over (_switched_friction). A scene with friction
@@ -421,7 +422,7 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
             if "warm_start" in sim_over:
                 self._set_warm_start(float(value["warm_start"]))
             else:
-                self.spec = self.spec.changed(stabilise=float(value["stabilise"]))
+                self.spec = self.spec.changed(**{k: float(value[k]) for k in sim_over})
                 self.sim.options = self.spec.options
         elif solver_over:
             self._use(registry.settings(s.solver, s.iterations, False,

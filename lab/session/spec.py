@@ -17,6 +17,7 @@ from solver.methods.driver import ITERATIONS, SolveSettings
 from solver.parallel import THREADS
 from solver.params import Param, ParamError, resolve
 from solver.options import DEVICE, PRECISION
+from solver.options import PUSH_SPEED
 from solver.step import STABILISE, WARM_START, Simulation, StepOptions
 from solver.world import DT, World
 
@@ -34,7 +35,7 @@ def load_solver_modules(names: list[str]) -> None:
 SPEED = Param("speed", 1.0, float, "simulated seconds per second of wall time (0: as fast as "
               "possible)", lo=0.0, hi=1000.0)
 # Parameters of the simulation itself, set by --set like those of scenes and solvers.
-SIM_PARAMS = (WARM_START, STABILISE)
+SIM_PARAMS = (WARM_START, STABILISE, PUSH_SPEED)
 @dataclass(frozen=True)
 class RunSpec:
     """scene: name; scene_params: all of the scene's parameters (damping included), resolved;
@@ -42,7 +43,8 @@ class RunSpec:
     of last step's impulses a solve starts from; dt: s, or None for the scene's own; speed:
     multiple of real time, 0 = as fast as possible; threads: of the simulation core (THREADS);
     device: where a step runs (DEVICE: cpu, cuda or auto); precision: of a GPU solve
-    (PRECISION). Make one with `create` (or `changed`)."""
+    (PRECISION); push_speed: m/s, the fastest an overlap is removed (PUSH_SPEED). Make one
+    with `create` (or `changed`)."""
 
     scene: str
     scene_params: dict
@@ -55,6 +57,7 @@ class RunSpec:
     threads: int = 1
     device: str = DEVICE.default
     precision: str = PRECISION.default
+    push_speed: float = PUSH_SPEED.default
 
     @classmethod
     def create(cls, scene: str = SCENE.default, solver: str = SOLVER.default,
@@ -75,7 +78,8 @@ class RunSpec:
                    registry.settings(solver, iterations, False, solver_over), warm,
                    None if dt is None else float(DT.parse(dt)), float(SPEED.parse(speed)),
                    given, float(sim["stabilise"]), int(THREADS.parse(threads)),
-                   str(DEVICE.parse(device)), str(PRECISION.parse(precision)))
+                   str(DEVICE.parse(device)), str(PRECISION.parse(precision)),
+                   float(sim["push_speed"]))
         spec.options  # the device and its solver, checked now, before any work
         return spec
 
@@ -103,7 +107,7 @@ class RunSpec:
     def options(self) -> StepOptions:
         """What a step of this spec reads: solver, warm start, stabilisation, threads, device."""
         return StepOptions(self.solve, self.warm_start, self.stabilise, self.threads,
-                           self.device, self.precision)
+                           self.device, self.precision, self.push_speed)
 
     def simulation(self, world: World) -> Simulation:
         """A Simulation of `world` with this spec's solver, warm start, stabilisation and
@@ -121,6 +125,7 @@ class RunSpec:
         """What a report records of the solver and simulation settings."""
         return {"iterations": self.iterations, **self.solver_params,
                 "warm_start": self.warm_start, "stabilise": self.stabilise,
+                "push_speed": self.push_speed,
                 "threads": self.threads, "device": self.device, "precision": self.precision}
 
 

@@ -28,8 +28,8 @@ tangent_frames_range = shared(friction.tangent_frames_range)
 assemble_range = shared(frictionless.assemble_range)
 
 # scalars = (h s, the overlap fraction kept, the warm start's fraction, μ, μ_wall, μ_roll m,
-# μ_spin m): the problem's numbers
-H, STABILISE, WARM, MU, MU_WALL, MU_ROLL, MU_SPIN = range(7)
+# μ_spin m, the deepest overlap one step removes m): the problem's numbers
+H, STABILISE, WARM, MU, MU_WALL, MU_ROLL, MU_SPIN, DEEPEST = range(8)
 EMPTY = -1  # a free slot of the key table
 
 
@@ -159,15 +159,20 @@ def _warm_start(last, keys, rows, fraction, table, lam0, grid):
 
 @cuda.jit(device=True)
 def _prepare(contacts, bodies, order, slotted, scalars, rows, grid):
-    """The slotted marbles, and the overlaps kept by the stabilisation fraction."""
+    """The slotted marbles, and the overlaps kept by the stabilisation fraction, cut to the
+    deepest one push removes (solver.backend.stabilised)."""
     gap = contacts[3]
     first = cuda.grid(1)
     stride = cuda.gridsize(1)
     _gather_marbles(bodies, order, slotted, rows, first, stride)
     keep = scalars[STABILISE]
+    deepest = scalars[DEEPEST]
     for c in range(first, gap.shape[0], stride):
-        if keep != 1.0 and gap[c] < 0.0:
-            gap[c] = keep * gap[c]
+        if gap[c] < 0.0:
+            if keep != 1.0:
+                gap[c] = keep * gap[c]
+            if gap[c] < -deepest:
+                gap[c] = -deepest
     grid.sync()
 
 

@@ -153,9 +153,12 @@ class CudaBackend:
                                             (v, V))
         return _Prediction(v, None if rows == ROWS_FRICTIONLESS else V, decay)
 
-    def collide(self, world: World, prediction, blocks: int, stabilise: float):
-        """The step's contacts (DeviceContacts); the stabilisation is applied in `problem`."""
+    def collide(self, world: World, prediction, blocks: int, stabilise: float,
+                push_speed: float = math.inf):
+        """The step's contacts (DeviceContacts); the stabilisation, and the cap of its push
+        at `push_speed` m/s, are applied in `problem`."""
         self.stabilise = float(stabilise)
+        self.deepest = float(push_speed) * float(world.dt)
         n = world.n
         b = self.buffers
         table = gcol.table_size(n)
@@ -327,7 +330,8 @@ class DeviceProblem:
         self.csr = (b.get("csr_start", (n + 1,), np.int64), b.get("csr_items", (2 * m,), np.int64),
                     b.get("csr_sides", (2 * m,), np.int64), b.get("csr_fill", (n,), np.int64))
         scalars = (float(world.dt), backend.stabilise, float(fraction), float(world.mu),
-                   float(world.mu_wall), float(world.mu_roll), float(world.mu_spin))
+                   float(world.mu_wall), float(world.mu_roll), float(world.mu_spin),
+                   backend.deepest)
         bodies = (prediction.v if rows == ROWS_FRICTIONLESS else prediction.V,
                   backend._device("inv_mass", world), backend._device("radius", world))
         c = contacts

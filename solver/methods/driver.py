@@ -3,8 +3,10 @@ iteration driver `run`.
 
 A method supplies `sweep(count)`, performing `count` of its iterations in place on λ; the driver
 does the rest the same way for all: the natural-map residual after each iteration (outside the
-timed region), cumulative solve time, the stopping tests and exit status, and the fall-back on
-divergence to the starting impulses, so a step never applies a blown-up iterate. With
+timed region), cumulative solve time, the stopping tests and exit status, the fall-back on
+divergence to the starting impulses, so a step never applies a blown-up iterate, and an answer
+whose normal impulses pull projected back onto the cones (feasible.py; its residual measured
+again), so every answer pushes. With
 ``trace=False`` it calls ``sweep(iterations)`` once: the fast path, timed, final residual only.
 A traced solve also ends when its solve time passes ``settings.time_limit`` (seconds).
 
@@ -26,6 +28,7 @@ import numpy as np
 from .. import metrics
 from ..params import Param
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem
+from .feasible import project_answer
 
 KINDS = (FRICTIONLESS, FRICTIONAL, EXPLICIT)
 # Where a method may run: the Numba CPU core, the GPU (solver/cuda/); StepOptions.device's names.
@@ -235,7 +238,18 @@ def _fast(job: _Run, r0: float, bound: float) -> SolveResult:
         status = metrics.ABSOLUTE
     elif own is not None:
         status = own
+    if project_answer(job.problem, lam, False):
+        r = job.problem.residual(lam)
+        status = projected_status(status, r, settings)
     return SolveResult(lam, status, done, r, r0, None, None, job.spent(done), job.hooks.info)
+
+
+def projected_status(status: str, r: float, settings: SolveSettings) -> str:
+    """The exit status of an answer after projection moved it, at its residual r (m/s): one
+    that met the absolute tolerance before and no longer does ran out of iterations."""
+    if status == metrics.ABSOLUTE and not r < settings["abs_tol"]:
+        return metrics.MAX_ITERATIONS
+    return status
 
 
 def _traced(job: _Run, r0: float, bound: float) -> SolveResult:
@@ -277,7 +291,11 @@ def _traced(job: _Run, r0: float, bound: float) -> SolveResult:
             break
         if settings.time_limit is not None and elapsed >= settings.time_limit:
             break
+    moved = project_answer(problem, lam, False)
     final = problem.residual(lam)
+    if moved:  # the last iterate's residual is that of the answer handed back
+        status = projected_status(status, final, settings)
+        trace[-1] = final
     return SolveResult(lam, status, done, final, r0, np.array(trace), np.array(seconds),
                        job.spent(done), job.hooks.info)
 

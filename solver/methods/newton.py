@@ -49,7 +49,8 @@ from ..params import Param, resolve
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS
 from .apgd import METHOD as APGD
 from . import fischer
-from .driver import Hooks, Method, SolveSettings, run
+from .driver import Hooks, Method, SolveSettings, projected_status, run
+from .feasible import project_answer
 from .nsgs import METHOD as NSGS
 from .pgs import METHOD as PGS
 
@@ -489,8 +490,16 @@ def solve(problem, lam0: np.ndarray, settings: SolveSettings):
         info["alpha"] = newton.alpha
         return newton.counts["products"]
 
-    return run(problem, lam, settings, newton.sweep, newton.sync,
-               Hooks(lambda: newton.stop, products, info))
+    result = run(problem, lam, settings, newton.sweep, newton.sync,
+                 Hooks(lambda: newton.stop, products, info))
+    # Newton's steps leave the cone (λ + tΔ is not projected: Φ = 0 holds only at the
+    # solution), so an answer short of it is put back into the cone, and measured again.
+    if project_answer(problem, result.lam, True):
+        result.residual = problem.residual(result.lam)
+        result.status = projected_status(result.status, result.residual, settings)
+        if result.trace is not None:
+            result.trace[-1] = result.residual
+    return result
 
 
 METHOD = Method("newton", "Nonsmooth Newton (Alart–Curnier)",

@@ -42,10 +42,11 @@ ALARM = "jacobi diverged at step 6 (t = 0.12 s)"
 
 @pytest.mark.parametrize("state, line", [
     (dict(diverged=True, paused=True, alarm=ALARM),
-     f"DIVERGED: paused ({ALARM}); R resets, X switches to pgs and resets"),
+     f"DIVERGED: paused ({ALARM}); R resets, X switches to the settings that hold it and "
+     "resets"),
     (dict(diverged=True, paused=False, alarm=ALARM),
      f"DIVERGED, running on: pauses at the next divergence ({ALARM}); R resets, X switches "
-     "to pgs"),
+     "to the settings that hold it"),
     (dict(paused=True), "PAUSED (Space resumes, S steps)"),
     (dict(speed=0.0), "running as fast as possible"),
     (dict(speed=1.0), "running in real time"),
@@ -193,7 +194,7 @@ def test_the_step_time_is_the_median_not_the_last_step():
 
 
 def test_a_divergence_is_said_once_and_slow_replaces_the_pace_claimed():
-    alarm_message = f"{ALARM}: paused; R resets, X switches to pgs and resets"
+    alarm_message = f"{ALARM}: paused; R resets, X switches to pgs at 20 iterations and resets"
     text = hud_text(frame(diverged=True, paused=True, alarm=ALARM, message=alarm_message),
                     10.0, 50.0)
     assert text.count(ALARM) == 1

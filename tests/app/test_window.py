@@ -348,7 +348,8 @@ def test_divergence_pauses_every_time_and_the_hud_tells_the_truth(qtbot, make_wi
     f = wait_state(qtbot, window, lambda f: f.state.generation == 2 and f.steps > 30)
     assert f.state.solver == "pgs" and not f.state.diverged and not f.state.paused
     qtbot.waitUntil(lambda: "DIVERGED" not in window.hud.text(), timeout=5000)
-    assert window.status_label.text() == "switched from jacobi to pgs and reset"
+    assert window.status_label.text() == ("switched from jacobi at 20 iterations to pgs at 20 "
+                                          "iterations and reset")
 
 
 def test_gl_failure_is_a_message_not_a_traceback(qtbot, make_window, capfd):

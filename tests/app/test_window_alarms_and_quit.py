@@ -57,8 +57,9 @@ def test_a_scripted_run_that_diverges_ends_with_one_line_and_exit_3(tmp_path, so
     run_dir.mkdir()
     if source == "jacobi":
         world = ["--scene", "bowl", "--solver", "jacobi", "--set", "beta=1"]
-    else:
-        world = ["--state", str(_state_outside_its_container(tmp_path))]
+    else:  # the tube's wall 3 m away pushes them back at 150 m/s, uncapped
+        world = ["--state", str(_state_outside_its_container(tmp_path)), "--set",
+                 "push_speed=1000"]
     run = _marbles(*world, "--speed", "0", "--frames", "30", "--no-benchmark",
                    "--screenshot", "never.png", cwd=run_dir)
     assert run.returncode == PHYSICS_FAILED, run.stderr

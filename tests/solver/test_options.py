@@ -20,6 +20,7 @@ def test_defaults_and_values_are_kept_as_numbers():
     ({"warm_start": 1.5}, "warm_start=1.5"),
     ({"warm_start": "abc"}, "warm_start=abc"),
     ({"stabilise": -0.1}, "stabilise=-0.1"),
+    ({"push_speed": 0.0}, "push_speed=0"),
     ({"threads": 0}, "threads=0"),
     ({"threads": 2.5}, "threads=2.5"),
 ])

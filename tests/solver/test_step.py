@@ -6,6 +6,7 @@ import pytest
 import scenes
 from solver import metrics
 from solver.methods import registry
+from solver.options import PUSH_SPEED
 from solver.step import Simulation
 from solver.world import World
 from tests.solver.methods.reference import enumerate_lcp
@@ -105,11 +106,22 @@ def test_approaching_marbles_stop_at_contact_without_overlap():
     assert world.v[1, 0] - world.v[0, 0] == pytest.approx(-0.1 / 0.02)
 
 
-def test_overlapping_pair_separates_in_one_step():
-    world = head_on(gap=-0.03, speed=0.0)
+def test_an_overlap_within_one_push_separates_in_one_step():
+    world = head_on(gap=-0.015, speed=0.0)  # 0.75 m/s to remove it in a step: under the cap
     sim = simulation(world, iterations=50)
     sim.step(trace=True)
     assert np.linalg.norm(world.x[1] - world.x[0]) == pytest.approx(0.2, abs=1e-12)
+
+
+def test_a_deeper_overlap_is_removed_at_the_push_speed():
+    """0.03 m would be 1.5 m/s in one step: the pair parts at PUSH_SPEED, 0.02 m a step."""
+    world = head_on(gap=-0.03, speed=0.0)
+    sim = simulation(world, iterations=50)
+    sim.step(trace=True)
+    assert world.v[1, 0] - world.v[0, 0] == pytest.approx(PUSH_SPEED.default, rel=1e-9)
+    assert np.linalg.norm(world.x[1] - world.x[0]) == pytest.approx(0.19, abs=1e-12)
+    sim.step(trace=True)  # parting at 1 m/s already: no impulse, the pair flies apart
+    assert np.linalg.norm(world.x[1] - world.x[0]) == pytest.approx(0.21, abs=1e-12)
 
 
 def test_planar_scene_stays_in_its_plane():
@@ -180,17 +192,53 @@ def test_contacts_between_fixed_bodies_are_dropped_and_every_solver_runs():
         np.testing.assert_array_equal(w.x[:2], world.x[:2])
 
 
-def test_coincident_marbles_separate_and_count_as_penetration():
+@pytest.mark.parametrize("height", [0.5, 0.1])  # in the air; on the floor
+def test_coincident_marbles_separate_over_steps_at_the_push_speed(height):
+    """Two marbles at one point part along +z (the higher-numbered one lifted) within 20
+    steps, never faster than the push speed plus a step of gravity's: on the floor each
+    marble's speed, in the air (where both fall) their speed apart."""
     from solver.step import max_penetration
     r = 0.1
-    world = floor_world([[0.0, 0.0, 0.5], [0.0, 0.0, 0.5]], [1.0, 1.0])
+    world = floor_world([[0.0, 0.0, height], [0.0, 0.0, height]], [1.0, 1.0])
     assert max_penetration(world) == pytest.approx(2 * r)
     sim = simulation(world, iterations=50)
-    sim.step()
-    # The higher-numbered marble is lifted, the other pushed down, by the full overlap.
-    assert world.x[1, 2] > world.x[0, 2]
-    assert world.x[1, 2] - world.x[0, 2] == pytest.approx(2 * r, rel=1e-6)
+    assert PUSH_SPEED.default == 1.0  # m/s: the pair leaves at 10 m/s uncapped
+    cap = 1.0 + G * world.dt
+    for step in range(1, 21):
+        sim.step()
+        if height == r:
+            assert np.linalg.norm(world.v, axis=1).max() <= cap, step
+        else:
+            assert np.linalg.norm(world.v[1] - world.v[0]) <= cap, step
+        if world.x[1, 2] - world.x[0, 2] >= 2 * r * (1 - 1e-9):
+            break
+    assert world.x[1, 2] - world.x[0, 2] >= 2 * r * (1 - 1e-9), step
+    assert step >= 2 * r / (1.0 * world.dt) - 1  # over steps, not one
     np.testing.assert_array_equal(world.x[:, :2], 0.0)
+
+
+def _settled_box_with_a_fixed_marble_on_its_floor():
+    """The box of 30 settled by 150 pgs steps, and a fixed marble put on its floor at the
+    centre, overlapping the marbles there by up to 0.09 m."""
+    from solver.step import max_penetration
+    world = scenes.build("box", {"n": 30})
+    sim = simulation(world)
+    for _ in range(150):
+        sim.step()
+    fixed = World(np.vstack([world.x, [[0.0, 0.0, 0.1]]]), np.vstack([world.v, np.zeros((1, 3))]),
+                  0.1, np.append(world.inv_mass, 0.0), world.container,
+                  np.vstack([world.colour, world.colour[:1]]))
+    assert max_penetration(fixed) > 0.08
+    return fixed
+
+
+@pytest.mark.parametrize("solver", ["pgs", "psor", "nsgs", "coloured-gs", "prox-gs", "pcg",
+                                    "mprgp"])
+def test_a_fixed_marble_put_into_a_settled_box_pushes_it_apart_without_exploding(solver):
+    from lab.session.run import OK, run_steps
+    world = _settled_box_with_a_fixed_marble_on_its_floor()
+    report = run_steps(simulation(world, solver=solver, iterations=20), 150)
+    assert report["physics"]["status"] == OK, report["physics"]
 
 
 def _restarted(sim, warm_start):

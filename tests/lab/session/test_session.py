@@ -59,6 +59,14 @@ def test_warm_start_cycles_off_half_full_and_is_a_parameter_too():
     assert "warm_start=2" in s.message and s.sim.warm_start == 0.25
 
 
+def test_the_push_speed_is_set_without_touching_the_stabilisation():
+    s = session()
+    s.apply(cmd.SetParameter("stabilise", "0.5"))
+    s.apply(cmd.SetParameter("push_speed", "0.25"))
+    assert s.sim.options.push_speed == 0.25 and s.spec.push_speed == 0.25
+    assert s.sim.stabilise == 0.5 and s.spec.stabilise == 0.5
+
+
 def test_iteration_ladder_stops_at_its_ends_and_says_so():
     s = session()
     for _ in range(len(ITERATION_LADDER) + 2):
@@ -180,14 +188,16 @@ def test_every_divergence_pauses_so_resuming_never_runs_on_silently():
     saying "paused"): each divergence pauses again (β = 1 diverges at every step)."""
     s = diverged(session(scene="bowl", solver="jacobi", speed=0.0, beta=1.0))
     first = s.sim.steps
-    assert s.paused and s.alarm.endswith(f"at step {first} (t = {s.world.time:.2f} s)")
+    assert s.paused and f"at step {first} (t = {s.world.time:.2f} s): " in s.alarm
+    assert s.alarm.endswith("; pgs at 20 iterations holds it")
     for k in range(1, 4):
         s.apply(cmd.Pause())
         assert not s.paused and s.diverged and "pauses again at the next" in s.message
         assert s.run_for(1.0) == 1  # one step: it diverged again and paused
         assert s.paused and s.state().paused and s.state().diverged
         assert s.alarm.startswith("jacobi diverged at step ")
-        assert s.alarm.endswith(f"at step {first + k} (t = {s.world.time:.2f} s)")
+        assert (f"at step {first + k} (t = {s.world.time:.2f} s): jacobi's iterates grew "
+                "past its divergence bound; pgs at 20 iterations holds it") in s.alarm
     assert np.all(np.isfinite(s.world.v)) and np.abs(s.world.v).max() < 1e3
 
 
@@ -197,7 +207,8 @@ def test_marbles_given_energy_from_nowhere_pause_the_run():
     s.world.v[6] = (0.0, 0.0, 30.0)  # the top marble, as a wild solver might
     s.step()
     assert s.paused and s.diverged and s.alarm.startswith("marbles exploded (their energy ")
-    assert s.alarm.endswith("J of lifting each by its radius) at step 2 (t = 0.04 s)")
+    assert "J of lifting each by its radius) at step 2 (t = 0.04 s): the step's solve " \
+        in s.alarm and s.alarm.endswith("; pgs at 20 iterations holds it")
     s.apply(cmd.Pause(False))
     s.step()  # flying on with the energy it was given: nothing new
     assert not s.paused
@@ -255,12 +266,13 @@ def test_the_recover_command_switches_to_a_stable_solver_and_runs_a_reset_world(
     assert s.spec.solver == STABLE_SOLVER == s.sim.method.name and s.spec.iterations == 20
     assert s.generation == generation + 1 and s.world.time == 0.0
     assert not s.paused and not s.diverged
-    assert s.message == f"switched from jacobi to {STABLE_SOLVER} and reset"
+    assert s.message == (f"switched from jacobi at 20 iterations to {STABLE_SOLVER} at 20 "
+                         "iterations and reset")
     for _ in range(50):
         s.step()
     assert not s.diverged
     s.apply(cmd.Recover())  # already on it: a reset, said so
-    assert s.message == f"{STABLE_SOLVER}: reset" and s.sim.steps == 0
+    assert s.message == f"{STABLE_SOLVER} at 20 iterations: reset" and s.sim.steps == 0
 
 
 def test_every_step_is_logged_once_in_order():

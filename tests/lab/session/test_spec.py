@@ -30,7 +30,8 @@ def test_text_is_parsed_and_routed_by_name():
     world = spec.build_world()
     assert world.n == 200 and world.dt == 0.01 and world.damping == 1.0
     assert spec.settings_json() == {"iterations": 50, **spec.solver_params, "warm_start": 0.5,
-                                    "stabilise": 1.0, "threads": spec.threads,
+                                    "stabilise": 1.0, "push_speed": 1.0,
+                                    "threads": spec.threads,
                                     "device": "cpu", "precision": "float64"}
 
 
@@ -68,7 +69,7 @@ def test_threads_default_to_every_core_and_reach_the_simulation():
 def test_routing_keeps_values_as_text_for_their_owner():
     scene, solver, sim = route_assignments("bowl", "psor", {"n": "5", "omega": "1", "warm_start": "1"})
     assert (scene, solver, sim) == ({"n": "5"}, {"omega": "1"}, {"warm_start": "1"})
-    assert [p.name for p in SIM_PARAMS] == ["warm_start", "stabilise"]
+    assert [p.name for p in SIM_PARAMS] == ["warm_start", "stabilise", "push_speed"]
 
 
 def test_compare_routing_reaches_the_settling_solver_and_each_taker():
@@ -131,3 +132,11 @@ def test_a_plugin_solver_is_a_choice_in_the_cycle_and_takes_its_parameters():
         registry.METHODS.pop("damped-jacobi")
         registry.PLUGINS.pop("damped-jacobi")
         object.__setattr__(SOLVER, "choices", before)
+
+
+def test_the_push_speed_reaches_the_step_and_is_checked():
+    spec = RunSpec.create("column", assignments={"push_speed": "0.5"})
+    assert spec.push_speed == 0.5 and spec.options.push_speed == 0.5
+    assert spec.settings_json()["push_speed"] == 0.5
+    with pytest.raises(ParamError, match="push_speed=0 is not valid"):
+        RunSpec.create("column", assignments={"push_speed": "0"})
