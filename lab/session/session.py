@@ -337,7 +337,7 @@ class Session:
 
     @handles(cmd.SetScene)
     def _set_scene(self, c: cmd.SetScene) -> None:
-        """The friction key's choice carries over (_switched_friction). A scene with friction
+        """The friction key's choice carries over (FrictionKey.switched). A scene with friction
         while the solver cannot solve it: FRICTION_FALLBACK, said."""
         scene = scenes.get(c.name)
         params = self._scene_params.get(c.name) or resolve(scene.params, {}, c.name)
