@@ -146,8 +146,8 @@ class Session:
         trace = now - self._last_trace_wall >= TRACE_PERIOD
         self.ensure_compiled(self.spec.solver)  # the F key or a state may change the rows
         work = self.hand.pull()
-        if work is not None:  # the hand's work, which the energy judgement must not call an explosion
-            self._energy.work += work
+        if work is not None:
+            self._energy.work += work  # given by the hand: the energy judgement's to allow
             self.sim.world_edited()  # a backend that keeps the state on a device takes it from here
         self.history.before_step()
         report = self.copies.step(trace)  # side by side, every copy

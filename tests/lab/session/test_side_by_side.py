@@ -110,7 +110,8 @@ def test_the_session_starts_side_by_side_where_it_is_and_matches_plain_runs():
     # The Session's own log is copy 0's: the same residuals as its view.
     assert np.array_equal(s.log.take().residual[-STEPS:], views[0].residuals)
     s.apply(cmd.SideBySide(()))
-    assert s.copies.running is None and s.state().side_by_side == () and "jacobi goes on" in s.message
+    assert s.copies.running is None and s.state().side_by_side == ()
+    assert "jacobi goes on" in s.message
     s.step()
 
 
@@ -145,7 +146,8 @@ def test_copies_follow_iterations_friction_and_a_reset():
     assert jacobi.steps == s.sim.steps == 1
     s.apply(cmd.Reset())
     assert s.copies.running is not None and s.copies.running.sims[0] is s.sim
-    assert all(w.time == 0.0 for w in s.copies.running.worlds) and s.copies.running.sims[1].steps == 0
+    assert all(w.time == 0.0 for w in s.copies.running.worlds)
+    assert s.copies.running.sims[1].steps == 0
 
 
 def test_friction_ends_side_by_side_with_a_solver_that_cannot_solve_it():
