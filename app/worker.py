@@ -14,23 +14,20 @@ from any thread.
 """
 from __future__ import annotations
 
-import math
 import threading
-import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
-import numpy as np
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from lab.report.compare import COMPARE_ITERATIONS
 from lab.session import commands
+from lab.session.frame import Frame, frame_of  # noqa: F401 (Frame: what the window draws)
 from lab.session.history import DEFAULT_BUDGET
 from lab.session.session import Session
 from lab.session.spec import RunSpec
-from lab.session.state import SessionState, StepLog
 from solver.params import ParamError
 from solver.world import World
 
@@ -82,51 +79,6 @@ class Stop:
     """End the thread's work: stop the timer, release the core, emit `stopped`."""
 
 
-_NO_RECORDS = StepLog().take()
-
-
-@dataclass(frozen=True)
-class Frame:
-    """One immutable picture of the simulation. x: (n, 3) float32 m; radius: (n,) float32 m;
-    colour: (n, 3) float32 RGB in [0, 1]; orientation: (n, 4) float32 unit quaternions
-    (w, x, y, z) body -> world, or None (unrotated); timings: seconds per phase of the last step;
-    trace: (k + 1,) residual (m/s) per iteration of the last traced step, or None;
-    residual: final natural-map residual (m/s) of the last step; records: every step made
-    since the previous frame, oldest first (lab.session.session.StepLog); stepped: records is not
-    empty (False when only the state changed)."""
-
-    seq: int
-    stepped: bool
-    x: np.ndarray
-    radius: np.ndarray
-    colour: np.ndarray
-    container: dict
-    time: float
-    steps: int
-    dt: float
-    contacts: int
-    timings: dict
-    status: str
-    iterations_done: int
-    residual: float
-    trace: np.ndarray | None
-    trace_step: int
-    state: SessionState
-    compile_seconds: float = 0.0
-    wall: float = 0.0  # time.perf_counter() in the worker when the frame was made, s
-    records: np.recarray = field(default_factory=lambda: _NO_RECORDS)
-    orientation: np.ndarray | None = None
-    record: bool = False  # a frame of a recording (RecordStart): the GUI acknowledges it
-    # With the contact network shown: (ends (m, 2, 3), width (m,) m, colour (m, 3)) float32
-    # of the last step's contacts (lab.session.network); else None.
-    network: tuple | None = None
-    card: object = None  # the picked marble's lab.session.network.MarbleCard, or None
-    trace_alarm: str = ""  # the alarm of the traced step ("jacobi diverged"), "" if none
-    # Solvers side by side: each copy's lab.session.side_by_side_mixin.CopyView (copy 0 is the
-    # world above), () when not side by side.
-    copies: tuple = ()
-
-
 @dataclass
 class BenchmarkResult:
     """What the comparison produced: the table, the written files and the meta it recorded."""
@@ -135,12 +87,6 @@ class BenchmarkResult:
     table: object
     paths: list
     meta: dict = field(default_factory=dict)
-
-
-def _frozen(a: np.ndarray, dtype=np.float32) -> np.ndarray:
-    out = np.array(a, dtype=dtype, copy=True)
-    out.flags.writeable = False
-    return out
 
 
 class SimWorker(QObject):
@@ -278,7 +224,7 @@ class SimWorker(QObject):
         s = self.session
         interval = 0 if s.spec.speed <= 0 else max(1, round(1000.0 * s.world.dt / s.spec.speed))
         idle = s.paused or self._record_wait  # nothing to step until a record frame is taken
-        threads = s.step_threads if s.sim is not None else 1  # the threads a step uses now
+        threads = s.copies.threads if s.sim is not None else 1  # the threads a step uses now
         want = (idle, interval, threads)
         if want == self._armed:
             return
@@ -328,27 +274,8 @@ class SimWorker(QObject):
     def _emit_frame(self, record: bool = False) -> None:
         """Send the world as it is now, with the steps made since the last frame; `record`:
         a frame of a recording."""
-        s = self.session
-        records = s.log.take()
-        w = s.world
-        report = s.last_report
-        result = report.result if report is not None else None
         self._seq += 1
-        frame = Frame(
-            seq=self._seq, stepped=records.shape[0] > 0,
-            x=_frozen(w.x), radius=_frozen(w.radius), colour=_frozen(s.colours()),
-            container=dict(w.container), time=w.time, steps=s.sim.steps, dt=w.dt,
-            contacts=report.contacts if report is not None else 0,
-            timings=dict(report.timings) if report is not None else {},
-            status=result.status if result is not None else "",
-            iterations_done=result.iterations if result is not None else 0,
-            residual=float(result.residual) if result is not None else math.nan,
-            trace=None if s.trace is None else _frozen(s.trace, np.float64),
-            trace_step=s.trace_step, trace_alarm=s.trace_alarm, state=s.state(),
-            compile_seconds=s.compile_seconds,
-            wall=time.perf_counter(), records=records, orientation=_frozen(w.orientation),
-            network=(tuple(_frozen(a) for a in s.contact_network()) if s.network else None),
-            card=s.card(), record=record, copies=s.copy_views())
+        frame = frame_of(self.session, self._seq, record)
         self.frameReady.emit(frame)
 
     def _benchmark(self, job: Benchmark) -> None:

@@ -24,8 +24,10 @@ TESTED_ELSEWHERE = {
                                "tests/lab/session/test_session.py",
     "lab/session/friction_key.py": "the Session's friction key, pressed in "
                                    "tests/lab/session/test_session.py and the window's tests",
-    "lab/session/side_by_side_mixin.py": "the Session's side by side, commanded in "
-                                         "tests/lab/session/test_side_by_side.py",
+    "lab/session/copies.py": "the Session's side by side, commanded in "
+                             "tests/lab/session/test_side_by_side.py",
+    "lab/session/context.py": "every part's reach into the Session: the parts' tests, "
+                              "tests/lab/session/test_side_by_side.py, test_history_commands.py",
     "app/window_actions.py": "the window's file and benchmark keys, pressed in "
                              "tests/app/test_window.py and test_window_keys_and_readouts.py",
     "app/main.py": "the command line of the window, run in tests/app/test_window.py",

@@ -75,7 +75,7 @@ class MarbleView(QWidget):
         # test can show that it fails.
         self.exact_quads = True
         self.failure: str | None = None
-        self._x = np.zeros((0, 3))
+        self._x = np.zeros((0, 3), dtype=np.float32)
         self._radius = np.zeros(0)
         self._colour = np.zeros((0, 3), dtype=np.float32)
         self._orientation = np.zeros((0, 4))
@@ -132,11 +132,12 @@ class MarbleView(QWidget):
         self.update()
 
     def set_marbles(self, x, radius, colour, orientation=None) -> None:
-        """Newest frame: x (n, 3) float64 m, radius (n,) m, colour (n, 3) RGB 0..1,
-        orientation (n, 4) unit quaternions (w, x, y, z) body -> world, which turn each
+        """Newest frame: x (n, 3) float32 m (as the frame and the shader's instance buffer
+        hold it: a frame's float32 array is kept, not copied), radius (n,) m, colour (n, 3) RGB
+        0..1, orientation (n, 4) unit quaternions (w, x, y, z) body -> world, which turn each
         marble's swirl (None: unrotated). Keeps references (the caller must not mutate them
         afterwards) and schedules a new image."""
-        x = np.asarray(x, dtype=np.float64).reshape(-1, 3)
+        x = np.asarray(x, dtype=np.float32).reshape(-1, 3)
         n = x.shape[0]
         self._x = x
         self._radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (n,))

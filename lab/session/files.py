@@ -4,7 +4,8 @@ contact problem (the window's Ctrl+O, Ctrl+S and Ctrl+E, and `marbles --state`).
 A state carries the last step's impulses (lab.io.snapshot), so a warm-started run opened from it
 continues as the saved one would have, bit for bit; a reset of an opened state goes back to the
 state as opened. Every file is written atomically (lab.io.files); a file that cannot be read or
-written is a one-line message and changes nothing.
+written is a one-line message and changes nothing. Each command's handler is a function of
+the Session and the command (lab.session.parts.handles): opening a state replaces the world.
 """
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from solver.params import ParamError, resolve
 from ..io import fclib
 from ..io import snapshot
 from . import commands as cmd
+from .friction_key import follow_friction
+from .parts import handles
 from .state import FRICTION_FALLBACK
 
 
@@ -52,7 +55,7 @@ def start_from(session, snap: snapshot.StateSnapshot, path: str) -> str:
     switched to solve it ("" or a sentence)."""
     world = copy.deepcopy(snap.world)
     name, params = state_scene(session, snap)
-    spec = session._follow_friction(session.spec.changed(scene=name, scene_params=params))
+    spec = follow_friction(session.spec.changed(scene=name, scene_params=params))
     switched = ""
     if world.frictional and not registry.get(spec.solver).friction:
         session.ensure_compiled(FRICTION_FALLBACK)
@@ -67,6 +70,7 @@ def start_from(session, snap: snapshot.StateSnapshot, path: str) -> str:
     return switched
 
 
+@handles(cmd.OpenState)
 def open_state(session, c: cmd.OpenState) -> None:
     try:
         snap = snapshot.read_state(c.path)
@@ -77,6 +81,7 @@ def open_state(session, c: cmd.OpenState) -> None:
     session.message = (f"state opened: {c.path} ({w.n} marbles, t = {w.time:.2f} s){switched}")
 
 
+@handles(cmd.SaveState)
 def save_state(session, c: cmd.SaveState) -> None:
     """The world now, the last step's impulses and the scene (none when the run came from a
     state file that named none)."""
@@ -93,6 +98,7 @@ def save_state(session, c: cmd.SaveState) -> None:
 FCLIB_SUFFIXES = (".hdf5", ".h5")
 
 
+@handles(cmd.ExportProblem)
 def export_problem(session, c: cmd.ExportProblem) -> None:
     """The contact problem the last step solved, with its impulses: an LCP snapshot, or an
     FCLIB local problem when the name ends in .hdf5 or .h5 (frictional problems only)."""
@@ -113,7 +119,3 @@ def export_problem(session, c: cmd.ExportProblem) -> None:
     option = "--fclib" if as_fclib else "--lcp"
     session.message = (f"contact problem of step {sim.steps} ({kind}{sim.problem.m} contacts) "
                        f"exported: {c.path}; try `marbles-bench solve {option} {Path(c.path)}`")
-
-
-HANDLERS = {cmd.OpenState: open_state, cmd.SaveState: save_state,
-            cmd.ExportProblem: export_problem}

@@ -1,6 +1,7 @@
 """The friction key's part of the Session: friction off (every μ 0, the values kept per scene)
-and back on, and the choice carried to the scenes after it. A mixin of lab.session.session.Session,
-whose state (world, spec, the kept and chosen friction, the message) it reads and changes."""
+and back on, and the choice carried to the scenes after it. A part of the Session
+(lab.session.parts): it owns the friction kept and chosen, and reads and changes the Session's
+world, spec and message through lab.session.context.Context."""
 from __future__ import annotations
 
 import scenes
@@ -9,6 +10,7 @@ from solver.methods import registry
 from solver.params import resolve
 
 from . import commands as cmd
+from .parts import handles
 from .spec import RunSpec
 from .state import FRICTION_FALLBACK, friction_text, world_friction
 
@@ -19,19 +21,26 @@ FRICTION_NAMES = scenes.FRICTION_NAMES  # mu, mu_wall, mu_roll, mu_spin
 
 
 class FrictionKey:
-    """The Session's friction key (see the module docstring)."""
+    """The Session's friction key (see the module docstring). `session`: what it may use of
+    the Session (lab.session.context.Context)."""
 
-    def _switched_friction(self, scene: str, params: dict
-                           ) -> tuple[dict, tuple | None, str]:
+    def __init__(self, session):
+        self.session = session
+        # Per scene, the friction the key turned off, to turn back on.
+        self.off: dict[str, tuple[float, float, float, float]] = {}
+        # What the key chose last (None: never pressed, each scene its own).
+        self.on: bool | None = None
+
+    def switched(self, scene: str, params: dict) -> tuple[dict, tuple | None, str]:
         """`scene`'s parameters with the friction the friction key chose last, which holds
         for every scene after it until pressed again: on, the scene's friction (kept, or its
         default, else μ = FRICTION_ON, as the key gives it); off, μ = 0. Returns (params, the
-        friction turned off to keep for the key or None, what to say or "")."""
-        on = self._friction_on
+        friction turned off to keep in `off` or None, what to say or "")."""
+        on = self.on
         if on is None or scenes.has_friction(params) == on:
             return params, None, ""
         if on:
-            friction = self._friction_off.get(scene) or _default_friction(scene)
+            friction = self.off.get(scene) or _default_friction(scene)
             kept, said = None, f"friction on (the friction key): {friction_text(friction)}"
         else:
             friction = (0.0, 0.0, 0.0, 0.0)
@@ -42,48 +51,48 @@ class FrictionKey:
                 params[name] = value
         return params, kept, said
 
-    def _toggle_friction(self, c: cmd.ToggleFriction) -> None:
+    @handles(cmd.ToggleFriction)
+    def toggle(self, c: cmd.ToggleFriction) -> None:
         """Friction off (every μ 0, kept for this scene) or back on: the values kept, else the
-        scene's own defaults, else μ = FRICTION_ON; the next scenes follow (_switched_friction).
+        scene's own defaults, else μ = FRICTION_ON; the next scenes follow (switched).
         On the current world, from the next step: a pile that friction held collapses.
         Turning it on with a solver that cannot solve friction switches to FRICTION_FALLBACK
         and says so."""
-        w, scene = self.world, self.spec.scene
-        self._friction_on = not w.frictional
+        session = self.session
+        w, scene = session.world, session.spec.scene
+        self.on = not w.frictional
         if w.frictional:
-            self._friction_off[scene] = world_friction(w)
+            self.off[scene] = world_friction(w)
             self._set_friction((0.0, 0.0, 0.0, 0.0))
-            self.message = "friction off: μ = 0 (the friction key turns it back on)"
+            session.message = "friction off: μ = 0 (the friction key turns it back on)"
             return
-        friction = self._friction_off.get(scene) or _default_friction(scene)
+        friction = self.off.get(scene) or _default_friction(scene)
         switched = ""
-        if not registry.get(self.spec.solver).friction:
-            switched = (f"; {self.spec.solver} solves frictionless contacts only: switched to "
+        solver = session.spec.solver
+        if not registry.get(solver).friction:
+            switched = (f"; {solver} solves frictionless contacts only: switched to "
                         f"{FRICTION_FALLBACK}")
-            self._set_solver(cmd.SetSolver(FRICTION_FALLBACK))
+            session.set_solver(FRICTION_FALLBACK)
         self._set_friction(friction)
-        self.message = f"friction on: {friction_text(friction)}{switched}"
+        session.message = f"friction on: {friction_text(friction)}{switched}"
 
     def _set_friction(self, friction: tuple[float, float, float, float]) -> None:
         """The world's mu, mu_wall, mu_roll, mu_spin, and the scene parameters that give them
         (a reset keeps them; a scene without mu_wall has mu everywhere)."""
-        w = self.world
+        w = self.session.world
         w.mu, w.mu_wall, w.mu_roll, w.mu_spin = friction
-        params = dict(self.spec.scene_params)
+        params = dict(self.session.spec.scene_params)
         for name, value in zip(FRICTION_NAMES, friction):
             if name in params:
                 params[name] = value
-        self._scene_params[self.spec.scene] = params
-        self.spec = self._follow_friction(self.spec.changed(scene_params=params))
-        self.sim.options = self.spec.options
+        self.session.rescene(params)
 
-    @staticmethod
-    def _follow_friction(spec: RunSpec) -> RunSpec:
-        """Unless the user chose a warm start, the one the friction of `spec` wants."""
-        if spec.warm_start_given:
-            return spec
-        return spec.changed(warm_start=default_warm_start(spec.scene_params))
 
+def follow_friction(spec: RunSpec) -> RunSpec:
+    """Unless the user chose a warm start, the one the friction of `spec` wants."""
+    if spec.warm_start_given:
+        return spec
+    return spec.changed(warm_start=default_warm_start(spec.scene_params))
 
 
 def _default_friction(scene: str) -> tuple[float, float, float, float]:

@@ -3,10 +3,11 @@ between two steps. It holds everything the desktop program shows or controls tha
 drawing: pacing in real time or flat out, divergence (pause and say so), marbles out of the
 container and deep overlaps (say so and run on: lab/session/watch.py), the per-iteration trace
 of a few steps per second, the numbers of every step (`StepLog`), the colour of every marble,
-the mouse spring, friction switched off and on (lab/session/friction_key.py), solvers side by
-side (lab/session/side_by_side_mixin.py), the last steps kept to be shown again and gone on from
-(lab/session/history_commands.py), compiling kernels with progress, and the solver comparison of
-the current step.
+compiling kernels with progress, and the solver comparison of the current step. Its parts own
+the rest (lab/session/parts.py): the mouse spring (`hand`), friction switched off and on
+(`friction_key`), solvers side by side (`copies`) and the last steps kept to be shown again and
+gone on from (`history`); each declares its commands, and `apply` dispatches through the one
+table of them all. A part sees the Session through a `Context` (lab/session/context.py).
 The window's worker is a thread adapter around it; scripts and tests use it directly.
 """
 from __future__ import annotations
@@ -29,17 +30,19 @@ from ..report.compare import (ComparisonTable, ScenePlan, benchmark_meta, compar
                               write_benchmark)
 from . import commands as cmd
 from .compiling import Kernels
+from .context import Context
 from . import files as session_files
 from . import network
 # COLOUR_MODES, IMPULSE_SCALE, heat and contact_slip are re-exported: the Session's colours.
 from .colours import COLOUR_MODES, IMPULSE_SCALE, contact_slip, heat, marble_colours
-from .friction_key import FRICTION_ON, FrictionKey  # noqa: F401 (FRICTION_ON: the window's)
-from .history import DEFAULT_BUDGET, History
-from .history_commands import HANDLERS as HISTORY_HANDLERS
+from .copies import Copies
+from .friction_key import FRICTION_ON, FrictionKey, follow_friction  # noqa: F401 (the window's)
+from .hand import Hand
+from .history import DEFAULT_BUDGET
 from .history_commands import HistoryCommands
 from .holding import alarm_cause, holding_settings, recovered_text
+from .parts import command_table, declared, handles
 from .run import EnergyBudget
-from .side_by_side_mixin import SideBySideMixin
 from .spec import SIM_PARAMS, SPEED, RunSpec, route_assignments
 from .state import (FRICTION_FALLBACK, RECORD_FIELDS, STABLE_SOLVER,  # noqa: F401
                     SessionState, StepLog, friction_text, world_friction)
@@ -53,17 +56,10 @@ WARM_START_CYCLE = {0.0: 0.5, 0.5: 1.0}  # off -> half (the largest stable) -> f
 # The per-iteration trace costs one more product with A per iteration, so only the steps the
 # residual plot can show, about 25 per second of wall time, record it.
 TRACE_PERIOD = 0.04  # s of wall time
-# Mouse drag: the dragged marble's velocity relaxes towards (target - x) / SPRING_TIME with time
-# constant DAMPING_TIME (a damped spring in velocity form, stable for any dt) and its weight is
-# carried, so it hangs at the cursor instead of below it.
-SPRING_TIME = 0.08  # s
-DAMPING_TIME = 0.03  # s
-DRAG_MAX_SPEED = 4.0  # m/s, so a fast mouse cannot fire a marble through the pile
 MAX_CATCH_UP = 10  # steps one call may do to keep real time (200 ms at 50 Hz)
-FRICTION_NAMES = scenes.FRICTION_NAMES  # mu, mu_wall, mu_roll, mu_spin
 MATERIAL_PARAMS = scenes.MATERIAL_NAMES
 
-class Session(SideBySideMixin, FrictionKey, HistoryCommands):
+class Session:
     """A run of `spec` (its world built by `start`, or `world` if given). `progress(text, done,
     total)` reports kernel compilation (total 0: finished) and may raise to cancel it."""
 
@@ -84,7 +80,6 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         self.network = False  # the display shows the contact network (lab.session.network)
         self.picked = -1  # the marble whose card the display shows
         self.log = StepLog()
-        self.history = History(history_bytes)  # the last steps (history_commands.py)
         self.last_report: StepReport | None = None
         self.trace: np.ndarray | None = None  # residual per iteration of the last traced step
         self.trace_step = -1
@@ -98,13 +93,16 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         # Each scene and solver keeps the parameters it was last given.
         self._scene_params = {spec.scene: spec.scene_params}
         self._solver_params = {spec.solver: spec.solver_params}
-        # Per scene, the friction the friction key turned off, to turn back on.
-        self._friction_off: dict[str, tuple[float, float, float, float]] = {}
-        # What the friction key chose last (None: never pressed, each scene its own).
-        self._friction_on: bool | None = None
         self._last_trace_wall = -math.inf
-        self._drag: tuple[int, np.ndarray] | None = None
         self._clock: tuple[float, float] | None = None  # (wall s, simulated s) of the pacing
+        context = Context(self)
+        self.hand = Hand(context)
+        self.friction_key = FrictionKey(context)
+        self.copies = Copies(context)
+        self.history = HistoryCommands(context, history_bytes)  # the last steps
+        self._handlers = command_table(*map(declared, (self, self.hand, self.friction_key,
+                                                        self.copies, self.history)),
+                                       declared(session_files, self))
 
     # ------------------------------------------------------------------------------ life
     def start(self, shown: Callable[[], None] | None = None) -> None:
@@ -148,10 +146,13 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         now = time.perf_counter() if now is None else now
         trace = now - self._last_trace_wall >= TRACE_PERIOD
         self.ensure_compiled(self.spec.solver)  # the F key or a state may change the rows
-        self._apply_drag()
-        self._before_step()
-        report = self._step_sims(trace)  # side by side, every copy (side_by_side_mixin)
-        self._after_step(report)
+        work = self.hand.pull()
+        if work is not None:
+            self._energy.work += work  # given by the hand: the energy judgement's to allow
+            self.sim.world_edited()  # a backend that keeps the state on a device takes it from here
+        self.history.before_step()
+        report = self.copies.step(trace)  # side by side, every copy
+        self.history.after_step(report)
         self.last_report = report
         if trace and report.result.trace is not None:
             self._last_trace_wall = now
@@ -251,26 +252,6 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         every 0.8 s, then two at once)."""
         self._clock = (now - 1.5 * self.world.dt / self.spec.speed, self.world.time)
 
-    def _apply_drag(self) -> None:
-        if self._drag is None:
-            return
-        i, target = self._drag
-        w = self.world
-        if not 0 <= i < w.n or w.inv_mass[i] == 0.0:
-            return
-        want = (target - w.x[i]) / SPRING_TIME
-        speed = float(np.linalg.norm(want))
-        if speed > DRAG_MAX_SPEED:
-            want *= DRAG_MAX_SPEED / speed
-        alpha = w.dt / (w.dt + DAMPING_TIME)
-        before = float(w.v[i] @ w.v[i])
-        w.v[i] += alpha * (want - w.v[i]) - w.dt * w.gravity
-        if w.planar:
-            w.v[i, 1] = 0.0
-        # The hand's work, which the energy judgement must not call an explosion.
-        self._energy.work += 0.5 * (float(w.v[i] @ w.v[i]) - before) / w.inv_mass[i]
-        self.sim.world_edited()  # a backend that keeps the state on a device takes it from here
-
     # ---------------------------------------------------------------------------- views
     def state(self) -> SessionState:
         s = self.spec
@@ -284,7 +265,7 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
             scene_named=self.scene_named, marbles=self.world.n,
             picked=self.picked, stabilise=s.stabilise, threads=s.threads, blocks=self.sim.blocks,
             device=self.sim.device, precision=s.precision, warning=self.watch.warning,
-            side_by_side=self.copy_labels(), history=self.history.span(self.sim.steps))
+            side_by_side=self.copies.labels(), history=self.history.kept.span(self.sim.steps))
 
     def colours(self) -> np.ndarray:
         """(n, 3) float32 RGB of every marble in the colour mode (lab.session.colours)."""
@@ -305,18 +286,19 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
     def apply(self, command) -> None:
         """Carry out one command from lab.session.commands; a refused one leaves everything as it
         was and its reason in `message` (one line)."""
-        handler = self._HANDLERS.get(type(command))
+        handler = self._handlers.get(type(command))
         if handler is None:
             raise TypeError(f"not a Session command: {command!r}")
         self.message = ""
         seq = self.message_seq
         try:
-            handler(self, command)
+            handler(command)
         except ParamError as err:
             self.message = str(err)
         if self.message and self.message_seq == seq:
             self.message_seq += 1
 
+    @handles(cmd.Pause)
     def _pause(self, c: cmd.Pause) -> None:
         self.paused = (not self.paused) if c.paused is None else bool(c.paused)
         self._clock = None
@@ -324,11 +306,13 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
             self.message = (f"running on after: {self.alarm}; it pauses again at the next "
                             "divergence (R resets, X switches to the settings that hold it)")
 
+    @handles(cmd.Step)
     def _single_step(self, c: cmd.Step) -> None:
         self.paused = True
         self._clock = None
         self.step()
 
+    @handles(cmd.Reset)
     def _reset(self, c: cmd.Reset) -> None:
         """The scene from t = 0 (or the state file as opened); a pause the user chose stays,
         one a divergence made ends (_new_world)."""
@@ -341,6 +325,7 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         else:
             self._new_world(self.spec.build_world())  # may refuse: then nothing changes
 
+    @handles(cmd.Recover)
     def _recover(self, c: cmd.Recover) -> None:
         """The settings that hold the scene (lab.session.holding), then a reset that runs."""
         before = self.spec.solve
@@ -351,12 +336,13 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         self.paused = False
         self.message = recovered_text(before, holding)
 
+    @handles(cmd.SetScene)
     def _set_scene(self, c: cmd.SetScene) -> None:
-        """The friction key's choice carries over (_switched_friction). A scene with friction
+        """The friction key's choice carries over (FrictionKey.switched). A scene with friction
         while the solver cannot solve it: FRICTION_FALLBACK, said."""
         scene = scenes.get(c.name)
         params = self._scene_params.get(c.name) or resolve(scene.params, {}, c.name)
-        params, kept, carried = self._switched_friction(c.name, params)
+        params, kept, carried = self.friction_key.switched(c.name, params)
         spec = self.spec.changed(scene=c.name, scene_params=params)
         switch = scenes.has_friction(params) and not registry.get(spec.solver).friction
         if switch:
@@ -371,14 +357,16 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
                          f"{FRICTION_FALLBACK} for {c.name}")))
             self._solver_params[FRICTION_FALLBACK] = spec.solver_params
         if kept is not None:
-            self._friction_off[c.name] = kept
+            self.friction_key.off[c.name] = kept
         self._scene_params[c.name] = params
-        self.spec = self._follow_friction(spec)
+        self.spec = follow_friction(spec)
         self._new_world(world)
 
+    @handles(cmd.CycleScene)
     def _cycle_scene(self, c: cmd.CycleScene) -> None:
         self._set_scene(cmd.SetScene(_cycled(list(scenes.SCENES), self.spec.scene, c.delta)))
 
+    @handles(cmd.SetSolver)
     def _set_solver(self, c: cmd.SetSolver) -> None:
         """Refused (one line) when the solver cannot solve the world's friction."""
         registry.check_friction(c.name, self.world.frictional)
@@ -390,6 +378,7 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         return registry.settings(name, self.spec.iterations, False,
                                  self._solver_params.get(name, {}))
 
+    @handles(cmd.CycleSolver)
     def _cycle_solver(self, c: cmd.CycleSolver) -> None:
         """The next solver that can solve the world (with friction: the friction solvers)."""
         frictional = self.world.frictional
@@ -397,10 +386,12 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
                  if method.friction or not frictional]
         self._set_solver(cmd.SetSolver(_cycled(names, self.spec.solver, c.delta)))
 
+    @handles(cmd.SetIterations)
     def _set_iterations(self, c: cmd.SetIterations) -> None:
         self._use(registry.settings(self.spec.solver, c.iterations, False,
                                     self.spec.solver_params))
 
+    @handles(cmd.CycleIterations)
     def _cycle_iterations(self, c: cmd.CycleIterations) -> None:
         now = self.spec.iterations
         if c.delta > 0:
@@ -413,6 +404,7 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
             return
         self._set_iterations(cmd.SetIterations(nxt))
 
+    @handles(cmd.SetParameter)
     def _set_parameter(self, c: cmd.SetParameter) -> None:
         s = self.spec
         scene_over, solver_over, sim_over = route_assignments(s.scene, s.solver,
@@ -448,6 +440,7 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         self._scene_params[self.spec.scene] = params
         self.spec = self.spec.changed(scene_params=params)
 
+    @handles(cmd.Relax)
     def _relax(self, c: cmd.Relax) -> None:
         method = registry.get(self.spec.solver)
         spec = next((p for name in RELAXATION_PARAMS for p in method.params
@@ -464,9 +457,11 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
             return
         self._set_parameter(cmd.SetParameter(spec.name, proposed))
 
+    @handles(cmd.CycleWarmStart)
     def _cycle_warm_start(self, c: cmd.CycleWarmStart) -> None:
         self._set_warm_start(WARM_START_CYCLE.get(self.spec.warm_start, 0.0))
 
+    @handles(cmd.SetColourMode)
     def _set_colour_mode(self, c: cmd.SetColourMode) -> None:
         mode = c.mode
         if mode is None:
@@ -475,46 +470,23 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
             raise ParamError(f"colour mode {mode!r} is not one of {', '.join(COLOUR_MODES)}")
         self.colour_mode = mode
 
+    @handles(cmd.SetSpeed)
     def _set_speed(self, c: cmd.SetSpeed) -> None:
         self.spec = self.spec.changed(speed=float(SPEED.parse(c.speed)))
         self._clock = None
 
+    @handles(cmd.ToggleNetwork)
     def _toggle_network(self, c: cmd.ToggleNetwork) -> None:
         self.network = not self.network
 
+    @handles(cmd.Pick)
     def _pick(self, c: cmd.Pick) -> None:
         self.picked = int(c.index) if 0 <= int(c.index) < self.world.n else -1
 
-    def _drag_start(self, c: cmd.DragStart) -> None:
-        i = int(c.index)
-        self._drag = (i, self.world.x[i].copy()) if 0 <= i < self.world.n else None
-
-    def _drag_move(self, c: cmd.DragMove) -> None:
-        target = np.array(c.target, dtype=np.float64).reshape(3)
-        if self.world.planar:
-            target[1] = 0.0
-        if np.all(np.isfinite(target)) and 0 <= int(c.index) < self.world.n:
-            self._drag = (int(c.index), target)
-
-    def _drag_end(self, c: cmd.DragEnd) -> None:
-        self._drag = None
-
-    _HANDLERS = {cmd.Pause: _pause, cmd.Step: _single_step, cmd.Reset: _reset,
-                 cmd.Recover: _recover, cmd.SetScene: _set_scene, cmd.CycleScene: _cycle_scene,
-                 cmd.SetSolver: _set_solver, cmd.CycleSolver: _cycle_solver,
-                 cmd.SetIterations: _set_iterations, cmd.CycleIterations: _cycle_iterations,
-                 cmd.SetParameter: _set_parameter, cmd.Relax: _relax,
-                 cmd.CycleWarmStart: _cycle_warm_start, cmd.SetColourMode: _set_colour_mode,
-                 cmd.SetSpeed: _set_speed, cmd.DragStart: _drag_start, cmd.DragMove: _drag_move,
-                 cmd.DragEnd: _drag_end, cmd.ToggleFriction: FrictionKey._toggle_friction,
-                 cmd.ToggleNetwork: _toggle_network, cmd.Pick: _pick,
-                 **session_files.HANDLERS, **SideBySideMixin._SIDE_BY_SIDE_HANDLERS,
-                 **HISTORY_HANDLERS}
-
     def _use(self, settings) -> None:
         """Solver settings from the next step on (already validated)."""
-        if settings.method != self.spec.solver:  # T's partner (side_by_side_mixin)
-            self.previous_solver = self.spec.solver
+        if settings.method != self.spec.solver:  # T's partner (lab.session.copies)
+            self.copies.previous_solver = self.spec.solver
         self._solver_params[settings.method] = settings.params
         self.spec = self.spec.changed(solve=settings)
         self.sim.options = self.spec.options
@@ -539,13 +511,13 @@ class Session(SideBySideMixin, FrictionKey, HistoryCommands):
         self.alarm = ""
         self.last_report = None
         self.log.clear()
-        self.history.clear()
+        self.history.kept.clear()
         self.trace = None
         self.trace_step = -1
         self.trace_alarm = ""
-        self._drag = None
+        self.hand.let_go()
         self._clock = None
-        self._follow_copies()
+        self.copies.follow()
 
     # -------------------------------------------------------------------------- compare
     def benchmark(self, iterations: int, out: str | Path, source: str,

@@ -7,7 +7,7 @@ import numpy as np
 from app.plots import HISTORY_SECONDS, PHASES, LivePlots
 from app.plots_copies import CopyCurves
 from lab.session.side_by_side import COPY_COLOURS
-from lab.session.side_by_side_mixin import CopyView
+from lab.session.copies import CopyView
 from lab.session.state import StepLog
 
 DT = 0.02

@@ -124,7 +124,7 @@ def test_the_readouts_count_frames_steps_and_real_time(qtbot, make_window, monke
     window = make_window(scene="column", speed=1.0)
     wait_state(qtbot, window, lambda f: f.steps > 0)
     clock = StoppedClock(time.perf_counter() + 1000.0)  # ahead of every real stamp so far
-    for module in ("lab.session.session", "app.worker", "app.window"):
+    for module in ("lab.session.session", "lab.session.frame", "app.window"):
         monkeypatch.setattr(f"{module}.time", clock)
     window.sim.send(cmd.Pause(True))
     wait_state(qtbot, window, lambda f: f.state.paused)

@@ -390,6 +390,22 @@ def test_changing_marble_count_reuses_and_grows_the_buffer(make_view):
     assert off_edge == 0 and fraction <= MAX_MISMATCH_FRACTION
 
 
+def test_a_frames_float32_positions_reach_the_renderer_as_they_are(make_view):
+    """No float64 round trip between the frame and the shader's float32 instance buffer: the
+    frame's own array is what a rendering takes."""
+    cam = fixed_camera()
+    x, radius, colour = fixed_scene(cam)
+    view = flat_view(make_view, x, radius, colour)
+    x32 = np.array(x, dtype=np.float32)
+    x32.flags.writeable = False  # as lab.session.frame hands it over
+    view.set_marbles(x32, radius, colour)
+    drawn = view._scene().x
+    assert drawn.dtype == np.float32 and np.shares_memory(drawn, x32)
+    got = classify(render(view), PALETTE)
+    fraction, off_edge = compare(got, reference(cam, x, radius))
+    assert off_edge == 0 and fraction <= MAX_MISMATCH_FRACTION
+
+
 def send_mouse(view, kind, pos, button, buttons, modifiers=Qt.KeyboardModifier.NoModifier):
     p = QPointF(*pos)
     ev = QMouseEvent(kind, p, view.mapToGlobal(p), button, buttons, modifiers)

@@ -111,8 +111,8 @@ def test_the_shown_step_carries_its_solves_trace():
     for k in range(20):
         every.step(now=float(k))  # a second apart: every step traced
         skipped.step(now=13.01 if k == 14 else float(k))  # step 15 is 10 ms after step 14's
-    kept = every.history.get(15).report.result.trace
-    assert skipped.history.get(15).report.result.trace is None and kept is not None
+    kept = every.history.kept.get(15).report.result.trace
+    assert skipped.history.kept.get(15).report.result.trace is None and kept is not None
     for s in (every, skipped):
         s.apply(cmd.Seek(15))
         assert s.trace_step == 15 and np.array_equal(s.trace, kept)
@@ -121,7 +121,7 @@ def test_the_shown_step_carries_its_solves_trace():
 def test_the_budget_bounds_the_steps_kept_and_zero_keeps_none():
     s = session("bowl", n=60)
     run(s, 31)
-    h = s.history
+    h = s.history.kept
     sizes = {k: h.get(k).nbytes for k in range(32)}
     assert h.nbytes == sum(sizes.values())
     h.budget = sum(sizes[k] for k in range(22, 32))  # ten steps' worth
@@ -139,10 +139,10 @@ def test_the_budget_bounds_the_steps_kept_and_zero_keeps_none():
     s.apply(cmd.HistoryStep(-1))
     assert s.message.startswith(f"history: step {h.first} is the oldest step kept")
     s.apply(cmd.Reset())  # a new world: none of its steps are kept
-    assert len(s.history) == 0 and s.state().history is None
-    s.history.budget = 0
+    assert len(s.history.kept) == 0 and s.state().history is None
+    s.history.kept.budget = 0
     run(s, 3)
-    assert len(s.history) == 0
+    assert len(s.history.kept) == 0
     s.apply(cmd.HistoryStep(-1))
     assert s.message == "no history yet: run at least one step"
 
@@ -152,13 +152,13 @@ def test_a_change_of_friction_starts_the_history_at_that_step():
     run(s, 10)
     s.apply(cmd.ToggleFriction())
     run(s, 5)
-    assert (s.history.first, s.history.last) == (10, 15)
+    assert (s.history.kept.first, s.history.kept.last) == (10, 15)
     s.apply(cmd.Seek(12))
     assert s.world.mu == 0.0  # the steps kept were all made without friction
     generation = s.generation
     s.apply(cmd.ToggleFriction())  # back on, at a step of the past
     s.apply(cmd.Step())
-    assert (s.history.first, s.history.last) == (12, 13)
+    assert (s.history.kept.first, s.history.kept.last) == (12, 13)
     assert s.generation == generation + 1 and "the 3 later steps dropped" in s.message
 
 
@@ -171,7 +171,7 @@ def test_going_on_from_the_past_is_a_new_stretch_without_the_dropped_alarm():
     assert s.diverged and s.generation == generation  # only shown: the alarm's step is kept
     s.apply(cmd.Step())
     assert not s.diverged and s.alarm == "" and s.generation == generation + 1
-    assert (s.history.first, s.history.last) == (0, 8)
+    assert (s.history.kept.first, s.history.kept.last) == (0, 8)
 
 
 def test_the_step_where_a_solver_went_wrong_is_reached_and_run_again_with_another():
@@ -187,7 +187,7 @@ def test_the_step_where_a_solver_went_wrong_is_reached_and_run_again_with_anothe
     s.apply(cmd.SetSolver("pgs"))
     s.apply(cmd.Step())  # a new future from step 1, with pgs
     assert not s.diverged and s.alarm == "" and s.last_report.method == "pgs"
-    assert s.history.last == 2 and s.last_report.result.status != "divergence"
+    assert s.history.kept.last == 2 and s.last_report.result.status != "divergence"
 
 
 def test_side_by_side_keeps_no_history_and_it_starts_again_after():
@@ -199,7 +199,7 @@ def test_side_by_side_keeps_no_history_and_it_starts_again_after():
     s.apply(cmd.SideBySide(("pgs", "jacobi")))
     run(s, 5)
     s.apply(cmd.HistoryStep(-2))
-    assert "side by side" in s.message and s.sim.steps == 10 and not len(s.history)
+    assert "side by side" in s.message and s.sim.steps == 10 and not len(s.history.kept)
     s.apply(cmd.SideBySide(()))
     after = run(s, 6)
     s.apply(cmd.HistoryStep(-3))

@@ -99,7 +99,7 @@ def test_the_session_starts_side_by_side_where_it_is_and_matches_plain_runs():
     assert "jacobi (sky blue), pgs (orange)" in s.message
     for _ in range(STEPS):
         s.step()
-    views = s.copy_views()
+    views = s.copies.views()
     assert [v.label for v in views] == ["jacobi", "pgs"]
     assert [v.colour for v in views] == list(COPY_COLOURS[:2])
     assert [v.residuals.size for v in views] == [STEPS, STEPS]
@@ -110,7 +110,8 @@ def test_the_session_starts_side_by_side_where_it_is_and_matches_plain_runs():
     # The Session's own log is copy 0's: the same residuals as its view.
     assert np.array_equal(s.log.take().residual[-STEPS:], views[0].residuals)
     s.apply(cmd.SideBySide(()))
-    assert s.copies is None and s.state().side_by_side == () and "jacobi goes on" in s.message
+    assert s.copies.running is None and s.state().side_by_side == ()
+    assert "jacobi goes on" in s.message
     s.step()
 
 
@@ -121,7 +122,7 @@ def test_the_key_takes_the_current_solver_and_the_next_and_ends_it_again():
     at = names.index("psor")
     assert s.state().side_by_side == ("psor omega=1.3", names[at + 1], names[at + 2])
     s.apply(cmd.ToggleSideBySide())
-    assert s.copies is None
+    assert s.copies.running is None
 
 
 def test_the_key_pairs_the_solver_with_the_one_used_before_it():
@@ -139,22 +140,23 @@ def test_copies_follow_iterations_friction_and_a_reset():
     s.apply(cmd.SetIterations(5))
     s.apply(cmd.ToggleFriction())
     s.step()
-    jacobi = s.copies.sims[1]
+    jacobi = s.copies.running.sims[1]
     assert jacobi.settings.iterations == 5 and jacobi.settings.method == "jacobi"
     assert jacobi.world.mu == s.world.mu > 0
     assert jacobi.steps == s.sim.steps == 1
     s.apply(cmd.Reset())
-    assert s.copies is not None and s.copies.sims[0] is s.sim
-    assert all(w.time == 0.0 for w in s.copies.worlds) and s.copies.sims[1].steps == 0
+    assert s.copies.running is not None and s.copies.running.sims[0] is s.sim
+    assert all(w.time == 0.0 for w in s.copies.running.worlds)
+    assert s.copies.running.sims[1].steps == 0
 
 
 def test_friction_ends_side_by_side_with_a_solver_that_cannot_solve_it():
     s = session()
     s.apply(cmd.SideBySide(("pgs", "pcg")))
-    assert s.copies is not None
+    assert s.copies.running is not None
     s.apply(cmd.ToggleFriction())
     s.step()
-    assert s.copies is None and "pcg solves frictionless contacts only" in s.message
+    assert s.copies.running is None and "pcg solves frictionless contacts only" in s.message
 
 
 def test_a_diverging_copy_pauses_the_session():
@@ -184,10 +186,10 @@ def test_bad_choices_are_refused_in_one_line(text, words):
 def test_a_refused_command_changes_nothing():
     s = session()
     s.apply(cmd.SideBySide(("pgs", "nosuch")))
-    assert s.copies is None and "unknown solver 'nosuch'" in s.message
+    assert s.copies.running is None and "unknown solver 'nosuch'" in s.message
     s.apply(cmd.ToggleFriction())
     s.apply(cmd.SideBySide(("pgs", "pcg")))
-    assert s.copies is None and "frictionless contacts only" in s.message
+    assert s.copies.running is None and "frictionless contacts only" in s.message
 
 
 def test_labels_name_the_parameters_that_differ_from_the_defaults():
