@@ -1,7 +1,7 @@
 """The window's recording (Ctrl+R): the lockstep with the simulation thread and the badge.
 
 While recording, the worker sends a frame marked `record` every `steps_per_frame` steps and
-waits (app.worker.RecordStart); the window draws that frame before any other, skipping the
+waits (lab.session.commands.RecordStart); the window draws that frame before any other, skipping the
 view's pacing, hands the rendered pixels to the VideoRecorder (app.recorder) and lets the worker
 step on (RecordAck). So the video has one frame per 1/fps of simulated time, whatever the
 drawing costs; the simulation slows to the pace of the drawing meanwhile.
@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from lab.io.files import OutputError
+from lab.session.commands import RecordAck, RecordStart, RecordStop
 
 from .overlays import overlay_label
 from .recorder import VideoRecorder, steps_per_frame
-from .worker import RecordAck, RecordStart, RecordStop
 
 
 class Recording:

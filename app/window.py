@@ -12,7 +12,6 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
 import numpy as np
@@ -20,6 +19,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QProgressBar
 
+from lab import actions
 from lab.report.compare import COMPARE_ITERATIONS
 from lab.session import commands as cmd
 from lab.session.history import DEFAULT_BUDGET
@@ -27,7 +27,7 @@ from lab.session.run import PHYSICS_FAILED
 from lab.session.spec import RunSpec
 
 from . import STARTED as PROGRAM_STARTED
-from . import history_bar, hotkeys
+from . import history_bar
 from .benchmark_window import BenchmarkWindow
 from .controls import ControlsPanel
 from .hud import MESSAGE_SECONDS, Hud, RateMeter, StatusLine, StepTimes, hud_text
@@ -70,6 +70,18 @@ class Options:
     state: str | None = None  # a state snapshot to open at the start (--state)
     side_by_side: tuple = ()  # solvers side by side from the start (--side-by-side)
     history_bytes: int = DEFAULT_BUDGET  # memory for the steps kept (--history)
+
+
+def dispatch(table, send, window_actions: dict) -> dict:
+    """Action name -> what its key runs, from the action table alone: an action with a Session
+    command sends it (`send`), a window action runs `window_actions[name]`. Every window action
+    of the table needs its method and every method its row: the two cannot drift apart."""
+    named = {a.window for a in table if a.window is not None}
+    if named != set(window_actions):
+        raise AssertionError("window actions without a method (or the reverse): "
+                             f"{sorted(named ^ set(window_actions))}")
+    return {a.name: (lambda c=a.command: send(c)) if a.command is not None
+            else window_actions[a.window] for a in table}
 
 
 def _view_class():
@@ -127,10 +139,7 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         self._build_controls()
         self.history_bar = history_bar.install(self)
         self._connect()
-        self.handlers = self._key_handlers()
-        missing = set(hotkeys.ACTIONS) ^ set(self.handlers)
-        if missing:  # the key map and the handlers are one table; refuse to drift
-            raise AssertionError(f"hotkeys without handler (or the reverse): {sorted(missing)}")
+        self.handlers = dispatch(actions.TABLE, self.sim.send, self._window_actions())
         self._tick_timer = QTimer(self)
         self._tick_timer.timeout.connect(self._draw)
         self._tick_timer.start(TICK_MS)
@@ -221,32 +230,19 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         # the view's paint event that rendered the frame.
         self.view.frameRendered.connect(self._on_rendered, Qt.ConnectionType.QueuedConnection)
 
-    def _key_handlers(self) -> dict:
-        """What each hotkey action does: most send one command to the Session."""
-        send = self.sim.send
-        sends = {"pause": cmd.Pause(), "step": cmd.Step(), "reset": cmd.Reset(),
-                 "next_scene": cmd.CycleScene(1), "prev_scene": cmd.CycleScene(-1),
-                 "next_solver": cmd.CycleSolver(1), "prev_solver": cmd.CycleSolver(-1),
-                 "more_iterations": cmd.CycleIterations(1),
-                 "fewer_iterations": cmd.CycleIterations(-1), "omega_up": cmd.Relax(0.1),
-                 "omega_down": cmd.Relax(-0.1), "warm_start": cmd.CycleWarmStart(),
-                 "colour": cmd.SetColourMode(), "friction": cmd.ToggleFriction(),
-                 "recover": cmd.Recover(), "network": cmd.ToggleNetwork(),
-                 "side_by_side": cmd.ToggleSideBySide(),
-                 "history_back": cmd.HistoryStep(-1), "history_forward": cmd.HistoryStep(1)}
-        handlers = {action: (lambda c=c: send(c)) for action, c in sends.items()}
-        handlers.update({"benchmark": self.run_benchmark, "screenshot": self._screenshot_key,
-                         "save_state": self._save_state, "open_state": self._open_state,
-                         "export_problem": self._export_problem,
-                         "camera": self.view.reset_camera, "help": self._toggle_help,
-                         "controls": self._toggle_controls, "record": self.recording.toggle,
-                         "readouts": self.toggle_readouts, "quit": self.close})
-        return handlers
+    def _window_actions(self) -> dict:
+        """The named window actions of lab.actions, each a method of one of the window's parts."""
+        return {"benchmark": self.run_benchmark, "screenshot": self._screenshot_key,
+                "save_state": self._save_state, "open_state": self._open_state,
+                "export_problem": self._export_problem, "camera": self.view.reset_camera,
+                "help": self._toggle_help, "controls": self._toggle_controls,
+                "record": self.recording.toggle, "readouts": self.toggle_readouts,
+                "quit": self.close}
 
     def _toggle_help(self) -> None:
         if not self.help.isVisible():
             solver = self.latest.state.solver if self.latest is not None else None
-            self.help.setHtml(hotkeys.help_html(solver))
+            self.help.setHtml(actions.help_html(solver))
         self.help.setVisible(not self.help.isVisible())
         self.stack.place()
 
@@ -260,7 +256,7 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
             return True
         mods = event.modifiers()
         key_text = QKeySequence(event.key()).toString()
-        action = hotkeys.action_for(
+        action = actions.action_for(
             key_text, ctrl=bool(mods & Qt.KeyboardModifier.ControlModifier),
             alt=bool(mods & Qt.KeyboardModifier.AltModifier),
             shift=bool(mods & Qt.KeyboardModifier.ShiftModifier))

@@ -15,7 +15,7 @@ from lab.session import commands as cmd
 from . import dialogs
 from .benchmark_window import BenchmarkWindow
 from .images import write_image
-from .worker import Benchmark, BenchmarkResult
+from .worker import BenchmarkResult
 
 
 class WindowActions:
@@ -77,7 +77,7 @@ class WindowActions:
         """Queue a comparison of every solver (or `solvers`) on the current frozen problem,
         the step shown (worker thread)."""
         self.status_label.setText("benchmark queued")
-        self.sim.send(Benchmark(reason, solvers=tuple(solvers)))
+        self.sim.send(cmd.Benchmark(reason, solvers=tuple(solvers)))
 
     def _on_benchmark_done(self, result: BenchmarkResult) -> None:
         self.last_benchmark = result

@@ -3,8 +3,8 @@
 `SimWorker` is a QObject moved to its own QThread. It steps its Session with a timer of that
 thread, in real time (times `speed`) or, at speed 0, in batches of `BATCH_SECONDS`, and after
 each tick emits one immutable `Frame` through a queued signal. Commands from the GUI (the typed
-commands of lab.session.commands, plus `Benchmark` and `Stop` here) arrive as queued calls, so they
-run in this thread between two steps. Paused, the timer is stopped; stepping flat out, this thread
+commands of lab.session.commands, among them `Benchmark`, the recording's and `Stop`, which this
+thread carries out itself) arrive as queued calls, so they run in this thread between two steps. Paused, the timer is stopped; stepping flat out, this thread
 has a core to itself (app.cores) when it steps serially; a step in several threads gets every core.
 This is the only thread that steps or solves (the B-key comparison runs here too), so Numba's thread
 pool is never entered from two threads at once (solvers side by side step their copies in threads
@@ -27,6 +27,7 @@ from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from lab.report.compare import COMPARE_ITERATIONS
 from lab.session import commands
+from lab.session.commands import Benchmark, RecordAck, RecordStart, RecordStop, Stop
 from lab.session.history import DEFAULT_BUDGET
 from lab.session.session import Session
 from lab.session.spec import RunSpec
@@ -45,41 +46,6 @@ BATCH_SECONDS = 0.04
 
 class Cancelled(Exception):
     """Raised inside a long job when the GUI asked to stop (closing the window)."""
-
-
-@dataclass(frozen=True)
-class Benchmark:
-    """Compare every solver (or `solvers`) on the current step's frozen problem and write the
-    files. reason: "key" or "close"; iterations and out default to the worker's."""
-
-    reason: str = "key"
-    iterations: int | None = None
-    out: str | None = None
-    solvers: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class RecordStart:
-    """Record: emit a frame marked `record` now and then every `every` steps, and step no
-    further until the GUI has taken each (RecordAck): every video frame shows the simulation
-    at its own time, however long drawing it takes."""
-
-    every: int
-
-
-@dataclass(frozen=True)
-class RecordAck:
-    """The record frame sent last is drawn and written: step on to the next."""
-
-
-@dataclass(frozen=True)
-class RecordStop:
-    """Stop recording; stepping is paced as before."""
-
-
-@dataclass(frozen=True)
-class Stop:
-    """End the thread's work: stop the timer, release the core, emit `stopped`."""
 
 
 _NO_RECORDS = StepLog().take()
