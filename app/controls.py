@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (QAbstractSlider, QAbstractSpinBox, QCheckBox, QCo
                                QScrollArea, QSlider, QVBoxLayout, QWidget)
 
 import scenes
+from lab.actions import keys_of
 from lab.session import commands as cmd
 from lab.session.colours import COLOUR_MODES
 from lab.session.session import MATERIAL_PARAMS
@@ -95,11 +96,13 @@ class ControlsPanel(QScrollArea):
                                       "starts from t = 0", lambda name: cmd.SetScene(name))
         self.scene = self._group("Scene", (("scene", self.scene_box),))
         self.friction = self._group("Friction")
-        self.solver_box = self._choice(list(registry.METHODS), "the contact solver (M / "
-                                       "Shift+M); with friction only those that solve it",
+        self.solver_box = self._choice(list(registry.METHODS), "the contact solver ("
+                                       f"{keys_of('next_solver', 'prev_solver')}); with "
+                                       "friction only those that solve it",
                                        lambda name: cmd.SetSolver(name))
         self.side_by_side_button = self._button(
-            SIDE_BY_SIDE_OFF, "solvers side by side (T): copies of the world as it is, one "
+            SIDE_BY_SIDE_OFF, f"solvers side by side ({keys_of('side_by_side')}): copies of the "
+            "world as it is, one "
             "stepped by the current solver and one by the next, overlaid in two colours with a "
             "residual curve each; pressed again, the current solver goes on alone",
             cmd.ToggleSideBySide())
@@ -107,9 +110,10 @@ class ControlsPanel(QScrollArea):
         self.solver = self._group("Solver", (("solver", self.solver_box),
                                              ("", self.side_by_side_button)))
         self.stopping = self._group("Stopping tests")
-        self.colour_box = self._choice(list(COLOUR_MODES), "what the marbles' colours show (C)",
+        self.colour_box = self._choice(list(COLOUR_MODES), "what the marbles' colours show "
+                                       f"({keys_of('colour')})",
                                        lambda mode: cmd.SetColourMode(mode))
-        self.network_box = QCheckBox("contact network (K)")
+        self.network_box = QCheckBox(f"contact network ({keys_of('network')})")
         self.network_box.setToolTip("every contact a ribbon between the marbles, its width and "
                                     "colour by the normal impulse: the force chains")
         self.network_box.clicked.connect(lambda: self._post(cmd.ToggleNetwork()))
@@ -147,14 +151,17 @@ class ControlsPanel(QScrollArea):
 
     def _run_group(self) -> None:
         form = self._group("Run")
-        self.pause_button = self._button("Pause", "pause / resume (Space)", cmd.Pause())
+        self.pause_button = self._button("Pause", f"pause / resume ({keys_of('pause')})",
+                                         cmd.Pause())
         row = QHBoxLayout()
         row.addWidget(self.pause_button)
-        row.addWidget(self._button("Step", "one step, paused (S)", cmd.Step()))
-        row.addWidget(self._button("Reset", "the scene from t = 0 (R)", cmd.Reset()))
+        row.addWidget(self._button("Step", f"one step, paused ({keys_of('step')})",
+                                   cmd.Step()))
+        row.addWidget(self._button("Reset", f"the scene from t = 0 ({keys_of('reset')})",
+                                   cmd.Reset()))
         form.addRow(row)
         form.addRow(self._button("Stable solver and reset", "pgs from t = 0: out of a "
-                                 "divergence (X)", cmd.Recover()))
+                                 f"divergence ({keys_of('recover')})", cmd.Recover()))
         self.speed_slider = QSlider(Qt.Orientation.Horizontal)
         self.speed_slider.setRange(0, len(SPEED_LADDER) - 1)
         self.speed_slider.setPageStep(1)

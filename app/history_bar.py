@@ -109,11 +109,11 @@ class HistoryBar(QWidget):
         self.slider.blockSignals(False)
 
 
-def install(window) -> HistoryBar:
-    """Put a HistoryBar along the bottom of `window` (above the status bar, the whole width:
-    the view's share alone is narrow beside the docks), sending to its worker and solving
-    through its benchmark."""
-    bar = HistoryBar(window.sim.send, lambda solvers: window.run_benchmark("key", solvers))
+def install(window, send, solve) -> HistoryBar:
+    """Put a HistoryBar along the bottom of the QMainWindow `window` (above the status bar, the
+    whole width: the view's share alone is narrow beside the docks); `send` and `solve` as
+    HistoryBar takes them."""
+    bar = HistoryBar(send, solve)
     toolbar = QToolBar("History", window)
     toolbar.setObjectName("history")
     toolbar.setMovable(False)

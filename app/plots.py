@@ -216,9 +216,11 @@ def set_view(plot: pg.PlotItem, x: np.ndarray, ys: list[np.ndarray],
 
 class LivePlots(QWidget):
     """The dock's content. Counters `frames_added` and `refreshes` let tests see data flow;
-    `markers` holds (simulated time on the history's clock, label) of the changes shown."""
+    `markers` holds (simulated time on the history's clock, label) of the changes shown.
+    `copies`: what makes its part for solvers side by side from it (app.plots_copies
+    .CopyCurves), None for none; the part gets every frame and refresh."""
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, parent: QWidget | None = None, copies=None):
         super().__init__(parent)
         self.setMinimumWidth(MIN_WIDTH)
         self.canvas = _Canvas()
@@ -284,8 +286,8 @@ class LivePlots(QWidget):
         self.frames_added = 0
         self.refreshes = 0
         self.shown_time = float("nan")  # simulated time of the latest step shown (s)
-        # Solvers side by side, one curve per copy: app.plots_copies.CopyCurves attaches itself.
-        self.copy_curves = None
+        # Solvers side by side, one curve per copy (made last: it draws on the plots above).
+        self.copy_curves = copies(self) if copies is not None else None
 
     def _follow_button(self) -> QToolButton:
         button = QToolButton()

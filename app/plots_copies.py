@@ -3,7 +3,7 @@ copy's colour, its residual per iteration of the latest traced step and its fina
 per step over the history. While side by side they replace the plots' single trace and history
 curves (copy 0 is the Session's own run), and the trace plot's title names the copies in their
 colours; the step-time plot and the markers stay as they are. A part of an app.plots.LivePlots,
-which it attaches itself to."""
+which makes it (LivePlots(copies=CopyCurves)) and hands it frames and refreshes."""
 from __future__ import annotations
 
 from html import escape
@@ -17,12 +17,11 @@ from .plots import (_EMPTY, HISTORY_SECONDS, MAX_POINTS, TRACE_TITLE, _curve, cl
 
 
 class CopyCurves:
-    """`plots`: the LivePlots it draws on and attaches itself to (its `copy_curves`).
+    """`plots`: the LivePlots that owns it (as its `copy_curves`) and whose plots it draws on.
     `labels`: the copies shown, () when none."""
 
     def __init__(self, plots):
         self.plots = plots
-        plots.copy_curves = self
         self.trace = [_curve(plots.trace_plot, colour, width=2) for colour in COPY_COLOURS]
         self.history = [_curve(plots.history_plot, colour) for colour in COPY_COLOURS]
         self.labels: tuple[str, ...] = ()

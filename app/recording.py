@@ -1,33 +1,43 @@
 """The window's recording (Ctrl+R): the lockstep with the simulation thread and the badge.
 
 While recording, the worker sends a frame marked `record` every `steps_per_frame` steps and
-waits (app.worker.RecordStart); the window draws that frame before any other, skipping the
-view's pacing, hands the rendered pixels to the VideoRecorder (app.recorder) and lets the worker
-step on (RecordAck). So the video has one frame per 1/fps of simulated time, whatever the
+waits (lab.session.commands.RecordStart); the window draws that frame before any other,
+skipping the view's pacing, hands the rendered pixels to the VideoRecorder (app.recorder) and
+lets the worker step on (RecordAck). So the video has one frame per 1/fps of simulated time, whatever the
 drawing costs; the simulation slows to the pace of the drawing meanwhile.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
+from lab.actions import keys_of
 from lab.io.files import OutputError
+from lab.session.commands import RecordAck, RecordStart, RecordStop
 
 from .overlays import overlay_label
 from .recorder import VideoRecorder, steps_per_frame
-from .worker import RecordAck, RecordStart, RecordStop
 
 
 class Recording:
-    """Owned by the MainWindow `window`; `recorder` is the video under way (None: none);
-    `pending` the record frame waiting to be drawn."""
+    """A part of app.window.MainWindow, given the view's stack of overlays (its badge goes
+    there) and the view (its size and pixels), a function that sends a command to the
+    simulation thread, one that shows a status line, one that names a new file in the output
+    folder (stem, suffix) and one that gives the frame to record from (None: nothing to record).
+    `recorder` is the video under way (None: none); `pending` the record frame waiting to be
+    drawn."""
 
-    def __init__(self, window):
-        self.window = window
+    def __init__(self, stack, view, send, status, new_path, latest):
+        self._stack = stack
+        self._view = view
+        self._send = send
+        self._status = status
+        self._new_path = new_path
+        self._latest = latest
         self.recorder: VideoRecorder | None = None
         self.pending = None
         self._version = 0  # the view's marbles_version of the record frame handed over
         # A red badge with the video's length, over the view's bottom right.
-        self.badge = window.stack.add(overlay_label(
+        self.badge = stack.add(overlay_label(
             220, 6, "color: #ffffff; background: rgba(170, 20, 20, 220); "), "bottom_right")
 
     def toggle(self) -> None:
@@ -38,22 +48,22 @@ class Recording:
             self.stop()
 
     def start(self) -> None:
-        w = self.window
-        if w.latest is None or w._gl_failed:
-            w.status_label.setText("nothing to record yet")
+        latest = self._latest()
+        if latest is None:
+            self._status("nothing to record yet")
             return
-        dt = w.latest.dt
+        dt = latest.dt
         every = steps_per_frame(dt)
-        path = w._default_path("marbles", ".mp4")
+        path = self._new_path("marbles", ".mp4")
         try:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-            self.recorder = VideoRecorder(path, w.view.pixel_size(), 1.0 / (every * dt))
+            self.recorder = VideoRecorder(path, self._view.pixel_size(), 1.0 / (every * dt))
         except (OSError, OutputError) as err:
-            w.status_label.setText(f"not recording: {err}")
+            self._status(f"not recording: {err}")
             return
-        w.sim.send(RecordStart(every))
-        w.status_label.setText(f"recording {path} at {self.recorder.fps:g} frames per "
-                               "simulated second (Ctrl+R stops)")
+        self._send(RecordStart(every))
+        self._status(f"recording {path} at {self.recorder.fps:g} frames per simulated second "
+                     f"({keys_of('record')} stops)")
         self._show_badge()
 
     def on_frame(self, frame) -> None:
@@ -72,8 +82,8 @@ class Recording:
             return
         self.pending = None
         if self.recorder is not None:
-            self.recorder.add(self.window.view.pixels)
-            self.window.sim.send(RecordAck())
+            self.recorder.add(self._view.pixels)
+            self._send(RecordAck())
             self._show_badge()
 
     def _show_badge(self) -> None:
@@ -81,7 +91,7 @@ class Recording:
         self.badge.setVisible(rec is not None)
         if rec is not None:
             self.badge.setText(f"● REC {rec.seconds:5.2f} s  {rec.frames} frames")
-        self.window.stack.place()
+        self._stack.place()
 
     def stop(self) -> str | None:
         """Stop, finish the video and put it in place; its path, or None when there was none
@@ -89,16 +99,15 @@ class Recording:
         rec, self.recorder = self.recorder, None
         if rec is None:
             return None
-        w = self.window
-        w.sim.send(RecordStop())
+        self._send(RecordStop())
         self.pending = None
         self._show_badge()
-        w.status_label.setText(f"writing {rec.path}…")
+        self._status(f"writing {rec.path}…")
         try:
             path = rec.finish()
         except OutputError as err:
-            w.status_label.setText(f"video not saved: {err}")
+            self._status(f"video not saved: {err}")
             return None
-        w.status_label.setText(f"video saved: {path} ({rec.written} frames, "
-                               f"{rec.seconds:.2f} s of simulated time)")
+        self._status(f"video saved: {path} ({rec.written} frames, "
+                     f"{rec.seconds:.2f} s of simulated time)")
         return str(path)

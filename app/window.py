@@ -12,7 +12,6 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
 import numpy as np
@@ -20,6 +19,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QProgressBar
 
+from lab import actions
 from lab.report.compare import COMPARE_ITERATIONS
 from lab.session import commands as cmd
 from lab.session.history import DEFAULT_BUDGET
@@ -27,19 +27,19 @@ from lab.session.run import PHYSICS_FAILED
 from lab.session.spec import RunSpec
 
 from . import STARTED as PROGRAM_STARTED
-from . import history_bar, hotkeys
-from .benchmark_window import BenchmarkWindow
+from . import history_bar
+from .benchmark_runs import BenchmarkRuns
 from .controls import ControlsPanel
+from .file_actions import FileActions
 from .hud import MESSAGE_SECONDS, Hud, RateMeter, StatusLine, StepTimes, hud_text
 from .overlays import ColourBar, HelpPanel, ViewStack, overlay_label
 from .plots import MIN_WIDTH as PLOT_MIN_WIDTH
 from .plots import LivePlots
 from .plots_copies import CopyCurves
+from .readouts import Readouts
 from .recording import Recording
 from .side_by_side import Legend, frame_marbles
-from .window_actions import WindowActions
-from .window_overlays import WindowOverlays
-from .worker import BenchmarkResult, Frame, SimThread, SimWorker
+from .worker import Frame, SimThread, SimWorker
 
 TICK_MS = 16  # hand the newest frame to the view at up to ~60 Hz
 PLOT_MS = 40  # plots at 25 Hz: a margin over the 20 Hz goal for late timer ticks
@@ -72,13 +72,28 @@ class Options:
     history_bytes: int = DEFAULT_BUDGET  # memory for the steps kept (--history)
 
 
+def dispatch(table, send, window_actions: dict) -> dict:
+    """Action name -> what its key runs, from the action table alone: an action with a Session
+    command sends it (`send`), a window action runs `window_actions[name]`. Every window action
+    of the table needs its method and every method its row: the two cannot drift apart."""
+    named = {a.window for a in table if a.window is not None}
+    if named != set(window_actions):
+        raise AssertionError("window actions without a method (or the reverse): "
+                             f"{sorted(named ^ set(window_actions))}")
+    return {a.name: (lambda c=a.command: send(c)) if a.command is not None
+            else window_actions[a.window] for a in table}
+
+
 def _view_class():
     from .view import MarbleView
     return MarbleView
 
 
-class MainWindow(WindowActions, WindowOverlays, QMainWindow):
-    """`sim` is the SimThread; `latest` the newest Frame; `exit_code` for app.main."""
+class MainWindow(QMainWindow):
+    """`sim` is the SimThread; `latest` the newest Frame; `exit_code` for app.main. Its parts,
+    each given only what it uses: `files` (app.file_actions), `benchmarks`
+    (app.benchmark_runs), `readouts` (app.readouts), `recording` (app.recording),
+    `history_bar` (app.history_bar), `controls` (app.controls), `plots` (app.plots)."""
 
     benchmarkShown = Signal(object)  # the BenchmarkWindow, for tests and scripts
     finished = Signal(int)  # exit code, once the window has really closed
@@ -105,9 +120,6 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         self._can_close = False
         self._shut_down = False
         self._gl_failed = False
-        self.benchmark_windows: list[BenchmarkWindow] = []
-        self.last_benchmark: BenchmarkResult | None = None
-        self.screenshots: list[str] = []
         self._renders = 0  # frames drawn (renderings of the view that showed a new frame)
         self._step_ms: list[float] = []  # scripted runs: wall time of every step, ms
         # (wall s, steps, renders, plot refreshes) at the first step: scripted runs' rates start there
@@ -125,12 +137,9 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         self.sim = SimThread(SimWorker(o.spec, o.world, o.benchmark_out, o.benchmark_iterations,
                                        first, o.history_bytes))
         self._build_controls()
-        self.history_bar = history_bar.install(self)
+        self._build_parts()
         self._connect()
-        self.handlers = self._key_handlers()
-        missing = set(hotkeys.ACTIONS) ^ set(self.handlers)
-        if missing:  # the key map and the handlers are one table; refuse to drift
-            raise AssertionError(f"hotkeys without handler (or the reverse): {sorted(missing)}")
+        self.handlers = dispatch(actions.TABLE, self.sim.send, self._window_actions())
         self._tick_timer = QTimer(self)
         self._tick_timer.timeout.connect(self._draw)
         self._tick_timer.start(TICK_MS)
@@ -159,7 +168,6 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.notice.setWordWrap(True)  # a narrow view wraps the text rather than cutting it
         self.colour_bar = self.stack.add(ColourBar(), "bottom_left", readout=True)
-        self._build_readouts()
         self.legend = Legend(self.stack)  # solvers side by side: each copy's colour
         self.setCentralWidget(self.stack)
 
@@ -176,14 +184,25 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.controls_dock)
         self.resizeDocks([self.controls_dock], [300], Qt.Orientation.Horizontal)
         self._controls_state = None
-        self.recording = Recording(self)
+
+    def _build_parts(self) -> None:
+        """The window's parts, each given the functions and widgets it uses."""
+        send, status = self.sim.send, self.status_label.setText
+        self.readouts = Readouts(self.stack, status)
+        self.files = FileActions(self, self.grab_image, send, status,
+                                 lambda: self.options.benchmark_out)
+        self.benchmarks = BenchmarkRuns(send, status, self.benchmarkShown.emit,
+                                        self._close_benchmark_ended, self)
+        self.recording = Recording(self.stack, self.view, send, status, self.files.default_path,
+                                   lambda: None if self._gl_failed else self.latest)
+        self.history_bar = history_bar.install(
+            self, send, lambda solvers: self.benchmarks.run("key", solvers))
 
     def _toggle_controls(self) -> None:
         self.controls_dock.setVisible(not self.controls_dock.isVisible())
 
     def _build_dock_and_status(self) -> None:
-        self.plots = LivePlots()
-        CopyCurves(self.plots)  # solvers side by side: a residual curve per copy
+        self.plots = LivePlots(copies=CopyCurves)  # side by side: a residual curve per copy
         self.dock = QDockWidget("Convergence", self)
         self.dock.setObjectName("plots")
         self.dock.setWidget(self.plots)
@@ -209,8 +228,8 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         worker = self.sim.worker
         worker.frameReady.connect(self._on_frame)
         worker.progress.connect(self._on_progress)
-        worker.benchmarkDone.connect(self._on_benchmark_done)
-        worker.benchmarkFailed.connect(self._on_benchmark_failed)
+        worker.benchmarkDone.connect(self.benchmarks.done)
+        worker.benchmarkFailed.connect(self.benchmarks.failed)
         self.view.glFailed.connect(self._on_gl_failed)
         self.view.dragStarted.connect(lambda i: self.sim.send(cmd.DragStart(int(i))))
         self.view.dragMoved.connect(lambda i, p: self.sim.send(
@@ -221,32 +240,19 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
         # the view's paint event that rendered the frame.
         self.view.frameRendered.connect(self._on_rendered, Qt.ConnectionType.QueuedConnection)
 
-    def _key_handlers(self) -> dict:
-        """What each hotkey action does: most send one command to the Session."""
-        send = self.sim.send
-        sends = {"pause": cmd.Pause(), "step": cmd.Step(), "reset": cmd.Reset(),
-                 "next_scene": cmd.CycleScene(1), "prev_scene": cmd.CycleScene(-1),
-                 "next_solver": cmd.CycleSolver(1), "prev_solver": cmd.CycleSolver(-1),
-                 "more_iterations": cmd.CycleIterations(1),
-                 "fewer_iterations": cmd.CycleIterations(-1), "omega_up": cmd.Relax(0.1),
-                 "omega_down": cmd.Relax(-0.1), "warm_start": cmd.CycleWarmStart(),
-                 "colour": cmd.SetColourMode(), "friction": cmd.ToggleFriction(),
-                 "recover": cmd.Recover(), "network": cmd.ToggleNetwork(),
-                 "side_by_side": cmd.ToggleSideBySide(),
-                 "history_back": cmd.HistoryStep(-1), "history_forward": cmd.HistoryStep(1)}
-        handlers = {action: (lambda c=c: send(c)) for action, c in sends.items()}
-        handlers.update({"benchmark": self.run_benchmark, "screenshot": self._screenshot_key,
-                         "save_state": self._save_state, "open_state": self._open_state,
-                         "export_problem": self._export_problem,
-                         "camera": self.view.reset_camera, "help": self._toggle_help,
-                         "controls": self._toggle_controls, "record": self.recording.toggle,
-                         "readouts": self.toggle_readouts, "quit": self.close})
-        return handlers
+    def _window_actions(self) -> dict:
+        """The named window actions of lab.actions, each a method of one of the window's parts."""
+        return {"benchmark": self.benchmarks.run, "screenshot": self.files.screenshot,
+                "save_state": self.files.save_state, "open_state": self.files.open_state,
+                "export_problem": self.files.export_problem, "camera": self.view.reset_camera,
+                "help": self._toggle_help, "controls": self._toggle_controls,
+                "record": self.recording.toggle, "readouts": self.readouts.toggle,
+                "quit": self.close}
 
     def _toggle_help(self) -> None:
         if not self.help.isVisible():
             solver = self.latest.state.solver if self.latest is not None else None
-            self.help.setHtml(hotkeys.help_html(solver))
+            self.help.setHtml(actions.help_html(solver))
         self.help.setVisible(not self.help.isVisible())
         self.stack.place()
 
@@ -260,7 +266,7 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
             return True
         mods = event.modifiers()
         key_text = QKeySequence(event.key()).toString()
-        action = hotkeys.action_for(
+        action = actions.action_for(
             key_text, ctrl=bool(mods & Qt.KeyboardModifier.ControlModifier),
             alt=bool(mods & Qt.KeyboardModifier.AltModifier),
             shift=bool(mods & Qt.KeyboardModifier.ShiftModifier))
@@ -322,7 +328,7 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
             self._controls_state = state
             self.controls.show_state(state)
         self.history_bar.show_state(state)
-        self._show_readouts(frame)
+        self.readouts.show(frame)
 
     def _refresh_plots(self) -> None:
         """Plots at 25 Hz and the HUD at 10 Hz, independent of the 3D view: repainting them
@@ -447,6 +453,19 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
                 f"median step {median:.3f} ms; start-up: "
                 + ", ".join(f"{what} at {t:.1f} s" for what, t in self.startup.items()))
 
+    # --------------------------------------------------------------------------- screenshots
+    def grab_image(self):
+        """The whole window, 3D view included, as a QImage."""
+        return self.grab().toImage()
+
+    def save_screenshot(self, path: str, fatal: bool = True) -> bool:
+        """The window as an image file (app.file_actions); a failure of the scripted
+        --screenshot (`fatal`, whose whole point is the file) also makes the exit code 1."""
+        saved = self.files.save_screenshot(path)
+        if not saved and fatal:
+            self.exit_code = 1
+        return saved
+
     # --------------------------------------------------------------------------- progress
     def _on_progress(self, text: str, done: int, total: int) -> None:
         """Long work in the worker (compilations, a benchmark, a new world's first step) is
@@ -525,9 +544,14 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
             event.ignore()
             self._close_benchmark = "running"
             self.sim.send(cmd.Pause(True))
-            self.run_benchmark("close")
+            self.benchmarks.run("close")
             return
         event.ignore()
+        QTimer.singleShot(0, self._finish_close)
+
+    def _close_benchmark_ended(self, outcome: str) -> None:
+        """The benchmark on close is "done" or "failed": the window closes."""
+        self._close_benchmark = outcome
         QTimer.singleShot(0, self._finish_close)
 
     def _finish_close(self, *_args) -> None:
@@ -550,6 +574,5 @@ class MainWindow(WindowActions, WindowOverlays, QMainWindow):
             self.sim.thread.wait()
         if self.options.frames is not None and self.run_summary(end):
             print(self.run_summary(end), flush=True)
-        for window in self.benchmark_windows:
-            window.close()
+        self.benchmarks.close_windows()
         self.finished.emit(self.exit_code)

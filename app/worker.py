@@ -3,9 +3,10 @@
 `SimWorker` is a QObject moved to its own QThread. It steps its Session with a timer of that
 thread, in real time (times `speed`) or, at speed 0, in batches of `BATCH_SECONDS`, and after
 each tick emits one immutable `Frame` through a queued signal. Commands from the GUI (the typed
-commands of lab.session.commands, plus `Benchmark` and `Stop` here) arrive as queued calls, so they
-run in this thread between two steps. Paused, the timer is stopped; stepping flat out, this thread
-has a core to itself (app.cores) when it steps serially; a step in several threads gets every core.
+commands of lab.session.commands, among them `Benchmark`, the recording's and `Stop`, which this
+thread carries out itself) arrive as queued calls, so they run in this thread between two steps.
+Paused, the timer is stopped; stepping flat out, this thread has a core to itself (app.cores)
+when it steps serially; a step in several threads gets every core.
 This is the only thread that steps or solves (the B-key comparison runs here too), so Numba's thread
 pool is never entered from two threads at once (solvers side by side step their copies in threads
 of their own only when every copy steps serially: lab.session.side_by_side). Long jobs (compiling
@@ -24,6 +25,7 @@ from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from lab.report.compare import COMPARE_ITERATIONS
 from lab.session import commands
+from lab.session.commands import Benchmark, RecordAck, RecordStart, RecordStop, Stop
 from lab.session.frame import Frame, frame_of  # noqa: F401 (Frame: what the window draws)
 from lab.session.history import DEFAULT_BUDGET
 from lab.session.session import Session
@@ -44,39 +46,6 @@ class Cancelled(Exception):
     """Raised inside a long job when the GUI asked to stop (closing the window)."""
 
 
-@dataclass(frozen=True)
-class Benchmark:
-    """Compare every solver (or `solvers`) on the current step's frozen problem and write the
-    files. reason: "key" or "close"; iterations and out default to the worker's."""
-
-    reason: str = "key"
-    iterations: int | None = None
-    out: str | None = None
-    solvers: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class RecordStart:
-    """Record: emit a frame marked `record` now and then every `every` steps, and step no
-    further until the GUI has taken each (RecordAck): every video frame shows the simulation
-    at its own time, however long drawing it takes."""
-
-    every: int
-
-
-@dataclass(frozen=True)
-class RecordAck:
-    """The record frame sent last is drawn and written: step on to the next."""
-
-
-@dataclass(frozen=True)
-class RecordStop:
-    """Stop recording; stepping is paced as before."""
-
-
-@dataclass(frozen=True)
-class Stop:
-    """End the thread's work: stop the timer, release the core, emit `stopped`."""
 
 
 @dataclass

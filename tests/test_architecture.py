@@ -28,8 +28,8 @@ TESTED_ELSEWHERE = {
                              "tests/lab/session/test_side_by_side.py",
     "lab/session/context.py": "every part's reach into the Session: the parts' tests, "
                               "tests/lab/session/test_side_by_side.py, test_history_commands.py",
-    "app/window_actions.py": "the window's file and benchmark keys, pressed in "
-                             "tests/app/test_window.py and test_window_keys_and_readouts.py",
+    "app/benchmark_runs.py": "the B key, the history bar's solve and the benchmark on close: "
+                             "tests/app/test_benchmark_window.py, test_history_bar.py",
     "app/main.py": "the command line of the window, run in tests/app/test_window.py",
     "solver/methods/psor.py": "PGS's kernel with ω; tests/solver/methods/test_pgs.py",
     "solver/methods/ppcg.py": "pcg's kernel preconditioned; tests/solver/methods/test_pcg.py",

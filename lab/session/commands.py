@@ -192,3 +192,42 @@ class HistoryStep:
     """Show the step `delta` steps from the one shown (-1: one back), within the history."""
 
     delta: int
+
+
+# The commands the thread that steps the Session carries out itself (app.worker), not the
+# Session: the comparison of the solvers, a recording's lockstep, the end of the thread.
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """Compare every solver (or `solvers`) on the current step's frozen problem and write the
+    files. reason: "key" or "close"; iterations and out default to the worker's."""
+
+    reason: str = "key"
+    iterations: int | None = None
+    out: str | None = None
+    solvers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RecordStart:
+    """Record: emit a frame marked `record` now and then every `every` steps, and step no
+    further until the GUI has taken each (RecordAck): every video frame shows the simulation
+    at its own time, however long drawing it takes."""
+
+    every: int
+
+
+@dataclass(frozen=True)
+class RecordAck:
+    """The record frame sent last is drawn and written: step on to the next."""
+
+
+@dataclass(frozen=True)
+class RecordStop:
+    """Stop recording; stepping is paced as before."""
+
+
+@dataclass(frozen=True)
+class Stop:
+    """End the thread's work: stop the timer, release the core, emit `stopped`."""

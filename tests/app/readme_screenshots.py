@@ -99,9 +99,9 @@ def screenshots(app, out: Path) -> None:
         wait(app, 4.0)
         send(cmd.Pause(True))
         wait(app, 0.5)
-        window.run_benchmark()
-        wait(app, 900, lambda: bool(window.benchmark_windows))
-        comparison = window.benchmark_windows[-1]
+        window.benchmarks.run()
+        wait(app, 900, lambda: bool(window.benchmarks.windows))
+        comparison = window.benchmarks.windows[-1]
         comparison.resize(1100, 560)
         wait(app, 2.0)
         save(comparison.grab().toImage(), out / "screenshot-comparison.png")

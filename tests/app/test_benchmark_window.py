@@ -55,7 +55,7 @@ def make_window(qtbot, tmp_path):
         if not window._shut_down:
             window._close_benchmark = "skip"
             window.close()
-        for plot in window.benchmark_windows:
+        for plot in window.benchmarks.windows:
             plot.close()
         assert window.sim.thread.isFinished()
 

@@ -34,7 +34,7 @@ def solve_shown_step(qtbot, window, solver: str, then) -> None:
     bar.solver_box.setCurrentText(solver)
     with qtbot.waitSignal(window.benchmarkShown, timeout=HANG_MS) as opened:
         qtbot.mouseClick(bar.solve_button, Qt.MouseButton.LeftButton)
-    result = window.last_benchmark
+    result = window.benchmarks.last
     assert list(result.table.solvers) == [solver]
     assert result.meta["step"] == then.steps and result.meta["contact_count"] == then.contacts
     opened.args[0].close()

@@ -30,10 +30,9 @@ def frame(first: int, steps: int, labels=("pgs", "jacobi"), trace_step=-1):
 
 
 def test_one_curve_per_copy_with_its_numbers(qtbot):
-    plots = LivePlots()
+    plots = LivePlots(copies=CopyCurves)
     qtbot.addWidget(plots)
-    curves = CopyCurves(plots)
-    assert plots.copy_curves is curves
+    assert isinstance(plots.copy_curves, CopyCurves)  # the part it made
     for first in range(0, 900, 30):  # 18 s: the history keeps the last 10
         plots.add_frame(frame(first, 30, trace_step=first + 30))
     plots.refresh()
@@ -61,9 +60,8 @@ def test_one_curve_per_copy_with_its_numbers(qtbot):
 
 
 def test_new_copies_start_a_new_history(qtbot):
-    plots = LivePlots()
+    plots = LivePlots(copies=CopyCurves)
     qtbot.addWidget(plots)
-    CopyCurves(plots)
     plots.add_frame(frame(0, 50))
     plots.add_frame(frame(50, 5, labels=("pgs", "psor", "jacobi")))
     plots.refresh()

@@ -17,7 +17,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QMessageBox, QPushButton, QWidget
 
 import scenes
-from app import hotkeys
+from lab import actions
 from app.main import main
 from app.plots import FLOOR
 from app.window import MainWindow
@@ -140,7 +140,7 @@ def _press(qtbot, window, key_text: str) -> None:
 
 
 def _key(action: str) -> str:
-    return next(h.keys[0] for h in hotkeys.HOTKEYS if h.action == action)
+    return next(h.keys[0] for h in actions.TABLE if h.action == action)
 
 
 def test_every_hotkey_changes_the_workers_state(qtbot, make_window, tmp_path):
@@ -213,7 +213,40 @@ def test_every_hotkey_changes_the_workers_state(qtbot, make_window, tmp_path):
     # test_side_by_side.py, the history test_history_bar.py.
     assert covered | {"benchmark", "quit", "save_state", "open_state", "export_problem",
                       "network", "record", "readouts", "side_by_side", "history_back",
-                      "history_forward"} == set(hotkeys.ACTIONS)
+                      "history_forward"} == set(actions.NAMES)
+
+
+def test_a_row_added_to_the_action_table_is_a_key_of_the_window(qtbot, make_window, monkeypatch):
+    """The window's key dispatch comes from lab.actions alone: a new row, with a Session
+    command or a named window action, is a key that does it, with no other edit."""
+    rows = (actions.Action("pause_by_z", ("Z",), "pause", cmd.Pause(True)),
+            actions.Action("camera_by_j", ("J",), "camera", window="camera"))
+    monkeypatch.setattr(actions, "TABLE", actions.TABLE + rows)
+    monkeypatch.setattr(actions, "_BY_KEY", {**actions._BY_KEY, "Z": "pause_by_z",
+                                             "J": "camera_by_j"})
+    window = make_window(scene="column")
+    _press(qtbot, window, "Z")
+    wait_state(qtbot, window, lambda f: f.state.paused)
+    window.view.camera.azimuth += 40.0
+    moved = window.view.camera.azimuth
+    _press(qtbot, window, "J")
+    assert window.view.camera.azimuth != moved
+
+
+def test_dispatch_refuses_a_window_action_without_its_method():
+    from app.window import dispatch
+
+    sent = []
+    table = (actions.Action("a", ("A",), "sends", cmd.Step()),
+             actions.Action("b", ("B",), "runs", window="b_method"))
+    handlers = dispatch(table, sent.append, {"b_method": lambda: sent.append("b")})
+    handlers["a"]()
+    handlers["b"]()
+    assert sent == [cmd.Step(), "b"]
+    with pytest.raises(AssertionError, match="b_method"):
+        dispatch(table, sent.append, {})
+    with pytest.raises(AssertionError, match="extra"):
+        dispatch(table, sent.append, {"b_method": print, "extra": print})
 
 
 def test_keys_reach_the_map_from_every_widget_that_can_take_focus(qtbot, make_window):

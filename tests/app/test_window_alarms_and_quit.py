@@ -123,7 +123,7 @@ def program_window(qtbot, tmp_path):
 
     yield make
     for window in made:
-        for plot in window.benchmark_windows:
+        for plot in window.benchmarks.windows:
             plot.close()
         if not window._shut_down:
             window._close_benchmark = "skip"
@@ -137,7 +137,7 @@ def test_q_with_friction_quits_without_a_benchmark(qtbot, program_window, tmp_pa
     assert window.latest.state.friction[0] > 0
     qtbot.keyClick(window, Qt.Key.Key_Q)
     qtbot.waitUntil(lambda: window._shut_down, timeout=HANG_MS)
-    assert window.exit_code == 0 and not window.benchmark_windows
+    assert window.exit_code == 0 and not window.benchmarks.windows
     assert list((tmp_path / "out").iterdir()) == []
 
 
@@ -149,7 +149,7 @@ def test_q_without_friction_writes_the_benchmark_and_never_waits(qtbot, program_
     assert window.latest.state.friction == (0.0, 0.0, 0.0, 0.0)
     qtbot.keyClick(window, Qt.Key.Key_Q)
     qtbot.waitUntil(lambda: window._shut_down, timeout=HANG_MS)
-    assert window.exit_code == 0 and not window.benchmark_windows
+    assert window.exit_code == 0 and not window.benchmarks.windows
     out = tmp_path / "out"
     assert sorted(p.name for p in out.iterdir()) == ["benchmark.json", "benchmark.npy",
                                                      "benchmark.png"]

@@ -156,14 +156,14 @@ def test_the_contact_network_and_a_clicked_marbles_card(qtbot, make_window):
     at = screen_point(window.view, f.x[3])
     assert window.view.pick(at.x(), at.y())[0] == 3
     qtbot.mouseClick(window.view, Qt.MouseButton.LeftButton, pos=at)
-    qtbot.waitUntil(lambda: window.card.isVisible(), timeout=5000)
-    lines = window.card.text().splitlines()
+    qtbot.waitUntil(lambda: window.readouts.card.isVisible(), timeout=5000)
+    lines = window.readouts.card.text().splitlines()
     assert lines[0] == "marble 3" and lines[2] == "2 contacts"
     # Resting under three marbles: 4 weights from below, 3 from above (statics).
     weights = float(lines[4].split("=")[1].split("×")[0])
     assert weights == pytest.approx(7.0, rel=0.05)
     qtbot.mouseClick(window.view, Qt.MouseButton.LeftButton, pos=QPoint(3, 3))  # nothing there
-    qtbot.waitUntil(lambda: not window.card.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not window.readouts.card.isVisible(), timeout=5000)
     _press(qtbot, window, "K")
     wait_state(qtbot, window, lambda f: f.network is None and not f.state.network)
 

@@ -45,7 +45,7 @@ def test_a_clicked_marble_is_outlined_and_its_card_lists_its_contacts(qtbot, mak
     qtbot.waitUntil(view.idle, timeout=WAIT_MS)
     assert not outline_pixels(view).any()
     qtbot.mouseClick(view, Qt.MouseButton.LeftButton, pos=screen_point(view, f.x[3]))
-    qtbot.waitUntil(lambda: window.card.isVisible() and outline_pixels(view).any(),
+    qtbot.waitUntil(lambda: window.readouts.card.isVisible() and outline_pixels(view).any(),
                     timeout=WAIT_MS)
     assert view.picked == 3 and view.devicePixelRatioF() == 1.0
     ring = outline_pixels(view)
@@ -56,12 +56,12 @@ def test_a_clicked_marble_is_outlined_and_its_card_lists_its_contacts(qtbot, mak
     # Marble 3 of the resting column of 7: 4 marbles' weight (times dt) from #2 below, 3 from
     # #4 above, the strongest first.
     weight_dt = marble_mass(RADIUS) * 9.81 * f.dt
-    rows = [line.split() for line in window.card.text().splitlines()[6:]]
+    rows = [line.split() for line in window.readouts.card.text().splitlines()[6:]]
     assert [r[0] for r in rows] == ["#2", "#4"]
     assert [float(r[1]) / weight_dt for r in rows] == pytest.approx([4.0, 3.0], rel=0.01)
     assert all(float(r[2]) == 0.0 for r in rows)  # frictionless: no tangential impulse
     qtbot.mouseClick(view, Qt.MouseButton.LeftButton, pos=QPoint(3, 3))  # nothing there
-    qtbot.waitUntil(lambda: not window.card.isVisible() and view.picked == -1
+    qtbot.waitUntil(lambda: not window.readouts.card.isVisible() and view.picked == -1
                     and view.idle() and not outline_pixels(view).any(), timeout=WAIT_MS)
 
 
@@ -70,12 +70,12 @@ def test_the_mass_ratio_warning_and_the_key_that_hides_the_readouts(qtbot, make_
     activate(qtbot, window)
     f = wait_state(qtbot, window, lambda f: f.state.warning.startswith("PHYSICS ESCAPED"),
                    since=0)
-    qtbot.waitUntil(lambda: window.warning.isVisible()
-                    and window.warning.text().startswith("PHYSICS ESCAPED: 1 marble"),
+    qtbot.waitUntil(lambda: window.readouts.warning.isVisible()
+                    and window.readouts.warning.text().startswith("PHYSICS ESCAPED: 1 marble"),
                     timeout=WAIT_MS)
     assert "PHYSICS ESCAPED: 1 marble outside the container" in window.status_label.text()
     assert "the run goes on" in window.status_label.text()
-    badge, hud = window.warning.geometry(), window.hud.geometry()
+    badge, hud = window.readouts.warning.geometry(), window.hud.geometry()
     assert badge.top() > hud.bottom() and badge.left() == hud.left()  # under the HUD
     assert badge.right() < window.stack.width()
     # It goes on: not paused, not diverged, and steps on.
@@ -88,7 +88,7 @@ def test_the_mass_ratio_warning_and_the_key_that_hides_the_readouts(qtbot, make_
     g = wait_state(qtbot, window, lambda g: g.state.paused and g.state.colour_mode == "speed")
     qtbot.mouseClick(window.view, Qt.MouseButton.LeftButton,
                      pos=screen_point(window.view, g.x[1]))
-    readouts = [window.hud, window.colour_bar, window.card, window.warning]
+    readouts = [window.hud, window.colour_bar, window.readouts.card, window.readouts.warning]
     qtbot.waitUntil(lambda: all(w.isVisible() for w in readouts) and window.view.picked >= 0,
                     timeout=WAIT_MS)
     _press(qtbot, window, "H")
@@ -100,4 +100,4 @@ def test_the_mass_ratio_warning_and_the_key_that_hides_the_readouts(qtbot, make_
     assert not any(w.isVisible() for w in readouts)
     _press(qtbot, window, "H")
     assert all(w.isVisible() for w in readouts)
-    assert window.card.text().startswith(f"marble {window.view.picked}\n")
+    assert window.readouts.card.text().startswith(f"marble {window.view.picked}\n")
