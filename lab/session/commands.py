@@ -231,3 +231,7 @@ class RecordStop:
 @dataclass(frozen=True)
 class Stop:
     """End the thread's work: stop the timer, release the core, emit `stopped`."""
+
+
+# What app.worker handles itself; every other command is the Session's.
+THREAD_COMMANDS = (Benchmark, RecordStart, RecordAck, RecordStop, Stop)
