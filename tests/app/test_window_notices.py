@@ -43,7 +43,7 @@ def test_a_quick_first_step_leaves_the_commands_message(qtbot, make_window):
     _press(qtbot, window, "X")
     wait_state(qtbot, window, lambda f: f.state.generation > generation and f.steps > 3)
     qtbot.wait(600)  # past the progress delay
-    assert "switched from jacobi to pgs" in window.status_label.text()
+    assert "switched from jacobi at 20 iterations to pgs" in window.status_label.text()
     assert not window.progress.isVisible() and not window.notice.isVisible()
 
 
