@@ -24,6 +24,7 @@ SETTLED_TEXT = "settled: the impulses no longer change"
 NULL_TEXT = ("the impulses drift in W's null space: the velocities have converged, the "
              "impulses are not unique")
 MOVING_TEXT = "still converging: the velocities change too"
+REACHED_TEXT = "converged in these iterations: the residual fell to rounding"
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,13 @@ class Drift:
 
     @property
     def verdict(self) -> str:
-        """One phrase: settled, drifting in W's null space, or still converging."""
+        """One phrase: settled, reached (a change that took the residual from its size to
+        rounding: an exact solve's one iteration), drifting in W's null space, or still
+        converging."""
         if not self.impulse_share > SETTLED:
             return SETTLED_TEXT
+        if self.residual_before > 0.0 and self.residual_after <= SETTLED * self.residual_before:
+            return REACHED_TEXT
         return NULL_TEXT if self.seen < NULL_SHARE else MOVING_TEXT
 
     def text(self) -> str:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from solver.drift import MOVING_TEXT, NULL_TEXT, SETTLED_TEXT, drift, drift_between
+from solver.drift import (MOVING_TEXT, NULL_TEXT, REACHED_TEXT, SETTLED_TEXT, drift,
+                          drift_between)
 from solver.methods import registry
 from solver.problem import ContactProblem
 
@@ -35,6 +36,18 @@ def test_a_change_in_the_null_space_is_unseen_and_one_across_it_is_seen_in_full(
     assert seen.velocity_change == pytest.approx(0.1 * np.sqrt(2))
     assert seen.seen == pytest.approx(2.0 / 0.75) and seen.verdict == MOVING_TEXT
     assert drift_between(p, lam, lam.copy(), 7).verdict == SETTLED_TEXT
+
+
+def test_one_iteration_from_zero_to_the_answer_is_reached_not_still_converging():
+    """An exact one-iteration solve: its last change is the whole answer, taking the residual
+    from its size to rounding; it has converged, not 'still converging'."""
+    p = doubled_floor()
+    lam = np.array([0.1, 0.1, 0.2, 0.2])
+    step = drift_between(p, np.zeros(4), lam, 1)
+    assert step.residual_before > 0.1 and step.residual_after < 1e-15
+    assert step.verdict == REACHED_TEXT
+    halfway = drift_between(p, np.zeros(4), 0.5 * lam, 1)  # the residual only halves
+    assert halfway.verdict == MOVING_TEXT
 
 
 def test_drift_runs_every_further_iteration_whatever_the_tolerance():
