@@ -37,12 +37,14 @@ def _list(text: str, param: Param, flag: str) -> list:
     return list(dict.fromkeys(param.parse(w) for w in words))
 
 
+# The grid's options and their defaults (--sizes: each scene's own), which --profiles replaces.
+GRID_DEFAULTS = {"scenes": "heap", "seeds": "1", "mu": "0.5", "sizes": None, "steps": "50"}
+
+
 def cmd_collect(args: argparse.Namespace) -> int:
     if args.profiles:
-        given = [f for f, v in (("--scenes", args.scenes != "heap"), ("--seeds", args.seeds != "1"),
-                                ("--mu", args.mu != "0.5"), ("--sizes", args.sizes),
-                                ("--steps", args.steps != "50"), ("--set", args.assignments))
-                 if v]
+        given = [f"--{name}" for name, default in GRID_DEFAULTS.items()
+                 if getattr(args, name) != default] + (["--set"] if args.assignments else [])
         if given:
             raise ParamError(f"--profiles takes the profiles' own problems: {given[0]} is not "
                              "for it")
@@ -116,14 +118,15 @@ def add_parsers(sub) -> None:
                     "problem is the lab's LCP snapshot, OUT/<...>.npz. A seed or size goes "
                     "only to scenes that have one (size: n, else layers).")
     p.add_argument("out", metavar="OUT", help="output folder, created if needed")
-    p.add_argument("--scenes", default="heap", metavar="a,b,...",
+    p.add_argument("--scenes", default=GRID_DEFAULTS["scenes"], metavar="a,b,...",
                    help=f"frictional scenes (default heap; {', '.join(scenes.SCENES)})")
-    p.add_argument("--seeds", default="1", metavar="a,b,...", help="seeds (default 1)")
-    p.add_argument("--mu", default="0.5", metavar="a,b,...",
+    p.add_argument("--seeds", default=GRID_DEFAULTS["seeds"], metavar="a,b,...",
+                   help="seeds (default 1)")
+    p.add_argument("--mu", default=GRID_DEFAULTS["mu"], metavar="a,b,...",
                    help="friction coefficients, marbles and walls alike (default 0.5)")
     p.add_argument("--sizes", metavar="a,b,...", help="sizes (default: each scene's own)")
-    p.add_argument("--steps", default="50", metavar="a,b,...", help="steps to freeze "
-                   "(default 50)")
+    p.add_argument("--steps", default=GRID_DEFAULTS["steps"], metavar="a,b,...",
+                   help="steps to freeze (default 50)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    dest="assignments", help="another scene parameter for every run, repeatable")
     p.add_argument("--profiles", action="store_true",
@@ -136,8 +139,9 @@ def add_parsers(sub) -> None:
     p = sub.add_parser(
         "campaign", help="every solver on every problem of a collection, on Dask",
         description="Run every (problem, solver, setting) of COLLECTION (a folder of FCLIB "
-                    "files and LCP snapshots with friction, `collect`'s or another tool's) as one Dask task from λ = 0 for "
-                    "--budget solve seconds, and write one row per task into the Parquet "
+                    "files and LCP snapshots with friction, `collect`'s or another tool's) as "
+                    "one Dask task from λ = 0 for --budget solve seconds, and write one row "
+                    "per task into the Parquet "
                     "table OUT/rows (docs/campaigns.md lists its columns). A rerun skips the "
                     "tasks already there; Ctrl-C leaves every written row whole. `marbles-bench "
                     "report --campaign OUT` draws the profiles from it.")

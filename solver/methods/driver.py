@@ -26,7 +26,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from .. import metrics
-from ..params import Param
+from ..params import Param, resolve
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem
 from .feasible import project_answer
 
@@ -158,6 +158,14 @@ class Method:
     @property
     def all_params(self) -> tuple[Param, ...]:
         return self.params + COMMON_PARAMS
+
+    def settings(self, iterations: int, trace: bool = True, overrides: dict | None = None,
+                 **extra) -> SolveSettings:
+        """Validated settings of this method: its parameters' defaults updated by `overrides`
+        (text or values; ParamError names a bad one); `extra`: SolveSettings' other fields
+        (observer, time_limit)."""
+        params = resolve(self.all_params, overrides or {}, f"solver {self.name}")
+        return SolveSettings(self.name, int(iterations), bool(trace), params, **extra)
 
 
 @dataclass(frozen=True)

@@ -45,9 +45,7 @@ PARAMS = (
 
 def _settings(method: Method, iterations: int, seconds: float, abs_tol: float,
               **params) -> SolveSettings:
-    values = {p.name: p.default for p in method.all_params}
-    values.update(abs_tol=abs_tol, **params)
-    return SolveSettings(method.name, iterations, True, values, time_limit=seconds)
+    return method.settings(iterations, True, {"abs_tol": abs_tol, **params}, time_limit=seconds)
 
 
 def _error(problem, lam: np.ndarray) -> float:

@@ -288,14 +288,12 @@ def _polished(problem, result: SolveResult, settings: SolveSettings) -> SolveRes
     if (settings["polish"] == 0 or result.status == metrics.DIVERGENCE
             or not result.residual > tol):
         return result
-    values = {p.name: p.default for p in NEWTON.all_params}
-    values.update(abs_tol=tol, rel_tol=settings["rel_tol"], divergence=settings["divergence"],
-                  prox=settings["polish_prox"])
     spent = float(result.seconds[-1]) if result.seconds is not None else 0.0
     left = None if settings.time_limit is None else max(settings.time_limit - spent, 0.0)
-    polish = NEWTON.solve(problem, result.lam.copy(), SolveSettings(
-        NEWTON.name, settings["polish"], settings.trace, values, observer=settings.observer,
-        time_limit=left))
+    polish = NEWTON.solve(problem, result.lam.copy(), NEWTON.settings(
+        settings["polish"], settings.trace,
+        {"abs_tol": tol, "rel_tol": settings["rel_tol"], "divergence": settings["divergence"],
+         "prox": settings["polish_prox"]}, observer=settings.observer, time_limit=left))
     info = {**result.info, "polish_iterations": polish.iterations}
     if not polish.residual < result.residual:
         return dataclasses.replace(result, info=info)

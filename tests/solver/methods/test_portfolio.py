@@ -36,7 +36,7 @@ def test_the_members_share_what_is_left_of_the_budget(monkeypatch):
             given.append((method.name, settings.time_limit))
             clock[0] += settings.time_limit + 1.0
             return registry.get("pgs").solve(problem, lam, registry.settings("pgs", 5, True))
-        return type("Member", (), {"name": method.name, "all_params": method.all_params,
+        return type("Member", (), {"name": method.name, "settings": staticmethod(method.settings),
                                    "solve": staticmethod(solve)})
 
     monkeypatch.setattr(pf.time, "perf_counter", lambda: clock[0])
