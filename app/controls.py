@@ -23,18 +23,18 @@ import scenes
 from lab.actions import keys_of
 from lab.session import commands as cmd
 from lab.session.colours import COLOUR_MODES
-from lab.session.session import MATERIAL_PARAMS
+from scenes import FRICTION_NAMES, MATERIAL_NAMES
 from lab.session.spec import SIM_PARAMS
 from lab.session.state import source_text
 from solver.methods import registry
-from solver.methods.driver import COMMON_PARAMS, ITERATIONS
+from solver.methods.driver import COMMON_PARAMS
+from solver.options import ITERATIONS
 
 from .params_ui import ParamEditor, tooltip
 
 # The speed slider's stops: multiples of real time, 0 = as fast as possible (the last stop).
 SPEED_LADDER = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 0.0)
 _COMMON = {p.name for p in COMMON_PARAMS}
-FRICTION = tuple(name for name in MATERIAL_PARAMS if name != "damping")
 SIDE_BY_SIDE_OFF = "Side by side with the solver before"
 
 
@@ -215,11 +215,11 @@ class ControlsPanel(QScrollArea):
         self.editors = {}
         scene_params = scenes.get(scene).params
         method = registry.get(solver)
-        material = {p.name: p for p in scene_params if p.name in MATERIAL_PARAMS}
+        material = {p.name: p for p in scene_params if p.name in MATERIAL_NAMES}
         self._rows(self.simulation, [*SIM_PARAMS, *(p for p in scene_params
                                                     if p.name == "damping")])
-        self._rows(self.scene, [p for p in scene_params if p.name not in MATERIAL_PARAMS])
-        self._rows(self.friction, [material[name] for name in FRICTION if name in material])
+        self._rows(self.scene, [p for p in scene_params if p.name not in MATERIAL_NAMES])
+        self._rows(self.friction, [material[name] for name in FRICTION_NAMES if name in material])
         self.solver_box.setToolTip(f"{method.name}: {method.description}")
         self._rows(self.solver, [ITERATIONS, *method.params])
         self._rows(self.stopping, [p for p in method.all_params if p.name in _COMMON])

@@ -159,7 +159,7 @@ def compile_only(args: argparse.Namespace) -> int:
 
     solvers = [spec.solver] + [c.method for c in side_by_side_args(args).copies]
     bar = KernelBar(f"marbles: compiling the Numba kernels of {spec.scene}/{spec.solver}")
-    seconds = warmup_for(world, dict.fromkeys(solvers), spec.threads, kernels=bar)
+    seconds = warmup_for(world, dict.fromkeys(solvers), spec.options.threads, kernels=bar)
     bar.finish(seconds)
     return 0
 

@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     spec = RunSpec.create(args.scene, args.solver)
     warmup([spec.solver])
-    sim = Simulation(spec.build_world(), spec.solve, spec.warm_start)
+    sim = spec.simulation(spec.build_world())
     every = max(1, args.steps // args.points)
     start = time.perf_counter()
     print(f"# {args.scene} {args.solver}, {args.steps} steps; RSS before: {rss_mib():.1f} MiB")

@@ -9,7 +9,8 @@ import sys
 
 import numpy as np
 
-from solver.methods.driver import Method, SolveSettings, run
+from solver.methods.driver import Method, run
+from solver.options import SolveSettings
 from solver.params import Param
 
 BETA = Param("beta", 0.3, float, "damping of the simultaneous projected steps", lo=0.0, hi=1.0,

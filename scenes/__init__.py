@@ -30,8 +30,7 @@ class Scene:
     def world_of(self, params: dict) -> World:
         """The world of already resolved parameters, material included."""
         world = self.build_world(params)
-        world.damping = params["damping"]
-        world.mu, world.mu_wall, world.mu_roll, world.mu_spin = friction_of(params)
+        put_material(world, params)
         return world
 
     @property
@@ -51,6 +50,14 @@ def friction_of(params: dict) -> tuple[float, float, float, float]:
     has mu at every contact."""
     return (params["mu"], params.get("mu_wall", params["mu"]), params["mu_roll"],
             params["mu_spin"])
+
+
+def put_material(world: World, params: dict) -> None:
+    """The material of resolved scene parameters (damping, friction) onto `world`: the one
+    writer of those fields, for a new world, --set, the dock and the friction key alike; read
+    from the next step on, no rebuild."""
+    world.damping = float(params["damping"])
+    world.mu, world.mu_wall, world.mu_roll, world.mu_spin = map(float, friction_of(params))
 
 
 def has_friction(params: dict) -> bool:

@@ -7,14 +7,50 @@ specification of a run and the simulation that runs it cannot disagree.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
-from .methods import registry
-from .methods.driver import SolveSettings
 from .parallel import THREADS
 from .params import Param, ParamError
+
+ITERATIONS = Param("iterations", 20, int, "solver iterations per step", lo=1, hi=10_000_000)
+
+
+@dataclass(frozen=True)
+class SolveSettings:
+    """A validated solver choice (built by `registry.settings`): method name, iteration budget
+    (ITERATIONS, validated here), whether to record the residual after every iteration, and
+    every parameter of the method and of COMMON_PARAMS by name (`settings["omega"]`)."""
+
+    method: str
+    iterations: int
+    trace: bool
+    params: dict = field(default_factory=dict)
+    # Called with λ after every traced iteration, outside the timed region (a front end that
+    # reports more than the residual, e.g. FCLIB's error); not a parameter of the method.
+    observer: Callable[[np.ndarray], None] | None = field(default=None, compare=False)
+    # Solve seconds (the timed region only: sweeps, not residuals or the observer) after which a
+    # traced solve ends as max_iterations, its budget spent; None: the iterations alone bound
+    # it. A performance profile gives every solver the same time rather than the same count.
+    time_limit: float | None = field(default=None, compare=False)
+    # Where the method runs (its Method's `devices`): StepOptions refuses another device.
+    devices: tuple = field(default=("cpu",), compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "iterations", int(ITERATIONS.parse(self.iterations)))
+
+    def __getitem__(self, name: str):
+        return self.params[name]
+
+    def with_trace(self, trace: bool) -> "SolveSettings":
+        return self if bool(trace) == self.trace else dataclasses.replace(self, trace=bool(trace))
+
+    def but(self, **changes) -> "SolveSettings":
+        """A copy with `changes` (fields of this class; `iterations` validated again)."""
+        return dataclasses.replace(self, **changes)
+
 
 # Above 1/2, a step whose sweeps cannot converge a deep pile makes the step-to-step iteration
 # unstable for the pile's slowest modes: the pile jitters (docs/settling.md).
@@ -43,8 +79,9 @@ PUSH_SPEED = Param("push_speed", 1.0, float, "the largest speed at which a step 
 # Where a step runs: the Numba CPU core, the GPU (the cuda backend, solver/cuda/), or the GPU
 # when one is present and the pile is large enough for it to win (AUTO_MARBLES).
 DEVICE = Param("device", "cpu", str, "where the simulation steps: cpu (the Numba core), cuda "
-               f"(the GPU; {', '.join(registry.on_device('cuda'))}), or auto (cuda when a GPU is present, the "
-               "solver runs there and the pile has enough marbles)",
+               "(the GPU; `marbles-bench list` marks the solvers that run there), or auto "
+               "(cuda when a GPU is present, the solver runs there and the pile has enough "
+               "marbles)",
                choices=("cpu", "cuda", "auto"))
 # The GPU solve's storage. float32 halves the bytes its iterations read (the contact frames,
 # masses, impulses, velocities and rows); every sum is still formed in float64 registers, and
@@ -91,27 +128,45 @@ class StepOptions:
             raise ParamError(f"precision {self.precision}: the CPU core solves in float64; "
                              "float32 is for --device cuda (or auto)")
         if self.device == "cuda":
-            from .cuda import check_device
-
-            check_device(self.solve.method)
+            check_device(self.solve, "cuda")
 
     def device_for(self, n: int) -> str:
         """The device a world of n marbles steps on: `device`, with auto resolved."""
-        return self.device if self.device != "auto" else auto_device(self.solve.method, n)
+        return self.device if self.device != "auto" else auto_device(self.solve, n)
 
     def but(self, **changes) -> "StepOptions":
         """A copy with `changes` (field names of this class), validated again."""
         return dataclasses.replace(self, **changes)
 
 
-def auto_device(solver: str, n: int) -> str:
-    """What `auto` means for `solver` on n marbles: cuda from AUTO_MARBLES when the GPU can
-    run the solver here, else cpu."""
-    if n < AUTO_MARBLES:
-        return "cpu"
-    from .cuda import usable
+def check_device(settings: SolveSettings, device: str) -> None:
+    """ParamError (one line) when `settings`' method does not run on `device`, or the device
+    cannot run here (cuda: no GPU, or numba-cuda missing)."""
+    if device not in settings.devices:
+        raise ParamError(f"solver {settings.method} does not run on the {device} device (it "
+                         f"runs on {', '.join(settings.devices)}); `marbles-bench list` names "
+                         f"those that run there, or --device {settings.devices[0]}")
+    if device == "cuda":
+        from .cuda.runtime import unavailable
 
-    return "cuda" if usable(solver) else "cpu"
+        why = unavailable()
+        if why:
+            raise ParamError(f"--device cuda: {why}")
+
+
+def usable(settings: SolveSettings, device: str) -> bool:
+    """Whether `settings`' method runs on `device` here."""
+    try:
+        check_device(settings, device)
+    except ParamError:
+        return False
+    return True
+
+
+def auto_device(settings: SolveSettings, n: int) -> str:
+    """What `auto` means for `settings`' method on n marbles: cuda from AUTO_MARBLES when the
+    GPU can run the method here, else cpu."""
+    return "cuda" if n >= AUTO_MARBLES and usable(settings, "cuda") else "cpu"
 
 
 def _number(value: object) -> object:

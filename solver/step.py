@@ -19,7 +19,8 @@ from .collide import Collider, key_bound
 from .friction import ROWS_FRICTIONLESS, ROWS_ROLLING, ROWS_SLIDING
 from .locality import world_numbered
 from .methods import registry
-from .methods.driver import SolveResult, SolveSettings
+from .methods.driver import SolveResult
+from .options import SolveSettings
 from .options import STABILISE, WARM_START, StepOptions
 from .parallel import blocks_for
 from .warm_start import carry_over, carry_over_rows

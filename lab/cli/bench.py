@@ -13,7 +13,7 @@ import scenes
 from scenes import FRICTION_WARM_START, default_warm_start
 from solver.contact_states import pseudo_text
 from solver.methods import registry
-from solver.methods.driver import ITERATIONS
+from solver.options import ITERATIONS
 from solver.options import AUTO_MARBLES, DEVICE
 from solver.parallel import THREADS
 from solver.params import Param, ParamError, parse_assignments
@@ -110,7 +110,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         cli.warn(warning)
     bar = None if args.quiet else KernelBar(f"compiling the Numba kernels of {spec.solver} "
                                             "(a first run only)")
-    compile_seconds = warmup_for(world, [spec.solver], spec.threads, kernels=bar)
+    compile_seconds = warmup_for(world, [spec.solver], spec.options.threads, kernels=bar)
     if bar is not None and bar.done:
         bar.finish(compile_seconds)
     if args.state and not spec.warm_start_given:

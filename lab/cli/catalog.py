@@ -6,7 +6,8 @@ from __future__ import annotations
 import scenes
 from scenes.seed import MATERIAL
 from solver.methods import registry
-from solver.methods.driver import COMMON_PARAMS, ITERATIONS
+from solver.methods.driver import COMMON_PARAMS
+from solver.options import ITERATIONS
 from solver.parallel import THREADS
 from solver.params import Param
 from solver.world import DT
@@ -34,7 +35,8 @@ def list_text() -> str:
     out.append("Solvers (--solver NAME):")
     for method in registry.METHODS.values():
         handles = "friction: yes" if method.friction else "friction: no, frictionless only"
-        out.append(f"  {method.name:<12} {method.label}: {method.description} ({handles})")
+        out.append(f"  {method.name:<12} {method.label}: {method.description} ({handles}; "
+                   f"devices: {', '.join(method.devices)})")
         out += [f"      {p.describe()}" for p in method.params]
     out.append("Parameters every solver takes:")
     out += [f"      {p.describe()}" for p in COMMON_PARAMS]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from solver.methods.driver import ITERATIONS
+from solver.options import ITERATIONS
 from solver.options import DEVICE, PRECISION
 from solver.parallel import THREADS
 from solver.params import Param, parse_assignments

@@ -18,8 +18,7 @@ from solver.contact_states import contact_states, pseudo_solution, pseudo_text, 
 from solver.drift import drift, drift_between
 from solver.existence import existence
 from solver.methods import registry
-from solver.methods.driver import ITERATIONS
-from solver.options import AUTO_MARBLES, DEVICE, auto_device
+from solver.options import AUTO_MARBLES, DEVICE, ITERATIONS, auto_device, check_device
 from solver.params import Param, ParamError, parse_assignments
 from solver.warmup import warmup
 
@@ -209,13 +208,13 @@ def _device(args: argparse.Namespace, loaded: Loaded) -> str:
     if device == "cpu":
         return device
     if device == "auto":
-        return auto_device(args.solver, loaded.problem.n) if loaded.kind == "lcp" else "cpu"
-    from solver import cuda
+        settings = registry.settings(args.solver)
+        return auto_device(settings, loaded.problem.n) if loaded.kind == "lcp" else "cpu"
 
     if loaded.kind == "fclib":
         raise ParamError("--device cuda: an FCLIB file holds W, not marbles, and the GPU's "
                          "kernels solve over marbles; use --device cpu")
-    cuda.check_device(args.solver)
+    check_device(registry.settings(args.solver), "cuda")
     return device
 
 

@@ -24,8 +24,8 @@ import scenes
 from solver import metrics
 from solver.contact_states import contact_states, pseudo_solution
 from solver.methods import registry
-from solver.methods.driver import ITERATIONS, SolveSettings
-from solver.options import DEVICE, PUSH_SPEED, StepOptions, auto_device
+from solver.options import ITERATIONS, SolveSettings
+from solver.options import DEVICE, PUSH_SPEED, StepOptions, auto_device, usable
 from solver.parallel import activate
 from solver.params import Param, ParamError
 from solver.problem import ContactProblem
@@ -132,11 +132,10 @@ def device_of(name: str, device: str, problem) -> str:
     as a step decides), else the CPU, so a comparison on the GPU still shows every solver."""
     if device == "cpu" or problem.explicit:
         return "cpu"
+    settings = registry.settings(name)
     if device == "auto":
-        return auto_device(name, problem.n)
-    from solver.cuda import usable
-
-    return "cuda" if usable(name) else "cpu"
+        return auto_device(settings, problem.n)
+    return "cuda" if usable(settings, "cuda") else "cpu"
 
 
 def _method_on(name: str, device: str):

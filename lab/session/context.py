@@ -3,7 +3,6 @@ is the Session's side of every part, handed to the part when the Session makes i
 from __future__ import annotations
 
 from . import commands as cmd
-from .friction_key import follow_friction
 
 
 class Context:
@@ -44,13 +43,10 @@ class Context:
     def set_solver(self, name: str) -> None:
         self._session._set_solver(cmd.SetSolver(name))
 
-    def rescene(self, params: dict) -> None:
-        """The current scene's parameters (kept for the scene; the warm start follows their
-        friction unless the user chose one) from the next step on."""
-        s = self._session
-        s._scene_params[s.spec.scene] = params
-        s.spec = follow_friction(s.spec.changed(scene_params=params))
-        s.sim.options = s.spec.options
+    def set_material(self, params: dict) -> None:
+        """The current scene's parameters, changed in the material only, from the next step on
+        (Session._set_material: the world, the spec, the warm start that follows friction)."""
+        self._session._set_material(params)
 
     def hold(self) -> None:
         """Paused (the pacing starts again on resuming)."""

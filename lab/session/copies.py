@@ -27,7 +27,6 @@ from .parts import handles
 from .run import EnergyBudget
 from .side_by_side import COPY_COLOURS, SideBySide, check_count, label, parse_copies
 
-MATERIAL = scenes.MATERIAL_NAMES  # World fields the copies share
 
 
 @dataclass(frozen=True)
@@ -163,8 +162,7 @@ class Copies:
         """The Session's material (drag, friction) and settings on every copy."""
         main, spec = self.session.world, self.session.spec
         for world in self.running.worlds[1:]:
-            for name in MATERIAL:
-                setattr(world, name, getattr(main, name))
+            scenes.put_material(world, spec.scene_params)
         if main.frictional and any(not registry.get(s.method).friction
                                    for s in self._settings):
             self.follow()  # ends side by side, said

@@ -79,13 +79,11 @@ class FrictionKey:
     def _set_friction(self, friction: tuple[float, float, float, float]) -> None:
         """The world's mu, mu_wall, mu_roll, mu_spin, and the scene parameters that give them
         (a reset keeps them; a scene without mu_wall has mu everywhere)."""
-        w = self.session.world
-        w.mu, w.mu_wall, w.mu_roll, w.mu_spin = friction
         params = dict(self.session.spec.scene_params)
         for name, value in zip(FRICTION_NAMES, friction):
             if name in params:
                 params[name] = value
-        self.session.rescene(params)
+        self.session.set_material(params)
 
 
 def follow_friction(spec: RunSpec) -> RunSpec:

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from solver.methods import registry
-from solver.methods.driver import ITERATIONS, SolveSettings
+from solver.options import ITERATIONS, SolveSettings
 from solver.metrics import DIVERGENCE
 from solver.world import World
 

@@ -57,7 +57,6 @@ WARM_START_CYCLE = {0.0: 0.5, 0.5: 1.0}  # off -> half (the largest stable) -> f
 # residual plot can show, about 25 per second of wall time, record it.
 TRACE_PERIOD = 0.04  # s of wall time
 MAX_CATCH_UP = 10  # steps one call may do to keep real time (200 ms at 50 Hz)
-MATERIAL_PARAMS = scenes.MATERIAL_NAMES
 
 class Session:
     """A run of `spec` (its world built by `start`, or `world` if given). `progress(text, done,
@@ -129,7 +128,7 @@ class Session:
         """Compile (or load from Numba's cache) what steps of `world` (default: the current
         one) run for solvers `names` (compiling.Kernels)."""
         world = world or (self._world if self.sim is None else self.world)
-        self.kernels.ensure(names, world, self.spec.threads)
+        self.kernels.ensure(names, world, self.spec.options.threads)
 
     @property
     def compile_seconds(self) -> float:
@@ -254,17 +253,17 @@ class Session:
 
     # ---------------------------------------------------------------------------- views
     def state(self) -> SessionState:
-        s = self.spec
+        s, o = self.spec, self.spec.options
         return SessionState(
             scene=s.scene, solver=s.solver, solver_params=dict(s.solver_params),
-            iterations=s.iterations, warm_start=s.warm_start, paused=self.paused,
+            iterations=s.iterations, warm_start=o.warm_start, paused=self.paused,
             colour_mode=self.colour_mode, diverged=self.diverged, speed=s.speed,
             generation=self.generation, message=self.message,
             friction=world_friction(self.world), alarm=self.alarm, message_seq=self.message_seq,
             scene_params=dict(s.scene_params), origin=self.origin, network=self.network,
             scene_named=self.scene_named, marbles=self.world.n,
-            picked=self.picked, stabilise=s.stabilise, threads=s.threads, blocks=self.sim.blocks,
-            device=self.sim.device, precision=s.precision, warning=self.watch.warning,
+            picked=self.picked, stabilise=o.stabilise, threads=o.threads, blocks=self.sim.blocks,
+            device=self.sim.device, precision=o.precision, warning=self.watch.warning,
             side_by_side=self.copies.labels(), history=self.history.kept.span(self.sim.steps))
 
     def colours(self) -> np.ndarray:
@@ -388,8 +387,7 @@ class Session:
 
     @handles(cmd.SetIterations)
     def _set_iterations(self, c: cmd.SetIterations) -> None:
-        self._use(registry.settings(self.spec.solver, c.iterations, False,
-                                    self.spec.solver_params))
+        self._use(self.spec.solve.but(iterations=c.iterations))
 
     @handles(cmd.CycleIterations)
     def _cycle_iterations(self, c: cmd.CycleIterations) -> None:
@@ -423,7 +421,7 @@ class Session:
             params = resolve(scenes.get(s.scene).params, {**s.scene_params, **scene_over},
                              f"scene {s.scene}")
             registry.check_friction(s.solver, scenes.has_friction(params))
-            if set(scene_over) <= set(MATERIAL_PARAMS):
+            if set(scene_over) <= set(scenes.MATERIAL_NAMES):
                 self._set_material(params)
                 return
             world = s.changed(scene_params=params).build_world()  # may refuse: no change
@@ -432,13 +430,13 @@ class Session:
             self._new_world(world)
 
     def _set_material(self, params: dict) -> None:
-        """Scene parameters the world carries as they are (drag, friction): changed on the
-        current world from the next step, no rebuild (a reset keeps them)."""
-        w = self.world
-        w.damping = float(params["damping"])
-        w.mu, w.mu_wall, w.mu_roll, w.mu_spin = map(float, scenes.friction_of(params))
+        """Scene parameters that differ only in the material (drag, friction): put on the current
+        world from the next step (a reset keeps them), no rebuild; the warm start follows the
+        friction unless the user chose one."""
+        scenes.put_material(self.world, params)
         self._scene_params[self.spec.scene] = params
-        self.spec = self.spec.changed(scene_params=params)
+        self.spec = follow_friction(self.spec.changed(scene_params=params))
+        self.sim.options = self.spec.options
 
     @handles(cmd.Relax)
     def _relax(self, c: cmd.Relax) -> None:
@@ -459,7 +457,7 @@ class Session:
 
     @handles(cmd.CycleWarmStart)
     def _cycle_warm_start(self, c: cmd.CycleWarmStart) -> None:
-        self._set_warm_start(WARM_START_CYCLE.get(self.spec.warm_start, 0.0))
+        self._set_warm_start(WARM_START_CYCLE.get(self.spec.options.warm_start, 0.0))
 
     @handles(cmd.SetColourMode)
     def _set_colour_mode(self, c: cmd.SetColourMode) -> None:
@@ -544,8 +542,8 @@ class Session:
         # with the solver of the frozen step, compared from zero impulses on the CPU.
         named = self.scene_named
         plan = ScenePlan(s.scene if named else "state", s.scene_params if named else None,
-                         sim.steps, iterations, names, s.solve, s.warm_start,
-                         stabilise=s.stabilise, threads=s.threads, state=self.origin or None,
+                         sim.steps, iterations, names, s.solve, s.options.warm_start,
+                         stabilise=s.options.stabilise, threads=s.options.threads, state=self.origin or None,
                          source=source)
         table = compare(sim.problem, iterations, names, progress=progress, repeats=plan.repeats,
                         budget=plan.budget)

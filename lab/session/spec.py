@@ -13,12 +13,11 @@ from dataclasses import dataclass
 import scenes
 from scenes import default_warm_start
 from solver.methods import registry
-from solver.methods.driver import ITERATIONS, SolveSettings
+from solver.options import (DEVICE, ITERATIONS, PRECISION, PUSH_SPEED, STABILISE, WARM_START,
+                            SolveSettings, StepOptions)
 from solver.parallel import THREADS
 from solver.params import Param, ParamError, resolve
-from solver.options import DEVICE, PRECISION
-from solver.options import PUSH_SPEED
-from solver.step import STABILISE, WARM_START, Simulation, StepOptions
+from solver.step import Simulation
 from solver.world import DT, World
 
 SCENE = Param("scene", "bowl", str, "the scene", choices=tuple(scenes.SCENES))
@@ -36,28 +35,23 @@ SPEED = Param("speed", 1.0, float, "simulated seconds per second of wall time (0
               "possible)", lo=0.0, hi=1000.0)
 # Parameters of the simulation itself, set by --set like those of scenes and solvers.
 SIM_PARAMS = (WARM_START, STABILISE, PUSH_SPEED)
+_STEP_FIELDS = {f.name for f in dataclasses.fields(StepOptions)}
+
 @dataclass(frozen=True)
 class RunSpec:
     """scene: name; scene_params: all of the scene's parameters (damping included), resolved;
-    solve: the validated solver settings (method, iterations, parameters); warm_start: fraction
-    of last step's impulses a solve starts from; dt: s, or None for the scene's own; speed:
-    multiple of real time, 0 = as fast as possible; threads: of the simulation core (THREADS);
-    device: where a step runs (DEVICE: cpu, cuda or auto); precision: of a GPU solve
-    (PRECISION); push_speed: m/s, the fastest an overlap is removed (PUSH_SPEED). Make one
-    with `create` (or `changed`)."""
+    options: what each step reads (solver settings, warm start, stabilisation, push speed,
+    threads, device, precision: solver.options.StepOptions, validated when made, handed to the
+    Simulation as it is); dt: s, or None for the scene's own; speed: multiple of real time,
+    0 = as fast as possible; warm_start_given: False while the warm start follows the friction
+    (default_warm_start). Make one with `create` (or `changed`)."""
 
     scene: str
     scene_params: dict
-    solve: SolveSettings
-    warm_start: float = WARM_START.default
+    options: StepOptions
     dt: float | None = None
     speed: float = SPEED.default
-    warm_start_given: bool = False  # False: default_warm_start follows the friction
-    stabilise: float = STABILISE.default
-    threads: int = 1
-    device: str = DEVICE.default
-    precision: str = PRECISION.default
-    push_speed: float = PUSH_SPEED.default
+    warm_start_given: bool = False
 
     @classmethod
     def create(cls, scene: str = SCENE.default, solver: str = SOLVER.default,
@@ -73,45 +67,41 @@ class RunSpec:
         registry.check_friction(solver, scenes.has_friction(scene_params))
         sim = resolve(SIM_PARAMS, sim_over, "the simulation")
         given = "warm_start" in sim_over
-        warm = float(sim["warm_start"]) if given else default_warm_start(scene_params)
-        spec = cls(scene, scene_params,
-                   registry.settings(solver, iterations, False, solver_over), warm,
-                   None if dt is None else float(DT.parse(dt)), float(SPEED.parse(speed)),
-                   given, float(sim["stabilise"]), int(THREADS.parse(threads)),
-                   str(DEVICE.parse(device)), str(PRECISION.parse(precision)),
-                   float(sim["push_speed"]))
-        spec.options  # the device and its solver, checked now, before any work
-        return spec
+        if not given:
+            sim["warm_start"] = default_warm_start(scene_params)
+        # StepOptions checks the device and its solver now, before any work.
+        options = StepOptions(registry.settings(solver, iterations, False, solver_over),
+                              threads=threads, device=device, precision=precision, **sim)
+        return cls(scene, scene_params, options, None if dt is None else float(DT.parse(dt)),
+                   float(SPEED.parse(speed)), given)
+
+    @property
+    def solve(self) -> SolveSettings:
+        return self.options.solve
 
     @property
     def solver(self) -> str:
-        return self.solve.method
+        return self.options.solve.method
 
     @property
     def iterations(self) -> int:
-        return self.solve.iterations
+        return self.options.solve.iterations
 
     @property
     def solver_params(self) -> dict:
-        return self.solve.params
+        return self.options.solve.params
 
     def changed(self, **changes) -> "RunSpec":
-        """A copy with fields replaced by already validated values; ParamError (one line) when
-        the device cannot run the new solver."""
-        spec = dataclasses.replace(self, **changes)
-        if "solve" in changes and spec.device == "cuda":
-            spec.options
-        return spec
-
-    @property
-    def options(self) -> StepOptions:
-        """What a step of this spec reads: solver, warm start, stabilisation, threads, device."""
-        return StepOptions(self.solve, self.warm_start, self.stabilise, self.threads,
-                           self.device, self.precision, self.push_speed)
+        """A copy with fields replaced by already validated values; a field of the step's
+        options (`solve`, `warm_start`, `threads`, ...) goes into `options`, validated again
+        (ParamError, one line: e.g. the device cannot run the new solver)."""
+        step = {k: changes.pop(k) for k in list(changes) if k in _STEP_FIELDS}
+        if step:
+            changes["options"] = changes.get("options", self.options).but(**step)
+        return dataclasses.replace(self, **changes)
 
     def simulation(self, world: World) -> Simulation:
-        """A Simulation of `world` with this spec's solver, warm start, stabilisation and
-        threads."""
+        """A Simulation of `world` with this spec's options."""
         return Simulation(world, self.options)
 
     def build_world(self) -> World:
@@ -123,10 +113,10 @@ class RunSpec:
 
     def settings_json(self) -> dict:
         """What a report records of the solver and simulation settings."""
+        o = self.options
         return {"iterations": self.iterations, **self.solver_params,
-                "warm_start": self.warm_start, "stabilise": self.stabilise,
-                "push_speed": self.push_speed,
-                "threads": self.threads, "device": self.device, "precision": self.precision}
+                "warm_start": o.warm_start, "stabilise": o.stabilise, "push_speed": o.push_speed,
+                "threads": o.threads, "device": o.device, "precision": o.precision}
 
 
 def route_assignments(scene: str, solver: str, assignments: dict) -> tuple[dict, dict, dict]:

@@ -13,10 +13,10 @@ import dataclasses
 import numpy as np
 
 from ..methods import registry
-from ..methods.driver import SolveResult, SolveSettings
+from ..methods.driver import SolveResult
+from ..options import SolveSettings, check_device
 from ..params import ParamError
 from ..problem import contact_graph
-from . import check_solver
 from .backend import DeviceProblem, _Buffers
 from .runtime import cuda
 
@@ -64,7 +64,7 @@ class FrozenSolver:
     a comparison upload it once."""
 
     def __init__(self, name: str):
-        check_solver(name)
+        check_device(registry.settings(name), "cuda")
         self.name = name
         self._source = None
         self._device = None

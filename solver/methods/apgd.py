@@ -32,7 +32,8 @@ from numba import njit
 from ..coulomb import project_cone
 from ..params import Param
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS
-from .driver import Hooks, Method, SolveSettings, run
+from .driver import Hooks, Method, run
+from ..options import SolveSettings
 from .laws import project_composite
 from .operator import local_steps, operator, product
 

@@ -21,7 +21,8 @@ from ..colouring import colour_contacts, colour_coupled, colour_order
 from ..explicit import MatrixProblem, csr_from_coo
 from ..friction import FrictionalProblem
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem
-from .driver import Method, SolveSettings
+from .driver import Method
+from ..options import SolveSettings
 from .laws import CONE
 from .matrix_sweeps import solve_matrix
 from .pgs import solve_frictional, solve_relaxed

@@ -17,7 +17,6 @@ so far where that is not one per iteration, ``info`` the method's own counts.
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -28,13 +27,12 @@ import numpy as np
 from .. import metrics
 from ..params import Param, resolve
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem
+from ..options import SolveSettings
 from .feasible import project_answer
 
 KINDS = (FRICTIONLESS, FRICTIONAL, EXPLICIT)
 # Where a method may run: the Numba CPU core, the GPU (solver/cuda/); StepOptions.device's names.
 DEVICES = ("cpu", "cuda")
-
-ITERATIONS = Param("iterations", 20, int, "solver iterations per step", lo=1, hi=10_000_000)
 
 # Rounding of one row of A λ + b relative to the size of its terms, |(Aλ)_c| + |b_c| + A_cc λ_c
 # (the last for sums that cancel, as between two marbles of a resting column): a few ε for the
@@ -50,31 +48,6 @@ COMMON_PARAMS = (
     Param("divergence", 1e4, float, "divergence when the residual exceeds this times the first",
           lo=1.0, lo_open=True),
 )
-
-
-@dataclass(frozen=True)
-class SolveSettings:
-    """A validated solver choice (built by `registry.settings`): method name, iteration budget,
-    whether to record the residual after every iteration, and every parameter of the method and
-    of COMMON_PARAMS by name (`settings["omega"]`)."""
-
-    method: str
-    iterations: int
-    trace: bool
-    params: dict = field(default_factory=dict)
-    # Called with λ after every traced iteration, outside the timed region (a front end that
-    # reports more than the residual, e.g. FCLIB's error); not a parameter of the method.
-    observer: Callable[[np.ndarray], None] | None = field(default=None, compare=False)
-    # Solve seconds (the timed region only: sweeps, not residuals or the observer) after which a
-    # traced solve ends as max_iterations, its budget spent; None: the iterations alone bound
-    # it. A performance profile gives every solver the same time rather than the same count.
-    time_limit: float | None = field(default=None, compare=False)
-
-    def __getitem__(self, name: str):
-        return self.params[name]
-
-    def with_trace(self, trace: bool) -> "SolveSettings":
-        return self if bool(trace) == self.trace else dataclasses.replace(self, trace=bool(trace))
 
 
 @dataclass
@@ -165,7 +138,8 @@ class Method:
         (text or values; ParamError names a bad one); `extra`: SolveSettings' other fields
         (observer, time_limit)."""
         params = resolve(self.all_params, overrides or {}, f"solver {self.name}")
-        return SolveSettings(self.name, int(iterations), bool(trace), params, **extra)
+        return SolveSettings(self.name, iterations, bool(trace), params,
+                             devices=self.devices, **extra)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ from ..params import Param
 from ..partition import share, shares
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem, inverse_diag
 from ..products import frictional_gather, frictional_velocity_change, gather, velocity_change
-from .driver import Method, SolveSettings, run
+from .driver import Method, run
+from ..options import SolveSettings
 from .operator import local_steps, operator, product
 
 BETA = Param("beta", 0.3, float, "damping of the update (1: undamped, diverges on piles)",

@@ -23,7 +23,8 @@ import numpy as np
 from numba import njit
 
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem, inverse_diag
-from .driver import Method, SolveSettings, run
+from .driver import Method, run
+from ..options import SolveSettings
 from .jacobi import frictional_jacobi_sweeps, jacobi_sweeps, operator_jacobi_sweeps
 from .operator import local_steps, operator
 

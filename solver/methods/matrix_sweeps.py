@@ -14,7 +14,8 @@ import numpy as np
 from numba import njit
 
 from ..problem import ROW_KERNEL
-from .driver import Hooks, SolveSettings, run
+from .driver import Hooks, run
+from ..options import SolveSettings
 from .laws import CONE, NSGS, PROX, contact_step, coulomb_block, coulomb_diagonal
 from .operator import local_steps
 

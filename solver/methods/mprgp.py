@@ -18,7 +18,8 @@ from numba import njit
 
 from ..params import Param
 from ..problem import ContactProblem, apply_matrix, contact_graph
-from .driver import Hooks, Method, SolveSettings, run
+from .driver import Hooks, Method, run
+from ..options import SolveSettings
 
 CURVATURE_GUARD = 1e-12
 # Slots of the int64 `counts` array.

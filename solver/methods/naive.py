@@ -9,7 +9,8 @@ from numba import njit
 
 from ..problem import (EXPLICIT, FRICTIONAL, FRICTIONLESS, ROW_KERNEL, ContactProblem, apply_row,
                        contact_row, row_error)
-from .driver import Method, SolveSettings, run
+from .driver import Method, run
+from ..options import SolveSettings
 from .pgs import solve_frictional, solve_frictional_matrix
 
 

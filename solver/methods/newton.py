@@ -49,7 +49,8 @@ from ..params import Param, resolve
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS
 from .apgd import METHOD as APGD
 from . import fischer
-from .driver import Hooks, Method, SolveSettings, projected_status, run
+from .driver import Hooks, Method, projected_status, run
+from ..options import SolveSettings
 from .feasible import project_answer
 from .nsgs import METHOD as NSGS
 from .pgs import METHOD as PGS

@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..problem import EXPLICIT
-from .driver import Method, SolveSettings
+from .driver import Method
+from ..options import SolveSettings
 from .laws import NSGS
 from .matrix_sweeps import solve_matrix
 from .pgs import relaxed_solvers

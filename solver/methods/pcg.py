@@ -23,7 +23,8 @@ from numba import njit
 
 from ..params import Param
 from ..problem import ContactProblem, apply_matrix
-from .driver import GRADIENT_NOISE, Hooks, Method, SolveSettings, run
+from .driver import GRADIENT_NOISE, Hooks, Method, run
+from ..options import SolveSettings
 
 CURVATURE_GUARD = 1e-12  # pᵀAp below this times pᵀ diag(A) p counts as no curvature
 # Rounding of a contact impulse, relative to the size of λ and of the step: b = J v* + gap/h is

@@ -19,7 +19,8 @@ from ..params import Param
 from ..partition import share, share_of, shares
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem, row_step
 from ..products import impulse_velocity, velocity_change
-from .driver import Method, SolveSettings, run
+from .driver import Method, run
+from ..options import SolveSettings
 from .matrix_sweeps import solve_matrix
 
 # The exact Coulomb disk is the default: its projection is closed-form, and the box lets a

@@ -21,7 +21,8 @@ from numba import njit
 from ..params import Param
 from ..problem import (ROW_KERNEL, ContactProblem, apply_matrix, contact_graph, contact_row,
                        impulse_velocity, inverse_diag, row_error)
-from .driver import GRADIENT_NOISE, Hooks, Method, SolveSettings, run
+from .driver import GRADIENT_NOISE, Hooks, Method, run
+from ..options import SolveSettings
 from .gauss_seidel import relaxed_sweeps
 
 

@@ -26,7 +26,8 @@ import numpy as np
 
 from ..params import Param
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS
-from .driver import Method, SolveResult, SolveSettings
+from .driver import Method, SolveResult
+from ..options import SolveSettings
 from .newton import METHOD as NEWTON
 from .socp import METHOD as SOCP
 

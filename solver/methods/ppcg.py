@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..problem import ContactProblem, inverse_diag
-from .driver import Method, SolveSettings
+from .driver import Method
+from ..options import SolveSettings
 from .pcg import RESTART, SAFEGUARD, solve_preconditioned
 
 

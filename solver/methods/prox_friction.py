@@ -30,7 +30,8 @@ from numba import njit
 
 from ..coulomb import contact_error, frictional_contact_velocity, project_disk
 from ..problem import ROW_KERNEL, inverse_diag
-from .driver import SolveSettings, run
+from .driver import run
+from ..options import SolveSettings
 from .laws import CONE, PROX
 from .matrix_sweeps import matrix_sweeps
 from .operator import block_bound, local_steps, operator, product

@@ -11,7 +11,8 @@ from numba import njit, prange
 from ..drivers import driver
 from ..problem import (EXPLICIT, FRICTIONAL, FRICTIONLESS, ROW_KERNEL, ContactProblem, apply_row,
                        contact_row, row_error)
-from .driver import Method, SolveSettings, run
+from .driver import Method, run
+from ..options import SolveSettings
 from .prox_friction import solve_gs, solve_gs_matrix
 from .proximal import (PARAMS, PRODUCTS, SCALE, STOP, adaptation, fresh_state, hooks, judge,
                        strategy)

@@ -9,7 +9,8 @@ import numpy as np
 from numba import njit
 
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS, ContactProblem, apply_matrix
-from .driver import Method, SolveSettings, run
+from .driver import Method, run
+from ..options import SolveSettings
 from .prox_friction import solve_jacobi
 from .proximal import (E_VALID, JACOBI_PARAMS, PRODUCTS, SCALE, STOP, adaptation, fresh_state,
                        hooks, judge, strategy)

@@ -21,7 +21,8 @@ from numba import njit
 
 from ..params import Param
 from ..problem import ContactProblem
-from .driver import Hooks, SolveSettings
+from .driver import Hooks
+from ..options import SolveSettings
 
 # Slots of the float64 `state` array kept between kernel calls.
 SCALE, RHO, STOP = 0, 1, 2

@@ -18,7 +18,8 @@ import sys
 from . import (apgd, coloured_gs, jacobi, mass_split, mprgp, naive, newton, nsgs, pcg, pgs,
                pgs_sm, ppcg, prox_gs, portfolio, prox_jacobi, psor, socp)
 from ..params import ParamError
-from .driver import ITERATIONS, Method, SolveSettings
+from .driver import Method
+from ..options import ITERATIONS, SolveSettings
 
 _MODULES = (naive, pgs, psor, jacobi, mass_split, coloured_gs, pcg, ppcg, prox_gs, prox_jacobi,
             nsgs, apgd, pgs_sm, mprgp, newton, socp, portfolio)
@@ -95,7 +96,7 @@ def settings(name: str, iterations: object = ITERATIONS.default, trace: bool = T
              overrides: dict | None = None) -> SolveSettings:
     """The validated settings of method `name`: its parameters' defaults updated by
     `overrides` (text or values), and `iterations`; ParamError names a bad value."""
-    return get(name).settings(int(ITERATIONS.parse(iterations)), trace, overrides)
+    return get(name).settings(iterations, trace, overrides)
 
 
 load_entry_points()

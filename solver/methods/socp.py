@@ -39,7 +39,8 @@ import numpy as np
 from .. import metrics
 from ..params import Param
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS
-from .driver import Hooks, Method, SolveResult, SolveSettings, run
+from .driver import Hooks, Method, SolveResult, run
+from ..options import SolveSettings
 from .newton import METHOD as NEWTON
 
 

@@ -13,17 +13,15 @@ from lab.session import commands as cmd
 from lab.session.session import Session
 from lab.session.spec import SIM_PARAMS, RunSpec
 from solver.methods import registry
-from solver.methods.driver import ITERATIONS, Method
+from solver.methods.driver import Method
+from solver.options import ITERATIONS
 from solver.params import Param
 
 
 def state_of(scene="bowl", solver="pgs", **assignments):
     spec = RunSpec.create(scene, solver, assignments=assignments)
     session = Session(spec, world=spec.build_world())
-    session.sim = None
-    from solver.step import Simulation
-
-    session.sim = Simulation(session._world, spec.solve, spec.warm_start)
+    session.sim = spec.simulation(session._world)
     return session.state()
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from lab.cli import options as cli
 from lab.session.spec import SPEED
-from solver.methods.driver import ITERATIONS
+from solver.options import ITERATIONS
 from solver.world import DT
 
 

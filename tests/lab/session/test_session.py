@@ -51,7 +51,7 @@ def test_warm_start_cycles_off_half_full_and_is_a_parameter_too():
     seen = []
     for _ in range(3):
         s.apply(cmd.CycleWarmStart())
-        seen.append((s.spec.warm_start, s.sim.warm_start))
+        seen.append((s.spec.options.warm_start, s.sim.warm_start))
     assert seen == [(0.5, 0.5), (1.0, 1.0), (0.0, 0.0)]
     s.apply(cmd.SetParameter("warm_start", "0.25"))
     assert s.sim.warm_start == 0.25
@@ -63,8 +63,8 @@ def test_the_push_speed_is_set_without_touching_the_stabilisation():
     s = session()
     s.apply(cmd.SetParameter("stabilise", "0.5"))
     s.apply(cmd.SetParameter("push_speed", "0.25"))
-    assert s.sim.options.push_speed == 0.25 and s.spec.push_speed == 0.25
-    assert s.sim.stabilise == 0.5 and s.spec.stabilise == 0.5
+    assert s.sim.options.push_speed == 0.25 and s.spec.options.push_speed == 0.25
+    assert s.sim.stabilise == 0.5 and s.spec.options.stabilise == 0.5
 
 
 def test_iteration_ladder_stops_at_its_ends_and_says_so():
@@ -503,15 +503,15 @@ def test_the_state_and_the_text_of_the_friction():
 
 def test_the_warm_start_follows_the_friction_until_the_user_sets_one():
     s = session(scene="column")
-    assert s.spec.warm_start == 0.0
+    assert s.spec.options.warm_start == 0.0
     s.apply(cmd.SetScene("pyramid"))
-    assert s.spec.warm_start == 1.0 and s.sim.warm_start == 1.0
+    assert s.spec.options.warm_start == 1.0 and s.sim.warm_start == 1.0
     s.apply(cmd.ToggleFriction())  # friction off: the article's cold start
-    assert s.spec.warm_start == 0.0 and s.sim.warm_start == 0.0
+    assert s.spec.options.warm_start == 0.0 and s.sim.warm_start == 0.0
     s.apply(cmd.CycleWarmStart())  # the user's choice now stays
-    chosen = s.spec.warm_start
+    chosen = s.spec.options.warm_start
     s.apply(cmd.ToggleFriction())
-    assert s.spec.warm_start == chosen == s.sim.warm_start
+    assert s.spec.options.warm_start == chosen == s.sim.warm_start
 
 
 @pytest.mark.parametrize("scene, assignments, blocks", [

@@ -13,7 +13,7 @@ from solver.params import ParamError
 
 def test_defaults_are_the_declared_ones():
     spec = RunSpec.create()
-    assert (spec.scene, spec.solver, spec.iterations, spec.warm_start, spec.dt, spec.speed) == (
+    assert (spec.scene, spec.solver, spec.iterations, spec.options.warm_start, spec.dt, spec.speed) == (
         "bowl", "pgs", 20, 0.0, None, SPEED.default)
     assert spec.scene_params == {"n": 350, "seed": 1, "damping": 0.0, "mu": 0.0, "mu_wall": 0.0,
                                  "mu_roll": 0.0, "mu_spin": 0.0}
@@ -26,12 +26,12 @@ def test_text_is_parsed_and_routed_by_name():
                           {"n": "200", "omega": "1.2", "warm_start": "0.5", "damping": "1"})
     assert spec.scene_params["n"] == 200 and spec.scene_params["damping"] == 1.0
     assert spec.solver_params["omega"] == 1.2 and spec.iterations == 50
-    assert spec.warm_start == 0.5 and spec.dt == 0.01 and spec.speed == 0.0
+    assert spec.options.warm_start == 0.5 and spec.dt == 0.01 and spec.speed == 0.0
     world = spec.build_world()
     assert world.n == 200 and world.dt == 0.01 and world.damping == 1.0
     assert spec.settings_json() == {"iterations": 50, **spec.solver_params, "warm_start": 0.5,
                                     "stabilise": 1.0, "push_speed": 1.0,
-                                    "threads": spec.threads,
+                                    "threads": spec.options.threads,
                                     "device": "cpu", "precision": "float64"}
 
 
@@ -60,10 +60,10 @@ def test_bad_input_is_refused_in_one_line_naming_the_value(kwargs, fragment):
 
 
 def test_threads_default_to_every_core_and_reach_the_simulation():
-    assert RunSpec.create().threads == THREADS.default == (os.cpu_count() or 1)
+    assert RunSpec.create().options.threads == THREADS.default == (os.cpu_count() or 1)
     spec = RunSpec.create("box", threads="1")
     sim = spec.simulation(spec.build_world())
-    assert spec.threads == 1 and sim.threads == 1 and spec.settings_json()["threads"] == 1
+    assert spec.options.threads == 1 and sim.threads == 1 and spec.settings_json()["threads"] == 1
 
 
 def test_routing_keeps_values_as_text_for_their_owner():
@@ -87,17 +87,17 @@ def test_compare_routing_reaches_the_settling_solver_and_each_taker():
 
 
 def test_warm_start_follows_the_friction_unless_given():
-    assert RunSpec.create("bowl").warm_start == 0.0
-    assert RunSpec.create("pyramid").warm_start == 1.0  # frictional piles creep otherwise
+    assert RunSpec.create("bowl").options.warm_start == 0.0
+    assert RunSpec.create("pyramid").options.warm_start == 1.0  # frictional piles creep otherwise
     spec = RunSpec.create("pyramid", assignments={"warm_start": "0.5"})
-    assert spec.warm_start == 0.5 and spec.warm_start_given
-    assert RunSpec.create("bowl", assignments={"mu": "0.3"}).warm_start == 1.0
+    assert spec.options.warm_start == 0.5 and spec.warm_start_given
+    assert RunSpec.create("bowl", assignments={"mu": "0.3"}).options.warm_start == 1.0
 
 
 def test_stabilise_reaches_the_simulation():
     spec = RunSpec.create("column", assignments={"stabilise": "0.25"})
     sim = spec.simulation(spec.build_world())
-    assert spec.stabilise == 0.25 and sim.stabilise == 0.25
+    assert spec.options.stabilise == 0.25 and sim.stabilise == 0.25
 
 
 def test_a_plugin_solver_is_a_choice_in_the_cycle_and_takes_its_parameters():
@@ -136,7 +136,7 @@ def test_a_plugin_solver_is_a_choice_in_the_cycle_and_takes_its_parameters():
 
 def test_the_push_speed_reaches_the_step_and_is_checked():
     spec = RunSpec.create("column", assignments={"push_speed": "0.5"})
-    assert spec.push_speed == 0.5 and spec.options.push_speed == 0.5
+    assert spec.options.push_speed == 0.5 and spec.options.push_speed == 0.5
     assert spec.settings_json()["push_speed"] == 0.5
     with pytest.raises(ParamError, match="push_speed=0 is not valid"):
         RunSpec.create("column", assignments={"push_speed": "0"})

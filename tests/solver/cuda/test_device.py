@@ -34,7 +34,12 @@ def test_the_command_line_refuses_a_gpu_solver_it_cannot_run(capsys):
     with pytest.raises(SystemExit) as stop:
         bench.main(["run", "--scene", "bowl", "--device", "cuda", "--solver", "pgs"])
     err = capsys.readouterr().err
-    assert stop.value.code == 2 and err.count("\n") == 1 and "jacobi, mass-split" in err
+    assert stop.value.code == 2 and err.count("\n") == 1 and "(it runs on cpu)" in err
+    assert "`marbles-bench list` names those that run there" in err
+    from lab.cli.catalog import list_text
+    listed = list_text()
+    assert "(friction: yes; devices: cpu, cuda)" in listed  # where the message points
+    assert all(f"devices: {', '.join(m.devices)})" in listed for m in registry.METHODS.values())
 
 
 def test_a_run_on_the_gpu_records_its_device(tmp_path):

@@ -6,7 +6,8 @@ import pytest
 
 from solver import metrics
 from solver.methods import registry
-from solver.methods.driver import Method, SolveSettings, run
+from solver.methods.driver import Method, run
+from solver.options import SolveSettings
 from solver.params import ParamError
 from tests.solver.methods.test_naive import v_shaped_problem
 
