@@ -14,6 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(p.stem for p in (ROOT / "benchmarks").glob("*.py") if p.stem != "__init__")
 # A run of a few steps of a small scene each, and a line its report always prints.
 TINY_RUNS = {
+    "bit_for_bit": (["--tree", ".", "--scenes", "column n=4", "--threads", "1", "--steps", "3"],
+                    "| column n=4 | 1 threads | 3 steps | bit for bit |"),
     "alarm_sweep": (["--scenes", "mass-ratio", "--solvers", "pgs", "--frictions", "0.5",
                      "--steps", "40"], "| mass-ratio | pgs | 0.5 | "),
     "friction_cost": (["column", "--settle", "2", "--rounds", "1", "--steps", "2"],
