@@ -6,7 +6,8 @@ each tick emits one immutable `Frame` through a queued signal. Commands from the
 commands of lab.session.commands, among them `Benchmark` and `Stop`, which this
 thread carries out itself) arrive as queued calls, so they run in this thread between two steps.
 Paused, the timer is stopped; stepping flat out, this thread has a core to itself (app.cores)
-when it steps serially; a step in several threads gets every core.
+when its step runs on one thread (on two cores a step in blocks does: WINDOW_CORES); a step in
+several threads gets every core.
 This is the only thread that steps or solves (the B-key comparison runs here too), so Numba's thread
 pool is never entered from two threads at once (solvers side by side step their copies in threads
 of their own only when every copy steps serially: lab.session.side_by_side). Long jobs (compiling
