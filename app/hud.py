@@ -188,6 +188,11 @@ def slow_text(frame, steps_per_second: float) -> str | None:
             f"{_number(step_ms, '.1f')} ms, real time allows {1e3 * frame.dt / s.speed:.1f} ms")
 
 
+def window_text(window_ms: float) -> str:
+    """What the window adds to each step (lab.session.window_cost), "" where not measured."""
+    return "" if math.isnan(window_ms) else f"   window +{window_ms:.2f} ms/step"
+
+
 def hud_text(frame, fps: float, steps_per_second: float, timings: dict | None = None,
              steps_timed: int = 1, show_message: bool = True, compact: bool = False) -> str:
     """Lines of the HUD for `frame` (app.worker.Frame); rates in 1/s of wall time (NaN: not
@@ -219,7 +224,8 @@ def hud_text(frame, fps: float, steps_per_second: float, timings: dict | None = 
         f"step {ms['total']} ms{median}:   collide {ms['collide']}  assemble {ms['assemble']}"
         f"  solve {ms['solve']}  integrate {ms['integrate']}   {threads_text(s)}",
         f"{_number(fps, '.1f')} frames/s   {_number(steps_per_second, '.1f')} steps/s   "
-        f"{_number(steps_per_second * frame.dt, '.2f')}x real time",
+        f"{_number(steps_per_second * frame.dt, '.2f')}x real time"
+        + window_text(getattr(frame, "window_ms", math.nan)),
         f"t = {frame.time:.2f} s (step {frame.steps}, dt {frame.dt:g} s)   residual {residual}"
         f"   {status} after {frame.iterations_done} it",
     ]

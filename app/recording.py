@@ -1,10 +1,11 @@
-"""The window's recording (Ctrl+R): the lockstep with the simulation thread and the badge.
+"""The window's recording (Ctrl+R): the images the view draws, into a video, and the badge.
 
-While recording, the worker sends a frame marked `record` every `steps_per_frame` steps and
-waits (lab.session.commands.RecordStart); the window draws that frame before any other,
-skipping the view's pacing, hands the rendered pixels to the VideoRecorder (app.recorder) and
-lets the worker step on (RecordAck). So the video has one frame per 1/fps of simulated time, whatever the
-drawing costs; the simulation slows to the pace of the drawing meanwhile.
+Nothing waits for the video: the simulation steps at its pace and the view draws at its own.
+Each image the view renders goes to the VideoRecorder (app.recorder) with the simulated time
+of the frame it shows; the recorder's thread encodes it behind a bounded queue, repeating an
+image where the view drew fewer images than the video has frames (25 per simulated second) and
+dropping one the encoder has no room for. When the recording stops, the status bar says what
+the video lacks, if anything.
 """
 from __future__ import annotations
 
@@ -12,30 +13,27 @@ from pathlib import Path
 
 from lab.actions import keys_of
 from lab.io.files import OutputError
-from lab.session.commands import RecordAck, RecordStart, RecordStop
 
 from .overlays import overlay_label
-from .recorder import VideoRecorder, steps_per_frame
+from .recorder import VideoRecorder, ffmpeg_writer, steps_per_frame
 
 
 class Recording:
     """A part of app.window.MainWindow, given the view's stack of overlays (its badge goes
-    there) and the view (its size and pixels), a function that sends a command to the
-    simulation thread, one that shows a status line, one that names a new file in the output
-    folder (stem, suffix) and one that gives the frame to record from (None: nothing to record).
-    `recorder` is the video under way (None: none); `pending` the record frame waiting to be
-    drawn."""
+    there) and the view (its size and pixels), a function that shows a status line, one that
+    names a new file in the output folder (stem, suffix) and one that gives the newest frame
+    (None: nothing to record). `recorder` is the video under way (None: none); `writer` the
+    encoder a new video gets (app.recorder.ffmpeg_writer)."""
 
-    def __init__(self, stack, view, send, status, new_path, latest):
+    def __init__(self, stack, view, status, new_path, latest):
         self._stack = stack
         self._view = view
-        self._send = send
         self._status = status
         self._new_path = new_path
         self._latest = latest
         self.recorder: VideoRecorder | None = None
-        self.pending = None
-        self._version = 0  # the view's marbles_version of the record frame handed over
+        self.writer = ffmpeg_writer
+        self._times: dict[int, float] = {}  # view's marbles_version -> simulated time, s
         # A red badge with the video's length, over the view's bottom right.
         self.badge = stack.add(overlay_label(
             220, 6, "color: #ffffff; background: rgba(170, 20, 20, 220); "), "bottom_right")
@@ -52,39 +50,33 @@ class Recording:
         if latest is None:
             self._status("nothing to record yet")
             return
-        dt = latest.dt
-        every = steps_per_frame(dt)
         path = self._new_path("marbles", ".mp4")
         try:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-            self.recorder = VideoRecorder(path, self._view.pixel_size(), 1.0 / (every * dt))
+            fps = 1.0 / (steps_per_frame(latest.dt) * latest.dt)  # a frame every k steps
+            self.recorder = VideoRecorder(path, self._view.pixel_size(), fps, self.writer)
         except (OSError, OutputError) as err:
             self._status(f"not recording: {err}")
             return
-        self._send(RecordStart(every))
+        self._times.clear()
         self._status(f"recording {path} at {self.recorder.fps:g} frames per simulated second "
                      f"({keys_of('record')} stops)")
         self._show_badge()
 
-    def on_frame(self, frame) -> None:
-        """Every frame from the worker: keep a record frame to be drawn first."""
-        if frame.record and self.recorder is not None:
-            self.pending = frame
-
-    def handed(self, marbles_version: int) -> None:
-        """The pending frame went to the view as `marbles_version`."""
-        self._version = marbles_version
+    def handed(self, marbles_version: int, time: float) -> None:
+        """The view was handed the frame of simulated `time` s as `marbles_version`."""
+        if self.recorder is not None:
+            self._times = {v: t for v, t in self._times.items() if v >= marbles_version - 4}
+            self._times[marbles_version] = time
 
     def drawn(self, marbles_version: int) -> None:
-        """The view finished rendering `marbles_version`: the pending frame, if it is that,
-        goes to the video and the worker steps on."""
-        if self.pending is None or marbles_version < self._version:
+        """The view finished rendering `marbles_version`: its image goes to the video."""
+        time = self._times.pop(marbles_version, None)
+        # A preview of a moving camera is smaller: the next full image fills its frames.
+        if self.recorder is None or time is None or self._view.shown_preview:
             return
-        self.pending = None
-        if self.recorder is not None:
-            self.recorder.add(self._view.pixels)
-            self._send(RecordAck())
-            self._show_badge()
+        self.recorder.add(self._view.pixels, time)
+        self._show_badge()
 
     def _show_badge(self) -> None:
         rec = self.recorder
@@ -99,8 +91,7 @@ class Recording:
         rec, self.recorder = self.recorder, None
         if rec is None:
             return None
-        self._send(RecordStop())
-        self.pending = None
+        self._times.clear()
         self._show_badge()
         self._status(f"writing {rec.path}…")
         try:
@@ -108,6 +99,7 @@ class Recording:
         except OutputError as err:
             self._status(f"video not saved: {err}")
             return None
+        lacks = rec.shortfall
         self._status(f"video saved: {path} ({rec.written} frames, "
-                     f"{rec.seconds:.2f} s of simulated time)")
+                     f"{rec.seconds:.2f} s of simulated time)" + (f"; {lacks}" if lacks else ""))
         return str(path)

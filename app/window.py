@@ -33,6 +33,7 @@ from .controls import ControlsPanel
 from .file_actions import FileActions
 from .hud import MESSAGE_SECONDS, Hud, RateMeter, StatusLine, StepTimes, hud_text
 from .overlays import ColourBar, HelpPanel, ViewStack, overlay_label
+from .pending import PendingPause
 from .plots import MIN_WIDTH as PLOT_MIN_WIDTH
 from .plots import LivePlots
 from .plots_copies import CopyCurves
@@ -139,7 +140,8 @@ class MainWindow(QMainWindow):
         self._build_controls()
         self._build_parts()
         self._connect()
-        self.handlers = dispatch(actions.TABLE, self.sim.send, self._window_actions())
+        self.pending = PendingPause(self.sim.send, lambda: self.latest, self._refresh_hud)
+        self.handlers = dispatch(actions.TABLE, self.pending.send, self._window_actions())
         self._tick_timer = QTimer(self)
         self._tick_timer.timeout.connect(self._draw)
         self._tick_timer.start(TICK_MS)
@@ -193,7 +195,7 @@ class MainWindow(QMainWindow):
                                  lambda: self.options.benchmark_out)
         self.benchmarks = BenchmarkRuns(send, status, self.benchmarkShown.emit,
                                         self._close_benchmark_ended, self)
-        self.recording = Recording(self.stack, self.view, send, status, self.files.default_path,
+        self.recording = Recording(self.stack, self.view, status, self.files.default_path,
                                    lambda: None if self._gl_failed else self.latest)
         self.history_bar = history_bar.install(
             self, send, lambda solvers: self.benchmarks.run("key", solvers))
@@ -244,7 +246,8 @@ class MainWindow(QMainWindow):
         """The named window actions of lab.actions, each a method of one of the window's parts."""
         return {"benchmark": self.benchmarks.run, "screenshot": self.files.screenshot,
                 "save_state": self.files.save_state, "open_state": self.files.open_state,
-                "export_problem": self.files.export_problem, "camera": self.view.reset_camera,
+                "export_problem": self.files.export_problem,
+                "camera": lambda: self.view.reset_camera(moved=True),
                 "help": self._toggle_help, "controls": self._toggle_controls,
                 "record": self.recording.toggle, "readouts": self.readouts.toggle,
                 "quit": self.close}
@@ -293,7 +296,7 @@ class MainWindow(QMainWindow):
     # --------------------------------------------------------------------------- frames
     def _on_frame(self, frame: Frame) -> None:
         self.latest = frame
-        self.recording.on_frame(frame)
+        self.pending.confirm(frame)
         if frame.stepped and self._first_step is None:
             self._first_step = (frame.wall, frame.steps, self._renders, self.plots.refreshes)
         if frame.stepped and self.options.frames is not None:
@@ -342,13 +345,11 @@ class MainWindow(QMainWindow):
     def _draw(self) -> None:
         """Hand the newest frame to the view, unless it is still rendering the previous one or
         that one's cost says to wait (VIEW_SHARE)."""
-        recording = self.recording.pending
-        frame = recording if recording is not None else self.latest
+        frame = self.latest
         if frame is None or frame.seq == self._drawn_seq or self._gl_failed:
             return
-        if self._awaiting_render:
-            return
-        if recording is None and time.perf_counter() < self._view_ready_at:
+        if (self._awaiting_render or time.perf_counter() < self._view_ready_at
+                or self.view.interacting()):  # the camera's renderings go first
             return
         self._drawn_seq = frame.seq
         self.view.set_network(frame.network)
@@ -356,8 +357,7 @@ class MainWindow(QMainWindow):
         self.view.set_marbles(*frame_marbles(frame))  # side by side: every copy
         self.view.update()
         self._awaiting_render = self.view.marbles_version
-        if recording is not None:
-            self.recording.handed(self._awaiting_render)
+        self.recording.handed(self._awaiting_render, frame.time)
 
     def _on_rendered(self, cost: float, marbles_version: int) -> None:
         # Camera moves and scene changes render too: only the rendering of the frame handed
@@ -402,7 +402,7 @@ class MainWindow(QMainWindow):
         if self.latest is None:
             return
         fresh = time.perf_counter() - self._message_at < MESSAGE_SECONDS
-        self.hud.show(hud_text(self.latest, self.fps, self.steps_per_second,
+        self.hud.show(hud_text(self.pending.shown(self.latest), self.fps, self.steps_per_second,
                                self._step_times.median() or None, len(self._step_times),
                                show_message=fresh, compact=self.stack.compact),
                       self.stack.width())

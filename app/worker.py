@@ -3,10 +3,11 @@
 `SimWorker` is a QObject moved to its own QThread. It steps its Session with a timer of that
 thread, in real time (times `speed`) or, at speed 0, in batches of `BATCH_SECONDS`, and after
 each tick emits one immutable `Frame` through a queued signal. Commands from the GUI (the typed
-commands of lab.session.commands, among them `Benchmark`, the recording's and `Stop`, which this
+commands of lab.session.commands, among them `Benchmark` and `Stop`, which this
 thread carries out itself) arrive as queued calls, so they run in this thread between two steps.
 Paused, the timer is stopped; stepping flat out, this thread has a core to itself (app.cores)
-when it steps serially; a step in several threads gets every core.
+when its step runs on one thread (on two cores a step in blocks does: WINDOW_CORES); a step in
+several threads gets every core.
 This is the only thread that steps or solves (the B-key comparison runs here too), so Numba's thread
 pool is never entered from two threads at once (solvers side by side step their copies in threads
 of their own only when every copy steps serially: lab.session.side_by_side). Long jobs (compiling
@@ -15,7 +16,9 @@ from any thread.
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
+import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,11 +28,13 @@ from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from lab.report.compare import COMPARE_ITERATIONS
 from lab.session import commands
-from lab.session.commands import Benchmark, RecordAck, RecordStart, RecordStop, Stop
+from lab.session.commands import Benchmark, Stop
 from lab.session.frame import Frame, frame_of  # noqa: F401 (Frame: what the window draws)
 from lab.session.history import DEFAULT_BUDGET
 from lab.session.session import Session
 from lab.session.spec import RunSpec
+from lab.session.window_cost import WindowCost
+from solver import parallel
 from solver.params import ParamError
 from solver.world import World
 
@@ -40,6 +45,10 @@ from . import cores
 # carries every step's numbers); commands wait at most this long. Each frame costs Python in
 # both threads, and Python in the GUI thread holds up the simulation thread (the GIL).
 BATCH_SECONDS = 0.04
+# Cores kept for the window's own threads while the simulation steps in several (the GUI
+# thread, the render thread and Mesa's rasterisers): on two cores a step then runs its blocks
+# on one thread, pinned to its core (app.cores), bit for bit the same numbers.
+WINDOW_CORES = 1
 
 
 class Cancelled(Exception):
@@ -88,9 +97,8 @@ class SimWorker(QObject):
         self._timer: QTimer | None = None
         self._armed: tuple[bool, int, int] | None = None
         self._running = False
-        self._record_every = 0  # steps between record frames (0: not recording)
-        self._record_due = 0  # steps left to the next record frame
-        self._record_wait = False  # a record frame is out, not yet acknowledged
+        self.window_cost = WindowCost()  # what the thread spends beside its steps
+        self._tick_end: float | None = None  # when the last tick stepping flat out ended
         self._announced = -1  # the world generation whose first step was announced
 
     # ----------------------------------------------------------------------------- thread side
@@ -116,6 +124,10 @@ class SimWorker(QObject):
         if self._cancel.is_set():
             return
         self.thread_id = threading.get_native_id()  # for tests and the cores it is pinned to
+        if parallel.SHARE is not None and parallel.SHARE.cores > 1:
+            # A core for the window's own threads (GUI, renderer): a step's threads beside
+            # them wait for each other at every barrier (solver.parallel.CoreShare.reserved).
+            parallel.SHARE.reserved = WINDOW_CORES
         try:
             self.session.start(shown=self._emit_frame)
             for command in self._first:
@@ -138,9 +150,6 @@ class SimWorker(QObject):
             return
         if self._cancel.is_set() or self.session.sim is None:
             return
-        if isinstance(command, (RecordStart, RecordAck, RecordStop)):
-            self._record(command)
-            return
         try:
             if isinstance(command, Benchmark):
                 self._benchmark(command)
@@ -154,19 +163,6 @@ class SimWorker(QObject):
         if not isinstance(command, (commands.DragStart, commands.DragMove, commands.DragEnd)):
             self._emit_frame()
 
-    def _record(self, command) -> None:
-        """The lockstep of a recording (RecordStart, RecordAck, RecordStop)."""
-        if isinstance(command, RecordStart):
-            self._record_every = max(1, int(command.every))
-            self._record_due = self._record_every
-            self._record_wait = True
-            self._emit_frame(record=True)
-        elif isinstance(command, RecordAck):
-            self._record_wait = False
-        else:
-            self._record_every, self._record_wait = 0, False
-        self._arm_timer()
-
     def _stop(self) -> None:
         self._cancel.set()
         self._running = False
@@ -177,6 +173,8 @@ class SimWorker(QObject):
             self._timer.deleteLater()
             self._timer = None
         cores.release_core()
+        if parallel.SHARE is not None:
+            parallel.SHARE.reserved = 0
         self.stopped.emit()
 
     @property
@@ -192,8 +190,8 @@ class SimWorker(QObject):
             return
         s = self.session
         interval = 0 if s.spec.speed <= 0 else max(1, round(1000.0 * s.world.dt / s.spec.speed))
-        idle = s.paused or self._record_wait  # nothing to step until a record frame is taken
-        threads = s.copies.threads if s.sim is not None else 1  # the threads a step uses now
+        idle = s.paused
+        threads = self._stepping_threads()
         want = (idle, interval, threads)
         if want == self._armed:
             return
@@ -208,15 +206,27 @@ class SimWorker(QObject):
             cores.release_core()
         self._timer.start(interval)
 
+    def _stepping_threads(self) -> int:
+        """The threads a step keeps busy now: its blocks, on the cores the window leaves."""
+        s = self.session
+        if s.sim is None:
+            return 1
+        threads = s.copies.threads
+        share = parallel.SHARE
+        if s.copies.running is None and share is not None and share.reserved:
+            threads = max(1, min(threads, share.cores - share.reserved))
+        return threads
+
     @Slot()
     def _tick(self) -> None:
         """Flat out: step for BATCH_SECONDS, then one frame. Real time: the steps the clock
         asks for (Session.catch_up), and a frame if there were any."""
         if not self._running or self._cancel.is_set():
             return
+        began = time.perf_counter()
         s = self.session
+        flat_out = s.spec.speed <= 0
         stepped = 0
-        limit = self._record_due if self._record_every else None
         # A new world's first step compiles (or loads from Numba's cache) the kernels of its
         # kind of scene: seconds, said as progress so the window can show it if it lasts.
         first = not s.paused and s.sim.steps == 0 and self._announced != s.generation
@@ -224,28 +234,32 @@ class SimWorker(QObject):
             self._announced = s.generation
             self.progress.emit(f"{s.spec.scene}: first step (compiling or loading its Numba "
                                "kernels)", 0, 1)
-        if not s.paused and not self._record_wait:
-            stepped = (s.run_for(BATCH_SECONDS, limit) if s.spec.speed <= 0
-                       else s.catch_up(limit=limit))
-        if stepped and self._record_every:
-            self._record_due -= stepped
-            if self._record_due <= 0:
-                self._record_due = self._record_every
-                self._record_wait = True
-                self._emit_frame(record=True)
-                stepped = 0
+        if not s.paused:
+            stepped = s.run_for(BATCH_SECONDS) if flat_out else s.catch_up()
         if first:
             self.progress.emit("", 0, 0)
+            self.window_cost.reset()
         if stepped:
-            self._emit_frame()
+            self._seq += 1
+            frame = frame_of(s, self._seq)
+            end = time.perf_counter()
+            # Flat out the thread is never idle: from the last tick's end it spent the time
+            # between two ticks (queued commands, the GIL) on the window too.
+            since = self._tick_end if flat_out and self._tick_end is not None else began
+            if not first:
+                self.window_cost.add(end - since, stepped, float(frame.records.total.sum()))
+            self._tick_end = end if flat_out else None
+            self.frameReady.emit(dataclasses.replace(frame, window_ms=self.window_cost.ms))
+        else:
+            self._tick_end = None
         self._arm_timer()  # a divergence may have paused it
 
-    def _emit_frame(self, record: bool = False) -> None:
-        """Send the world as it is now, with the steps made since the last frame; `record`:
-        a frame of a recording."""
+    def _emit_frame(self) -> None:
+        """Send the world as it is now, with the steps made since the last frame and what the
+        window costs a step (WindowCost, ms)."""
         self._seq += 1
-        frame = frame_of(self.session, self._seq, record)
-        self.frameReady.emit(frame)
+        frame = frame_of(self.session, self._seq)
+        self.frameReady.emit(dataclasses.replace(frame, window_ms=self.window_cost.ms))
 
     def _benchmark(self, job: Benchmark) -> None:
         """Every registered solver on the last step's frozen problem (from zero impulses);

@@ -38,9 +38,18 @@ def blocks_for(n: int, threads: int) -> int:
     return threads if threads > 1 and n >= MIN_MARBLES else 1
 
 
+def _niced() -> bool:
+    """This process runs at a raised nice value (`nice -n 10 ...`)."""
+    try:
+        return os.getpriority(os.PRIO_PROCESS, 0) > 0
+    except (AttributeError, OSError):
+        return False
+
+
 def _cpu_seconds() -> tuple[float, float] | None:
     """(seconds every core spent busy at normal priority or higher, seconds this process spent
-    on any core), both since boot; None where /proc/stat cannot be read (not Linux)."""
+    on any core), both since boot; None where /proc/stat cannot be read (not Linux). A process
+    that is niced itself counts niced time as busy too: niced neighbours are its equals."""
     try:
         with open("/proc/stat", "rb") as f:
             fields = f.readline().split()
@@ -50,12 +59,14 @@ def _cpu_seconds() -> tuple[float, float] | None:
         return None
     # user, nice, system, idle, iowait, irq, softirq: nice time is left out, as a niced
     # process gives its core up to ours.
-    user, _, system, _, _, irq, softirq = (int(v) for v in fields[1:8])
+    user, nice, system, _, _, irq, softirq = (int(v) for v in fields[1:8])
+    busy = user + system + irq + softirq + (nice if _NICED else 0)
     own = os.times()
-    return (user + system + irq + softirq) / _TICK, own.user + own.system
+    return busy / _TICK, own.user + own.system
 
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_NICED = _niced()
 
 
 class CoreShare:
@@ -66,7 +77,12 @@ class CoreShare:
     process takes one of the cores, the thread that lost its core holds the others at every
     barrier for a scheduler's time slice, and a step took 50-250x its time (docs/parallel.md).
     The blocks, and so every number the step computes, stay as they are; only the threads that
-    run them are fewer while other processes are busy."""
+    run them are fewer while other processes are busy.
+
+    `reserved` cores are kept for threads of this process that do not step (a window's GUI
+    thread, its renderer and Mesa's rasterisers, which this process's own CPU time hides): in
+    the desktop program, 2 threads stepping a pile of 20 000 beside the renderer on 2 cores
+    took 2.3 s a step where 1 thread took 0.27 s (docs/desktop-performance.md)."""
 
     def __init__(self, cores: int = CORES, period: float = 0.25,
                  sample: Callable[[], tuple[float, float] | None] = _cpu_seconds,
@@ -77,13 +93,14 @@ class CoreShare:
         self._clock = clock
         self._last: tuple[float, tuple[float, float]] | None = None
         self.free = cores  # cores left to this process, by the last reading
+        self.reserved = 0
 
     def threads(self, blocks: int) -> int:
         """Threads to run `blocks` blocks with: as many as the free cores, at least 1."""
         now = self._clock()
         if self._last is None or now - self._last[0] >= self.period:
             self._read(now)
-        return max(1, min(int(blocks), self.free))
+        return max(1, min(int(blocks), self.free - self.reserved))
 
     def _read(self, now: float) -> None:
         counters = self._sample()

@@ -30,6 +30,7 @@ TINY_RUNS = {
                  "| incline angle=20 μ=0.3 step 10 | 1 |"),
     "step": (["--scene", "column", "--rounds", "1", "--steps", "5"], "this:"),
     "threshold": (["350", "--settle", "1", "--rounds", "1", "--steps", "1"], "n=350: threads 1"),
+    "window_keys": (["--repeats", "1", "--run=--scene column"], "colour key C "),
 }
 
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 
 import numpy as np
-from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
+from PySide6.QtGui import QImage, QPainter, QPolygonF, QTransform
 from PySide6.QtWidgets import QWidget
 
 from lab.session.network import MARBLE_SCALE
@@ -24,10 +25,17 @@ from .camera import Camera
 from .geometry import container_bounds, slope_azimuth
 from .picking import pick_sphere, ray_plane
 from .render_thread import Link
+from .reproject import plane_quads
 from .renderer import Renderer, Result, Scene
 
 
 CLICK_SLOP = 3.0  # px a click may move between press and release and still pick
+# While the camera moves, renderings have this share of the pixels along each side (a quarter
+# of them) and are shown stretched: with software OpenGL a large pile's full rendering takes
+# hundreds of ms, and an orbit or a zoom must show within 100 ms. SETTLE_MS after the last
+# move the full-size rendering follows.
+PREVIEW_SCALE = 0.5
+SETTLE_MS = 250
 
 
 class MarbleView(QWidget):
@@ -101,6 +109,17 @@ class MarbleView(QWidget):
         self.render_seconds = 0.0
         self.paints = 0
         self._failedLater.connect(self.glFailed, Qt.ConnectionType.QueuedConnection)
+        self._moving_until = 0.0  # perf_counter s until which the camera counts as moving
+        # The camera each rendering asked for was seen from (seq -> Camera state), and that of
+        # the image shown: a moved camera shows the image warped at once (app.view.reproject).
+        self._cameras: dict[int, tuple] = {}
+        self._image_camera: tuple | None = None
+        self.camera_moves = 0  # camera_moved calls
+        self.camera_shown = 0  # the camera_moves the last paint showed (warped or rendered)
+        self.shown_preview = False  # the image shown is a preview (PREVIEW_SCALE)
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.timeout.connect(self.update)
         # Every pixel is painted from the image: no background fill before each paint.
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self.setMinimumSize(160, 120)
@@ -180,9 +199,22 @@ class MarbleView(QWidget):
         """How many times set_marbles has been called."""
         return self._marbles_version
 
-    def reset_camera(self) -> None:
+    def interacting(self) -> bool:
+        """The camera moved within the last SETTLE_MS: renderings are previews, and a
+        window should hand no new frame meanwhile (the camera's renderings go first)."""
+        return time.perf_counter() < self._moving_until
+
+    def camera_moved(self) -> None:
+        """The user moved the camera: render a preview at once, the full size once it rests."""
+        self._moving_until = time.perf_counter() + SETTLE_MS / 1000.0
+        self._settle.start(SETTLE_MS + 5)
+        self.camera_moves += 1
+        self.update()
+
+    def reset_camera(self, moved: bool = False) -> None:
         """Frame the container (or, on a bare floor or plane, the marbles); planar scenes face
-        the x–z plane, a tilted plane is seen along its level line."""
+        the x–z plane, a tilted plane is seen along its level line. `moved`: the user asked
+        for it (camera_moved)."""
         container = self._container or {}
         centre, r = container_bounds(container, self._x, self._radius)
         self.camera.aspect = self.width() / max(self.height(), 1)
@@ -191,6 +223,8 @@ class MarbleView(QWidget):
             azimuth = slope_azimuth(container["normal"])
             if azimuth is not None:  # from the side, so the slope shows, downhill to the right
                 self.camera.azimuth = azimuth
+        if moved:
+            self.camera_moved()
         self.update()
 
     def pick(self, px: float, py: float) -> tuple[int, np.ndarray | None]:
@@ -219,13 +253,37 @@ class MarbleView(QWidget):
             self._request()
         painter = QPainter(self)
         image = self.image
+        warp = self._warp() if image is not None else None
         if image is None:
             painter.fillRect(self.rect(), Qt.GlobalColor.black)
+        elif warp is not None:  # the camera moved since: the image seen from it, at once
+            painter.fillRect(self.rect(), Qt.GlobalColor.black)
+            painter.setTransform(warp)
+            painter.drawImage(self.rect(), image)
         elif (image.width(), image.height()) == self.pixel_size():
             painter.drawImage(0, 0, image)
-        else:  # resized: the previous image, stretched, until the new one is rendered
+        else:  # resized or a preview: the image stretched, until the full one is rendered
             painter.drawImage(self.rect(), image)
         painter.end()
+        seen = self._image_camera
+        if warp is not None or (seen is not None and seen[0] == self.camera_moves):
+            self.camera_shown = self.camera_moves
+
+    def _warp(self) -> QTransform | None:
+        """The map from the image's camera to the current one (None: the same, or no map)."""
+        seen = self._image_camera
+        if seen is None or seen[0] == self.camera_moves:
+            return None
+        _, viewproj, target, right, up, distance = seen
+        cam = self.camera
+        cam.aspect = self.width() / max(self.height(), 1)
+        quads = plane_quads(viewproj, cam.projection_matrix() @ cam.view_matrix(), target,
+                            right, up, 0.25 * distance, (self.width(), self.height()))
+        if quads is None:
+            return None
+        old, new = (QPolygonF([QPointF(float(x), float(y)) for x, y in q]) for q in quads)
+        warp = QTransform.quadToQuad(old, new)
+        return warp if isinstance(warp, QTransform) else None
 
     def idle(self) -> bool:
         """No rendering under way and none due: the image shows the current scene."""
@@ -269,7 +327,11 @@ class MarbleView(QWidget):
         w, h = self.pixel_size()
         cam = self.camera
         cam.aspect = w / h
-        _, up, forward = cam.basis()
+        if self.interacting():
+            w, h = max(1, round(w * PREVIEW_SCALE)), max(1, round(h * PREVIEW_SCALE))
+        right, up, forward = cam.basis()
+        self._cameras[self._seq] = (self.camera_moves, cam.projection_matrix() @ cam.view_matrix(),
+                                    cam.target.copy(), right, up, cam.distance)
         drag_line = None
         if self._drag is not None and self._drag.get("target") is not None:
             i = self._drag["index"]
@@ -297,9 +359,13 @@ class MarbleView(QWidget):
 
     def _show(self, result: Result) -> None:
         self._shown = result.seq
+        self._image_camera = self._cameras.get(result.seq, self._image_camera)
+        for seq in [s for s in self._cameras if s <= result.seq]:
+            del self._cameras[seq]
         if result.failure is not None:
             self._fail(result.failure)
         self._set_pixels(result.pixels)
+        self.shown_preview = (self.image.width(), self.image.height()) != self.pixel_size()
         self.paint_started = result.started
         self.render_seconds = result.seconds
         self.paints += 1
@@ -361,10 +427,13 @@ class MarbleView(QWidget):
                 buttons & Qt.MouseButton.LeftButton
                 and event.modifiers() & Qt.KeyboardModifier.ShiftModifier):
             self.camera.pan(dx, dy, self.height())
+            self.camera_moved()
         elif buttons & Qt.MouseButton.LeftButton:
             self.camera.orbit(dx, dy)
+            self.camera_moved()
         elif buttons & Qt.MouseButton.MiddleButton:
             self.camera.zoom(-dy / 40.0)
+            self.camera_moved()
         self.update()
         event.accept()
 
@@ -385,7 +454,7 @@ class MarbleView(QWidget):
     def wheelEvent(self, event) -> None:
         # angleDelta is in eighths of a degree; one notch of a common wheel is 15°.
         self.camera.zoom(event.angleDelta().y() / 120.0)
-        self.update()
+        self.camera_moved()
         event.accept()
 
 

@@ -195,7 +195,7 @@ class HistoryStep:
 
 
 # The commands the thread that steps the Session carries out itself (app.worker), not the
-# Session: the comparison of the solvers, a recording's lockstep, the end of the thread.
+# Session: the comparison of the solvers and the end of the thread.
 
 
 @dataclass(frozen=True)
@@ -210,28 +210,9 @@ class Benchmark:
 
 
 @dataclass(frozen=True)
-class RecordStart:
-    """Record: emit a frame marked `record` now and then every `every` steps, and step no
-    further until the GUI has taken each (RecordAck): every video frame shows the simulation
-    at its own time, however long drawing it takes."""
-
-    every: int
-
-
-@dataclass(frozen=True)
-class RecordAck:
-    """The record frame sent last is drawn and written: step on to the next."""
-
-
-@dataclass(frozen=True)
-class RecordStop:
-    """Stop recording; stepping is paced as before."""
-
-
-@dataclass(frozen=True)
 class Stop:
     """End the thread's work: stop the timer, release the core, emit `stopped`."""
 
 
 # What app.worker handles itself; every other command is the Session's.
-THREAD_COMMANDS = (Benchmark, RecordStart, RecordAck, RecordStop, Stop)
+THREAD_COMMANDS = (Benchmark, Stop)

@@ -45,7 +45,9 @@ class Frame:
     wall: float = 0.0  # time.perf_counter() when the frame was made, s
     records: np.recarray = field(default_factory=lambda: _NO_RECORDS)
     orientation: np.ndarray | None = None
-    record: bool = False  # a frame of a recording: the display acknowledges it
+    # ms of wall time per step the display's simulation thread spends beside the steps
+    # (lab.session.window_cost), NaN where none is measured.
+    window_ms: float = math.nan
     # With the contact network shown: (ends (m, 2, 3), width (m,) m, colour (m, 3)) float32
     # of the last step's contacts (lab.session.network); else None.
     network: tuple | None = None
@@ -63,10 +65,9 @@ def frozen(a, dtype=np.float32) -> np.ndarray:
     return out
 
 
-def frame_of(session, seq: int, record: bool = False) -> Frame:
+def frame_of(session, seq: int) -> Frame:
     """The `session` (lab.session.session.Session) as it is now, with the steps made since the
-    last frame (they are taken from its StepLog); `seq`: the frame's number; `record`: a frame
-    of a recording."""
+    last frame (they are taken from its StepLog); `seq`: the frame's number."""
     s = session
     records = s.log.take()
     w = s.world
@@ -86,4 +87,4 @@ def frame_of(session, seq: int, record: bool = False) -> Frame:
         compile_seconds=s.compile_seconds,
         wall=time.perf_counter(), records=records, orientation=frozen(w.orientation),
         network=(tuple(frozen(a) for a in s.contact_network()) if s.network else None),
-        card=s.card(), record=record, copies=s.copies.views())
+        card=s.card(), copies=s.copies.views())

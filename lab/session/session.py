@@ -54,8 +54,12 @@ ITERATION_LADDER = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 RELAXATION_PARAMS = ("omega", "beta")
 WARM_START_CYCLE = {0.0: 0.5, 0.5: 1.0}  # off -> half (the largest stable) -> full -> off
 # The per-iteration trace costs one more product with A per iteration, so only the steps the
-# residual plot can show, about 25 per second of wall time, record it.
+# residual plot can show, about 25 per second of wall time, record it; and on a large pile,
+# whose solve takes longer than that, at most TRACE_SHARE of the wall time goes to it (a
+# traced solve costs about two: at 20 000 marbles every step was traced and took twice as long
+# in the window as headless).
 TRACE_PERIOD = 0.04  # s of wall time
+TRACE_SHARE = 0.05
 MAX_CATCH_UP = 10  # steps one call may do to keep real time (200 ms at 50 Hz)
 
 class Session:
@@ -93,6 +97,7 @@ class Session:
         self._scene_params = {spec.scene: spec.scene_params}
         self._solver_params = {spec.solver: spec.solver_params}
         self._last_trace_wall = -math.inf
+        self._trace_gap = TRACE_PERIOD  # s of wall time from one traced step to the next
         self._clock: tuple[float, float] | None = None  # (wall s, simulated s) of the pacing
         context = Context(self)
         self.hand = Hand(context)
@@ -143,7 +148,7 @@ class Session:
         """One step (its numbers go to `log`); records the trace if TRACE_PERIOD of wall time
         has passed since the last one. A divergence pauses the Session and says so."""
         now = time.perf_counter() if now is None else now
-        trace = now - self._last_trace_wall >= TRACE_PERIOD
+        trace = now - self._last_trace_wall >= self._trace_gap
         self.ensure_compiled(self.spec.solver)  # the F key or a state may change the rows
         work = self.hand.pull()
         if work is not None:
@@ -158,6 +163,8 @@ class Session:
             self.trace = report.result.trace.copy()
             self.trace_step = self.sim.steps
             self.trace_alarm = ""
+        else:  # an untraced solve: about what a traced one adds
+            self._trace_gap = max(TRACE_PERIOD, report.timings.get("solve", 0.0) / TRACE_SHARE)
         said = self.watch.check(self.world, now)
         if said:  # before _check_world: a divergence's message is the one left to show
             self._tell(f"{said} at step {self.sim.steps} (t = {self.world.time:.2f} s); "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.hud import OVERDUE, Hud, RateMeter, hud_text
+from app.hud import OVERDUE, Hud, RateMeter, hud_text, window_text
 from app.worker import Frame
 from lab.session.state import SessionState
 from solver.parallel import MIN_MARBLES
@@ -247,3 +247,8 @@ def test_the_hud_says_which_step_of_the_history_is_shown():
     assert "history: step -1 is the oldest step kept" in hud_text(end, 10.0, 50.0)
     now = frame(history=HistorySpan(0, 60, 60, 700, 0))
     assert "HISTORY" not in hud_text(now, 10.0, 50.0)
+
+
+def test_the_hud_says_what_the_window_adds_to_a_step():
+    assert window_text(float("nan")) == ""
+    assert window_text(2.345) == "   window +2.35 ms/step"

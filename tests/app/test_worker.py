@@ -15,7 +15,8 @@ from app.worker import Benchmark, SimThread, SimWorker
 from lab.session import commands as cmd
 from lab.session.session import MAX_CATCH_UP
 from lab.session.spec import RunSpec
-from solver.parallel import MIN_MARBLES, THREADS
+from solver import parallel
+from solver.parallel import MIN_MARBLES, THREADS, CoreShare
 from tests.app.conftest import HANG_MS
 
 
@@ -186,16 +187,35 @@ def test_flat_out_the_simulation_has_a_core_of_its_own(qtbot, run):
 
 
 @pytest.mark.skipif(len(cores.available()) < 2, reason="needs two cores")
-def test_flat_out_a_simulation_of_two_threads_keeps_every_core(qtbot, run):
-    """A pile large enough to step in blocks with threads=2: no thread is pinned."""
+def test_flat_out_a_simulation_of_two_threads_keeps_every_core(qtbot, run, monkeypatch):
+    """A pile large enough to step in blocks with threads=2, on a machine of three cores (one
+    kept for the window's threads): no thread is pinned."""
+    monkeypatch.setattr(parallel, "SHARE", CoreShare(cores=3, sample=lambda: None))
     every = set(cores.available())
     sim, got = run(scene="box", speed=0.0, n=str(MIN_MARBLES), n_threads="2")
     assert sim.worker.session.sim.blocks == 2
     wait_for(qtbot, got, lambda f: f.steps > 3)
-    assert sim.worker.core is None
+    assert sim.worker.core is None and parallel.SHARE.reserved == 1
     assert os.sched_getaffinity(sim.worker.thread_id) == every
     assert os.sched_getaffinity(0) == every
     assert sim.stop(5000)
+    assert parallel.SHARE.reserved == 0
+
+
+@pytest.mark.skipif(len(cores.available()) < 2, reason="needs two cores")
+def test_on_two_cores_a_step_in_blocks_leaves_the_window_a_core(qtbot, run, monkeypatch):
+    """Two cores: the blocks run on one thread pinned to its core, the window's threads on the
+    other (beside the renderer, two threads waited for each other at every barrier)."""
+    monkeypatch.setattr(parallel, "SHARE", CoreShare(cores=2, sample=lambda: None))
+    every = set(cores.available())
+    sim, got = run(scene="box", speed=0.0, n=str(MIN_MARBLES), n_threads="2")
+    wait_for(qtbot, got, lambda f: f.steps > 3)
+    assert sim.worker.session.sim.blocks == 2 and sim.worker.core is not None
+    assert os.sched_getaffinity(sim.worker.thread_id) == {sim.worker.core}
+    assert os.sched_getaffinity(0) == every - {sim.worker.core}
+    assert got.frames[-1].state.blocks == 2  # the same blocks, the same numbers
+    assert sim.stop(5000)
+    assert os.sched_getaffinity(0) == every
 
 
 def test_frames_carry_every_step_once(qtbot, run):

@@ -136,6 +136,21 @@ def test_core_share_leaves_a_core_to_a_busy_process():
     assert share.threads(1) == 1
 
 
+def test_cores_reserved_for_a_window_are_left_to_it_and_a_niced_run_counts_niced_load(
+        monkeypatch):
+    share = CoreShare(cores=4, sample=lambda: None, clock=lambda: 10.0)
+    share.reserved = 1
+    assert share.threads(4) == 3 and share.threads(2) == 2
+    share.cores = share.free = 2
+    assert share.threads(2) == 1 and share.threads(1) == 1  # never fewer than one
+    stat = "cpu  100 50 20 900 0 0 0 0 0 0\n"
+    monkeypatch.setattr("builtins.open", lambda *a, **k: __import__("io").BytesIO(stat.encode()))
+    monkeypatch.setattr(parallel, "_NICED", False)
+    busy_plain = parallel._cpu_seconds()[0]
+    monkeypatch.setattr(parallel, "_NICED", True)  # niced ourselves: niced neighbours count
+    assert parallel._cpu_seconds()[0] == pytest.approx(busy_plain + 50 / parallel._TICK)
+
+
 def test_core_share_without_counters_keeps_every_core():
     share = CoreShare(cores=4, sample=lambda: None, clock=lambda: 10.0)
     assert share.threads(3) == 3 and share.threads(9) == 4

@@ -299,6 +299,30 @@ def test_the_trace_is_recorded_a_few_times_a_second():
     assert s.trace_step == 63
 
 
+def test_a_long_solve_is_traced_at_most_a_share_of_the_wall_time(monkeypatch):
+    """A solve of 0.1 s (a large pile) is traced once per 0.1 / TRACE_SHARE s of wall time,
+    not at every step as TRACE_PERIOD alone would: a traced solve costs about two."""
+    from lab.session import session as session_module
+
+    s = session(scene="bowl")
+    real = s.copies.step
+
+    def slow(trace):  # the bowl's step, reported as a large pile's
+        report = real(trace)
+        report.timings["solve"] = 0.1
+        return report
+
+    monkeypatch.setattr(s.copies, "step", slow)
+    gap = 0.1 / session_module.TRACE_SHARE
+    s.step(now=100.0)
+    first = s.trace_step
+    s.step(now=100.0)  # untraced: its solve sets the gap
+    s.step(now=100.5)  # TRACE_PERIOD has passed, the trace's share has not
+    assert s.trace_step == first and s.last_report.result.trace is None
+    s.step(now=100.0 + gap + 0.01)
+    assert s.trace_step == s.sim.steps
+
+
 def test_cycling_visits_every_solver_and_scene():
     s = session()
     names = list(registry.METHODS)

@@ -1,0 +1,92 @@
+"""Keys and the mouse answer while a step is in flight: with a step held in the simulation
+thread (a test hook: the Session's step waits for a release), Space shows PAUSED, an orbit shows
+the last image from the new camera and then its rendering, all before the step ends; the step
+then ends quietly and the Session is paused. And PendingPause on its own: a toggle becomes the
+state wished for, shown until a frame agrees."""
+from __future__ import annotations
+
+import threading
+from types import SimpleNamespace
+
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QApplication
+
+from app.pending import PendingPause
+from lab.session import commands as cmd
+from tests.app.conftest import HANG_MS
+from tests.app.test_window import make_window  # noqa: F401 (fixture)
+
+
+def frame(paused):
+    return SimpleNamespace(state=SimpleNamespace(paused=paused))
+
+
+def test_a_toggled_pause_is_sent_as_the_state_wished_and_shown_until_a_frame_agrees():
+    sent, refreshed = [], []
+    latest = [None]
+    pending = PendingPause(sent.append, lambda: latest[0], lambda: refreshed.append(1))
+    pending.send(cmd.Pause())  # nothing shown yet: forwarded as it is
+    assert sent == [cmd.Pause()] and pending.wanted is None
+    latest[0] = frame(False)
+    pending.send(cmd.Pause())
+    assert sent[-1] == cmd.Pause(True) and pending.paused and refreshed == [1]
+    pending.send(cmd.Pause())  # a second Space before any frame: go on again
+    assert sent[-1] == cmd.Pause(False) and not pending.paused
+    pending.send(cmd.Pause())
+    pending.confirm(frame(False))  # a frame from before the command: the wish stays
+    assert pending.wanted is True
+    pending.confirm(frame(True))
+    assert pending.wanted is None
+    pending.send(cmd.Reset())
+    assert sent[-1] == cmd.Reset()
+
+
+def drag(view, dx):
+    """A left-button drag of `dx` px across the view's centre (real Qt mouse events)."""
+    centre = QPointF(view.width() / 2, view.height() / 2)
+    left, none = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    for kind, at, button, buttons in (
+            (QEvent.Type.MouseButtonPress, centre, left, left),
+            (QEvent.Type.MouseMove, centre + QPointF(dx, 0), Qt.MouseButton.NoButton, left),
+            (QEvent.Type.MouseButtonRelease, centre + QPointF(dx, 0), left,
+             Qt.MouseButton.NoButton)):
+        QApplication.sendEvent(view, QMouseEvent(kind, at, view.mapToGlobal(at), button,
+                                                 buttons, none))
+
+
+def test_pause_and_orbit_show_while_a_step_is_in_flight(qtbot, make_window):
+    window = make_window(scene="column", speed=0)
+    session = window.sim.worker.session
+    entered, release = threading.Event(), threading.Event()
+    step = session.step
+
+    def held_step(*args, **kwargs):  # the test hook: a step that lasts until released
+        entered.set()
+        release.wait(60)
+        return step(*args, **kwargs)
+
+    session.step = held_step
+    try:
+        qtbot.waitUntil(entered.is_set, timeout=HANG_MS)
+        steps = window.latest.steps
+        window.view.setFocus()
+        qtbot.keyClick(window.view, Qt.Key.Key_Space)
+        assert "PAUSED" in window.hud.text()  # at once, from the key's own handler
+        view = window.view
+        moves, asked = view.camera_moves, view._seq
+        drag(view, 40)
+        assert view.camera_moves > moves
+        qtbot.waitUntil(lambda: view.camera_shown == view.camera_moves, timeout=HANG_MS)
+        qtbot.waitUntil(lambda: view._shown > asked, timeout=HANG_MS)  # rendered anew
+        assert not release.is_set() and window.latest.steps == steps  # the step still runs
+        assert "PAUSED" in window.hud.text()
+    finally:
+        release.set()
+    # The step in flight ends quietly: the Session is paused after it, and stays so.
+    qtbot.waitUntil(lambda: window.latest.state.paused and window.pending.wanted is None,
+                    timeout=HANG_MS)
+    paused_at = window.latest.steps
+    assert paused_at <= steps + 1
+    qtbot.wait(200)
+    assert window.latest.steps == paused_at and "PAUSED" in window.hud.text()
