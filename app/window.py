@@ -23,6 +23,7 @@ from lab import actions
 from lab.report.compare import COMPARE_ITERATIONS
 from lab.session import commands as cmd
 from lab.session.history import DEFAULT_BUDGET
+from lab.session.meters import timing_key
 from lab.session.run import PHYSICS_FAILED
 from lab.session.spec import RunSpec
 
@@ -112,6 +113,7 @@ class MainWindow(QMainWindow):
         self._fps = RateMeter()
         self._sps = RateMeter()
         self._step_times = StepTimes()
+        self._timing: tuple = ()  # meters.timing_key of the steps timed
         self._message_at = 0.0
         self._frames_drawn = 0
         self._scripted_done = False
@@ -295,9 +297,17 @@ class MainWindow(QMainWindow):
         self.latest = frame
         self.recording.on_frame(frame)
         if frame.stepped and self._first_step is None:
-            self._first_step = (frame.wall, frame.steps, self._renders, self.plots.refreshes)
+            # The steps of this first frame ran: the count starts before them.
+            self._first_step = (frame.wall, frame.steps - len(frame.records), self._renders,
+                                self.plots.refreshes)
         if frame.stepped and self.options.frames is not None:
-            self._step_ms.extend((1e3 * frame.records.total).tolist())
+            computed = frame.records[frame.records.compiled == 0]  # meters: a step's cost
+            self._step_ms.extend((1e3 * computed.total).tolist())
+        timing = timing_key(frame.state)
+        if timing != self._timing:  # a step's cost and the rate start again (lab.session.meters)
+            self._timing = timing
+            self._sps.reset()
+            self._step_times.reset()
         if frame.stepped:
             # Stamped by the worker: queued delivery arrives in bursts while the GUI draws.
             self._sps.add(len(frame.records), now=frame.wall)
@@ -307,8 +317,6 @@ class MainWindow(QMainWindow):
         state = frame.state
         if state.generation != self._generation:
             self._generation = state.generation
-            self._sps.reset()
-            self._step_times.reset()
             self.view.set_container(frame.container)
             if state.scene != self._scene_shown:
                 self._scene_shown = state.scene
@@ -402,9 +410,12 @@ class MainWindow(QMainWindow):
         if self.latest is None:
             return
         fresh = time.perf_counter() - self._message_at < MESSAGE_SECONDS
+        times = self._step_times
+        timed = bool(len(times) or times.compiled)  # else the frame's own last step
         self.hud.show(hud_text(self.latest, self.fps, self.steps_per_second,
-                               self._step_times.median() or None, len(self._step_times),
-                               show_message=fresh, compact=self.stack.compact),
+                               times.median() if timed else None, len(times),
+                               show_message=fresh, compact=self.stack.compact,
+                               compiled=times.compiled),
                       self.stack.width())
         self.stack.place_under_hud()
 

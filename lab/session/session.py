@@ -20,6 +20,7 @@ from typing import Callable
 import numpy as np
 
 import scenes
+from solver.compile_count import compiled
 from solver.metrics import DIVERGENCE
 from solver.methods import registry
 from solver.params import ParamError, resolve
@@ -145,6 +146,7 @@ class Session:
         has passed since the last one. A divergence pauses the Session and says so."""
         now = time.perf_counter() if now is None else now
         trace = now - self._last_trace_wall >= TRACE_PERIOD
+        kernels = compiled()
         self.ensure_compiled(self.spec.solver)  # the F key or a state may change the rows
         work = self.hand.pull()
         if work is not None:
@@ -164,7 +166,8 @@ class Session:
             self._tell(f"{said} at step {self.sim.steps} (t = {self.world.time:.2f} s); "
                        "the run goes on")
         self._check_world(report)
-        self.log.add(self.world.time, float(report.result.residual), report.timings)
+        self.log.add(self.world.time, float(report.result.residual), report.timings,
+                     compiled() != kernels)
         return report
 
     def _check_world(self, report: StepReport) -> None:
