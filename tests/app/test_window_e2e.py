@@ -201,3 +201,28 @@ def test_the_divergence_scenario_of_the_issue_from_its_command_line(qtbot, tmp_p
     finally:
         window.close()
         qtbot.waitUntil(lambda: window._shut_down, timeout=10000)
+
+
+def test_the_window_opens_on_a_pour(qtbot, tmp_path):
+    """`marbles` with no scene: the bowl's marbles start high and fall in (the README's
+    "pour, roll, rest"), where `--scene bowl` keeps the headless runs' start."""
+    from app.main import build_parser, options_from
+    from app.window import MainWindow
+
+    options = options_from(build_parser().parse_args(
+        ["--benchmark-out", str(tmp_path), "--no-benchmark"]))
+    assert options.spec.scene_params["pour"] is True
+    assert options.world.x[:, 2].min() > 0.8
+    plain = options_from(build_parser().parse_args(["--scene", "bowl", "--no-benchmark"]))
+    assert plain.spec.scene_params["pour"] is False
+    options.show_dialogs = False
+    window = MainWindow(options)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    try:
+        qtbot.waitUntil(lambda: window.latest is not None
+                        and window.latest.x[:, 2].min() < 0.3, timeout=HANG_MS)
+    finally:
+        window.close()
+        qtbot.waitUntil(lambda: window._shut_down, timeout=10000)
