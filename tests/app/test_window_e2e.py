@@ -80,7 +80,8 @@ def test_ctrl_s_then_ctrl_o_round_trips_the_state_bit_for_bit(qtbot, make_window
     before = {k: np.copy(getattr(session.world, k)) for k in WORLD_FIELDS}
     steps = f.steps
     _press(qtbot, window, "S")  # one step on: what the saved run does next
-    after_one = wait_state(qtbot, window, lambda f: f.steps == steps + 1).x.copy()
+    one = wait_state(qtbot, window, lambda f: f.steps == steps + 1)
+    after_one, after_one_time = one.x.copy(), one.time
     _press(qtbot, window, "S")
     wait_state(qtbot, window, lambda f: f.steps == steps + 2)
     generation = window.latest.state.generation
@@ -89,9 +90,12 @@ def test_ctrl_s_then_ctrl_o_round_trips_the_state_bit_for_bit(qtbot, make_window
     assert f.state.origin == str(saved) and window.status_label.text().startswith("state opened")
     for k in WORLD_FIELDS:  # read in the worker's thread; it is paused, nothing moves
         assert np.array_equal(getattr(session.world, k), before[k]), k
+    # The step count goes on with the time the state keeps: both where they were saved.
+    assert f.steps == steps and f.time == pytest.approx(after_one_time - f.dt)
+    qtbot.waitUntil(lambda: f"(step {steps}, dt" in window.hud.text(), timeout=HANG_MS)
     _press(qtbot, window, "S")
     again = wait_state(qtbot, window, lambda f: f.state.generation == generation + 1
-                       and f.steps == 1)
+                       and f.steps == steps + 1)
     assert np.array_equal(again.x, after_one)  # the step after it, bit for bit
     snap = read_state(saved)
     assert snap.scene["name"] == "heap" and snap.contact_key.size > 0
