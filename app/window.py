@@ -124,8 +124,9 @@ class MainWindow(QMainWindow):
         self._gl_failed = False
         self._renders = 0  # frames drawn (renderings of the view that showed a new frame)
         self._step_ms: list[float] = []  # scripted runs: wall time of every step, ms
-        # (wall s, steps, renders, plot refreshes) at the first step: scripted runs' rates start there
-        self._first_step: tuple[float, int, int, int] | None = None
+        # (wall s, steps before it, renders, plot refreshes, steps after it) at the first frame
+        # with steps: scripted runs' counts and rates start there
+        self._first_step: tuple[float, int, int, int, int] | None = None
         self.startup: dict[str, float] = {}  # _mark: seconds from the start to each event
         self._last_hud = 0.0
         self._awaiting_render = 0  # marbles version of the frame the view is drawing (0: none)
@@ -299,7 +300,7 @@ class MainWindow(QMainWindow):
         if frame.stepped and self._first_step is None:
             # The steps of this first frame ran: the count starts before them.
             self._first_step = (frame.wall, frame.steps - len(frame.records), self._renders,
-                                self.plots.refreshes)
+                                self.plots.refreshes, frame.steps)
         if frame.stepped and self.options.frames is not None:
             computed = frame.records[frame.records.compiled == 0]  # meters: a step's cost
             self._step_ms.extend((1e3 * computed.total).tolist())
@@ -447,7 +448,7 @@ class MainWindow(QMainWindow):
         the run ends do not count as missing steps."""
         if self._first_step is None or self.latest is None:
             return ""
-        wall0, steps0, renders0, plots0 = self._first_step
+        wall0, steps0, renders0, plots0, timed0 = self._first_step
         now = time.perf_counter() if now is None else now
         seconds = max(now - wall0, 1e-9)
         f = self.latest
@@ -456,9 +457,12 @@ class MainWindow(QMainWindow):
         frames = self._renders - renders0
         plots = self.plots.refreshes - plots0
         median = float(np.nanmedian(self._step_ms)) if self._step_ms else float("nan")
+        # The rate from the first frame's clock counts the steps after it (the first frame's
+        # own ran before that clock started).
+        rate = f"{(f.steps - timed0) / sim_seconds:.1f}" if f.steps > timed0 else "—"
         return (f"marbles: {f.state.scene}/{f.state.solver} {len(f.radius)} marbles: "
                 f"{frames} frames and {steps} steps in {seconds:.2f} s: "
-                f"{frames / seconds:.1f} frames/s, {steps / sim_seconds:.1f} steps/s, "
+                f"{frames / seconds:.1f} frames/s, {rate} steps/s, "
                 f"plots {plots / seconds:.1f}/s "
                 f"(speed {'max' if f.state.speed <= 0 else f'{f.state.speed:g}x'}); "
                 f"median step {median:.3f} ms; start-up: "
