@@ -23,6 +23,7 @@ from lab import actions
 from lab.report.compare import COMPARE_ITERATIONS
 from lab.session import commands as cmd
 from lab.session.history import DEFAULT_BUDGET
+from lab.session.frame import planned_state
 from lab.session.meters import timing_key
 from lab.session.run import PHYSICS_FAILED
 from lab.session.spec import RunSpec
@@ -54,6 +55,7 @@ HUD_PERIOD = 0.1  # s: the HUD rides on the plot timer at 10 Hz (one window repa
 VIEW_SHARE = 0.7
 PROGRESS_DELAY_MS = 400  # work in the worker shorter than this is not shown as progress
 PLOT_SHARE = 0.25  # the plot panel's least share of the window's width
+STARTING = "starting"  # the status bar until the first step or the end of the first compile
 @dataclass
 class Options:
     """Everything the window needs from the command line (app.main builds it).
@@ -124,8 +126,7 @@ class MainWindow(QMainWindow):
         self._gl_failed = False
         self._renders = 0  # frames drawn (renderings of the view that showed a new frame)
         self._step_ms: list[float] = []  # scripted runs: wall time of every step, ms
-        # (wall s, steps before it, renders, plot refreshes, steps after it) at the first frame
-        # with steps: scripted runs' counts and rates start there
+        # (wall s, steps before, renders, plot refreshes, steps after) at the first stepped frame
         self._first_step: tuple[float, int, int, int, int] | None = None
         self.startup: dict[str, float] = {}  # _mark: seconds from the start to each event
         self._last_hud = 0.0
@@ -140,6 +141,7 @@ class MainWindow(QMainWindow):
         self.sim = SimThread(SimWorker(o.spec, o.world, o.benchmark_out, o.benchmark_iterations,
                                        first, o.history_bytes))
         self._build_controls()
+        self.controls.show_state(planned_state(o.spec, o.world))  # before the first frame
         self._build_parts()
         self._connect()
         self.handlers = dispatch(actions.TABLE, self.sim.send, self._window_actions())
@@ -213,7 +215,7 @@ class MainWindow(QMainWindow):
                               | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
         self.resizeDocks([self.dock], [420], Qt.Orientation.Horizontal)
-        self.status_label = StatusLine("starting")
+        self.status_label = StatusLine(STARTING)
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(260)
         self.progress.hide()
@@ -301,6 +303,8 @@ class MainWindow(QMainWindow):
             # The steps of this first frame ran: the count starts before them.
             self._first_step = (frame.wall, frame.steps - len(frame.records), self._renders,
                                 self.plots.refreshes, frame.steps)
+            if self.status_label.text() == STARTING:
+                self.status_label.setText("stepping")
         if frame.stepped and self.options.frames is not None:
             computed = frame.records[frame.records.compiled == 0]  # meters: a step's cost
             self._step_ms.extend((1e3 * computed.total).tolist())
@@ -490,8 +494,10 @@ class MainWindow(QMainWindow):
             if self.progress.isVisible() or self.notice.isVisible():
                 self.notice.hide()
                 self.progress.hide()
-                # What the status bar said before the work (a command's message) comes back.
-                self.status_label.setText(self._status_before or "ready")
+                # What the status bar said before the work (a command's message) comes back;
+                # the start-up's word is over once the work is done.
+                before = self._status_before
+                self.status_label.setText((before if before != STARTING else "stepping") or "ready")
             return
         if self.progress.isVisible():
             self._show_progress()

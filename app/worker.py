@@ -225,8 +225,12 @@ class SimWorker(QObject):
             self.progress.emit(f"{s.spec.scene}: first step (compiling or loading its Numba "
                                "kernels)", 0, 1)
         if not s.paused and not self._record_wait:
-            stepped = (s.run_for(BATCH_SECONDS, limit) if s.spec.speed <= 0
-                       else s.catch_up(limit=limit))
+            try:  # a step compiles what a new solver or scene needs: closing cancels it
+                stepped = (s.run_for(BATCH_SECONDS, limit) if s.spec.speed <= 0
+                           else s.catch_up(limit=limit))
+            except Cancelled:
+                self._stop()
+                return
         if stepped and self._record_every:
             self._record_due -= stepped
             if self._record_due <= 0:

@@ -348,8 +348,7 @@ class Session:
         params, kept, carried = self.friction_key.switched(c.name, params)
         spec = self.spec.changed(scene=c.name, scene_params=params)
         switch = scenes.has_friction(params) and not registry.get(spec.solver).friction
-        if switch:
-            self.ensure_compiled(FRICTION_FALLBACK)
+        if switch:  # compiled by the first step, after a display has shown the new choice
             spec = spec.changed(solve=self._settings_of(FRICTION_FALLBACK))
         world = spec.build_world()  # may refuse: then nothing changes
         if carried:
@@ -373,7 +372,8 @@ class Session:
     def _set_solver(self, c: cmd.SetSolver) -> None:
         """Refused (one line) when the solver cannot solve the world's friction."""
         registry.check_friction(c.name, self.world.frictional)
-        self.ensure_compiled(c.name)
+        # Compiled by the next step (with progress), so that a display shows the solver
+        # chosen while its kernels compile, not the one before.
         self._use(self._settings_of(c.name))
 
     def _settings_of(self, name: str):
