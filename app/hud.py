@@ -1,16 +1,14 @@
-"""Heads-up display: the text drawn over the 3D view, and the rate meters that feed it.
+"""Heads-up display: the text drawn over the 3D view.
 
 `hud_text` is a pure function of the newest frame and two measured rates, so it is testable
-without a window; `Hud` is the translucent label that shows it.
+without a window; `Hud` is the translucent label that shows it. The figures it quotes about the
+pace (a step's cost, the window's share, why a run is slower than real time) are defined in
+lab.session.meters, with the meters that measure them.
 """
 from __future__ import annotations
 
 import math
 import os
-import time
-from collections import deque
-
-import numpy as np
 
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
 from PySide6.QtCore import Qt, QTimer
@@ -18,6 +16,7 @@ from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QLabel, QWidget
 
 from lab.session.history_commands import shown_message
+from lab.session.meters import SLOW_SHARE, Pace, RateMeter, StepTimes  # noqa: F401 (the window's)
 from lab.session.state import PHASES, friction_text, source_text
 from solver.methods import registry
 from solver.methods.driver import COMMON_PARAMS
@@ -27,95 +26,8 @@ from solver.parallel import MIN_MARBLES
 _COMMON = {p.name for p in COMMON_PARAMS}
 
 
-# An event counts as overdue once the time since the last one passes this many times the gap
-# expected: a step due now reaches the display a little later (a timer tick, the queue), and
-# must not read as a slow-down.
-OVERDUE = 1.5
-
-
-class RateMeter:
-    """Events per second (or any amount per second: `add(count)`) over the last `window`
-    seconds of wall time, honest when events are rare: it always keeps the last `keep` events
-    (up to `max_age` s old), so a step every 1.3 s reads 0.77/s, not 0; and when the time since
-    the newest event is longer than OVERDUE times the gap expected (the usual one between them,
-    or the `period` asked for, whichever is longer), the rate counts up to now, so it falls
-    towards 0 once events stop instead of holding the last value. NaN until two events are
-    known."""
-
-    def __init__(self, window: float = 1.0, keep: int = 3, max_age: float = 30.0):
-        self.window = window
-        self.keep = keep
-        self.max_age = max_age
-        self._stamps: deque[tuple[float, float]] = deque()
-
-    def add(self, count: float = 1, now: float | None = None) -> None:
-        self._stamps.append((time.perf_counter() if now is None else now, count))
-
-    def rate(self, now: float | None = None, period: float = 0.0) -> float:
-        """Per second at `now`; `period`: the seconds between events asked for (0: unknown)."""
-        now = time.perf_counter() if now is None else now
-        stamps = self._stamps
-        while stamps and (stamps[0][0] < now - self.max_age or (
-                len(stamps) > self.keep and stamps[0][0] < now - self.window)):
-            stamps.popleft()
-        if len(stamps) < 2:
-            return math.nan
-        # Events after the first one, over the span they cover: unbiased at start-up too.
-        first, last = stamps[0][0], stamps[-1][0]
-        span = last - first
-        if span <= 0:
-            return math.nan
-        total = sum(c for _, c in stamps) - stamps[0][1]
-        if now - last > OVERDUE * max(span / (len(stamps) - 1), period):
-            span = now - first  # overdue: the rate falls while nothing comes
-        return total / span
-
-    def reset(self) -> None:
-        self._stamps.clear()
-
-
-class StepTimes:
-    """The wall time per phase of the last `keep` steps, for a median that one slow step (a
-    garbage collection, a scene's first step) does not move: the HUD's step time. A ring of
-    plain rows: the HUD asks for the median several times a second from the GUI thread, where
-    every stretch of Python holds up the simulation thread (docs/desktop-performance.md)."""
-
-    def __init__(self, keep: int = 100):
-        self.keep = keep
-        self._ring = np.empty((keep, len(PHASES)), dtype=np.float64)
-        self._next = 0
-        self._count = 0
-
-    def add(self, records) -> None:
-        """records: the steps of one frame (lab.session.state.RECORD_DTYPE rows)."""
-        if not len(records):
-            return
-        rows = np.column_stack([np.asarray(records[name], dtype=np.float64)
-                                for name in PHASES])[-self.keep:]
-        at = (self._next + np.arange(rows.shape[0])) % self.keep
-        self._ring[at] = rows
-        self._next = int(at[-1] + 1) % self.keep
-        self._count = min(self._count + rows.shape[0], self.keep)
-
-    def __len__(self) -> int:
-        return self._count
-
-    def median(self) -> dict:
-        """Seconds per phase (median over the steps kept), {} when none are."""
-        if not self._count:
-            return {}
-        middle = np.median(self._ring[:self._count], axis=0)
-        return {name: float(m) for name, m in zip(PHASES, middle)}
-
-    def reset(self) -> None:
-        self._next = 0
-        self._count = 0
-
-
 # Seconds a message stays in the status bar and on the HUD.
 MESSAGE_SECONDS = 12.0
-# The HUD warns when the simulation makes less than this share of the real-time factor asked.
-SLOW_SHARE = 0.9
 
 
 def _fmt_params(solver: str, params: dict) -> str:
@@ -176,32 +88,34 @@ def history_line(state) -> str | None:
             f"{span.last} kept); , . scrub; S or Space go on from here, dropping the later steps")
 
 
-def slow_text(frame, steps_per_second: float) -> str | None:
+def pace_of(frame, steps_per_second: float, timings: dict | None = None) -> Pace:
+    """The run's lab.session.meters.Pace: a step's cost from `timings` (the median of the
+    steps kept; default the frame's last step)."""
+    t = frame.timings if timings is None else timings
+    return Pace.of(t.get("total", math.nan), steps_per_second, frame.dt, frame.state.speed)
+
+
+def slow_text(frame, steps_per_second: float, timings: dict | None = None) -> str | None:
     """A warning when the run asks for real time (times speed) and makes less than SLOW_SHARE
-    of it, else None."""
-    s = frame.state
-    factor = steps_per_second * frame.dt
-    if s.paused or s.speed <= 0 or not math.isfinite(factor) or factor >= SLOW_SHARE * s.speed:
+    of it, with why (lab.session.meters.Pace.why), else None."""
+    pace = pace_of(frame, steps_per_second, timings)
+    if frame.state.paused or not pace.slow:
         return None
-    step_ms = 1e3 * frame.timings.get("total", math.nan)
-    return (f"SLOWER THAN REAL TIME: {factor:.2f}x of the {s.speed:g}x asked; a step takes "
-            f"{_number(step_ms, '.1f')} ms, real time allows {1e3 * frame.dt / s.speed:.1f} ms")
-
-
-def window_text(window_ms: float) -> str:
-    """What the window adds to each step (lab.session.window_cost), "" where not measured."""
-    return "" if math.isnan(window_ms) else f"   window +{window_ms:.2f} ms/step"
+    return (f"SLOWER THAN REAL TIME: {pace.factor:.2f}x of the {frame.state.speed:g}x asked; "
+            + pace.why())
 
 
 def hud_text(frame, fps: float, steps_per_second: float, timings: dict | None = None,
-             steps_timed: int = 1, show_message: bool = True, compact: bool = False) -> str:
+             steps_timed: int = 1, show_message: bool = True, compact: bool = False,
+             compiled: int = 0) -> str:
     """Lines of the HUD for `frame` (app.worker.Frame); rates in 1/s of wall time (NaN: not
     measured yet, shown as —): 3D frames drawn and simulation steps, whose product with dt is
     the real-time factor (simulated seconds per second); while paused no steps are made, so
     that rate is 0 whatever the meter still remembers. `timings`: seconds per phase to show
     (StepTimes.median over `steps_timed` steps; default the frame's last step); `show_message`:
     whether the Session's message is still fresh enough to show; `compact`: only what a small
-    view has room for (what runs, where it is, how it goes)."""
+    view has room for (what runs, where it is, how it goes); `compiled`: steps left out of the
+    median because Numba compiled during them."""
     s = frame.state
     label = registry.METHODS[s.solver].label if s.solver in registry.METHODS else s.solver
     params = _fmt_params(s.solver, s.solver_params)
@@ -211,6 +125,11 @@ def hud_text(frame, fps: float, steps_per_second: float, timings: dict | None = 
     if s.paused:
         steps_per_second = 0.0
     median = f" (median of {steps_timed})" if steps_timed > 1 else ""
+    if compiled:
+        median = (f" (median of {steps_timed}, {compiled} compiling left out)" if steps_timed
+                  else f" ({compiled} compiling, left out)")
+    window = pace_of(frame, steps_per_second, timings).window
+    adds = f"   window adds {1e3 * window:.1f} ms/step" if math.isfinite(window) else ""
     residual = "—" if math.isnan(frame.residual) else f"{frame.residual:.3e} m/s"
     status = frame.status or "—"
     if status == DIVERGENCE:
@@ -224,8 +143,7 @@ def hud_text(frame, fps: float, steps_per_second: float, timings: dict | None = 
         f"step {ms['total']} ms{median}:   collide {ms['collide']}  assemble {ms['assemble']}"
         f"  solve {ms['solve']}  integrate {ms['integrate']}   {threads_text(s)}",
         f"{_number(fps, '.1f')} frames/s   {_number(steps_per_second, '.1f')} steps/s   "
-        f"{_number(steps_per_second * frame.dt, '.2f')}x real time"
-        + window_text(getattr(frame, "window_ms", math.nan)),
+        f"{_number(steps_per_second * frame.dt, '.2f')}x real time{adds}",
         f"t = {frame.time:.2f} s (step {frame.steps}, dt {frame.dt:g} s)   residual {residual}"
         f"   {status} after {frame.iterations_done} it",
     ]
@@ -237,7 +155,7 @@ def hud_text(frame, fps: float, steps_per_second: float, timings: dict | None = 
     if history:
         lines.append(history)
     # A run too slow for the pace asked says so instead of claiming that pace.
-    lines.append(slow_text(frame, steps_per_second) or run_text(s))
+    lines.append(slow_text(frame, steps_per_second, timings) or run_text(s))
     span = getattr(s, "history", None)
     said = bool(history) and s.message == shown_message(span.shown, span.first, span.last)
     if s.message and show_message and not (s.alarm and s.alarm in s.message) \

@@ -24,8 +24,8 @@ from solver.params import Param, ParamError, parse_assignments
 from solver.version import VERSION
 
 BENCH_ITERATIONS = COMPARE_ITERATIONS.but(name="benchmark-iterations")
-# Without --scene the window opens on the bowl with friction: the marbles pour in, roll and come
-# to rest (with friction the warm start is full, lab.session.spec; a rolling resistance of 1% of the
+# Without --scene the window opens on the bowl with friction, its marbles on the highest sites
+# (the bowl's `pour`): they pour in, roll and come to rest (with friction the warm start is full, lab.session.spec; a rolling resistance of 1% of the
 # radius stops the last marble rocking in its hollow, docs/friction.md). The article's
 # frictionless bowl is `--scene bowl`, or the friction key. A solver that cannot solve friction
 # gets that frictionless bowl. --set values win over these.
@@ -91,8 +91,9 @@ def check_state_options(args: argparse.Namespace) -> None:
 
 
 def window_defaults(args: argparse.Namespace) -> argparse.Namespace:
-    """`args` with the window's default scene when --scene is not given: the bowl, with the
-    friction of WINDOW_FRICTION under the --set values if the solver solves friction."""
+    """`args` with the window's default scene when --scene is not given: the bowl poured in
+    (pour=1), with the friction of WINDOW_FRICTION under the --set values if the solver solves
+    friction."""
     if args.scene is not None:
         return args
     solvers = [args.solver] + [c.method for c in getattr(args, "copies", ())]
@@ -100,7 +101,7 @@ def window_defaults(args: argparse.Namespace) -> argparse.Namespace:
     friction = [] if not frictional else [
         f"{name}={value:g}" for name, value in WINDOW_FRICTION.items()]
     return argparse.Namespace(**{**vars(args), "scene": SCENE.default,
-                                 "assignments": friction + list(args.assignments)})
+                                 "assignments": ["pour=1"] + friction + list(args.assignments)})
 
 
 def side_by_side_args(args: argparse.Namespace) -> argparse.Namespace:

@@ -165,6 +165,7 @@ def _curve(plot: pg.PlotItem, colour: str, legend: pg.LegendItem | None = None,
 
 def _log_span(log_y: np.ndarray) -> tuple[float, float]:
     """Whole decades around values given as log10 (finite), as bounds for a log axis."""
+    log_y = log_y[np.isfinite(log_y)]  # the steps left out (compiling) are NaN
     if log_y.size == 0:
         return -1.0, 1.0
     lo = np.floor(log_y.min())
@@ -248,6 +249,10 @@ class LivePlots(QWidget):
         pen.setStyle(Qt.PenStyle.DashLine)
         self.alarm_line.setPen(pen)
         self.trace_title = TRACE_TITLE
+        # A solve that ended before its first iteration has one residual: a cross and a note.
+        self.trace_note = pg.TextItem("", color=TRACE_COLOUR, anchor=(0.5, 1.2))
+        self.trace_plot.getViewBox().addItem(self.trace_note, ignoreBounds=True)
+        self.trace_note.setVisible(False)
         self.history_curve = _curve(self.history_plot, HISTORY_COLOUR)
         # In a row of its own under the step-time plot, so it never covers data; cached as a
         # pixmap, so it is painted (in Python) once, not on every refresh.
@@ -396,6 +401,10 @@ class LivePlots(QWidget):
         block[:, 1] = np.log10(clamp_residual(block[:, 1]))
         ms = np.nan_to_num(1e3 * block[:, 2:], nan=MIN_MS)
         block[:, 2:] = np.log10(np.clip(ms, MIN_MS, None))
+        compiling = np.asarray(records["compiled"]) != 0
+        if compiling.any():  # the compiler's time, not a step's (lab.session.meters)
+            block[compiling, 2:] = np.nan
+            self.markers.append((float(block[compiling][-1, 0]), "compiling: time left out"))
         rows = np.concatenate((self._rows, block)) if self._rows.size else block
         # Keep only what the history plots show (as fast as possible that is a few hundred
         # steps out of thousands per second).
@@ -419,12 +428,13 @@ class LivePlots(QWidget):
         elif self._trace is not None and self._trace_step != self._shown_trace_step:
             y = np.log10(clamp_residual(self._trace))
             x = np.arange(y.size, dtype=np.float64)
-            self.trace_curve.setData(x, y)
+            self._show_start(y)
             set_view(self.trace_plot, x, [y])
             self._shown_trace_step = self._trace_step
             self._show_alarm(x[-1] if self._trace_alarm else None, self._trace_heading())
         elif self._trace is None and self._shown_trace_step != -2:
             self.trace_curve.setData(_EMPTY, _EMPTY)
+            self.trace_note.setVisible(False)
             self._show_alarm(None, TRACE_TITLE)
             self._shown_trace_step = -2
         rows = self._rows
@@ -440,9 +450,25 @@ class LivePlots(QWidget):
             self.history_curve.setData(t, rows[:, 1])
             set_view(self.history_plot, t, [rows[:, 1]], history=True)
         for k, curve in enumerate(self.phase_curves.values()):
-            curve.setData(t, rows[:, 2 + k])
+            curve.setData(t, rows[:, 2 + k], connect="finite")
         set_view(self.timing_plot, t, [rows[:, 2:]], history=True)
         self._draw_markers(float(rows[-1, 0]))
+
+    def _show_start(self, y: np.ndarray) -> None:
+        """The trace curve of log10 residuals `y`; a single one (the solve stopped before its
+        first iteration: the start met the tolerance) is a cross at iteration 0, with a note."""
+        if y.size > 1:
+            self.trace_curve.setData(np.arange(y.size, dtype=np.float64), y)
+            self.trace_note.setVisible(False)
+            return
+        r = y[0]
+        self.trace_curve.setData(np.array([-0.1, 0.1, 0.0, 0.0]),
+                                 np.array([r, r, r - 0.3, r + 0.3]), connect="pairs")
+        what = "at start" if not self._trace_alarm else "stopped at start"
+        self.trace_note.setText(f"{'converged' if not self._trace_alarm else 'diverged'} {what}:"
+                                f" {10.0 ** r:.3g} m/s, 0 iterations")
+        self.trace_note.setPos(0.0, r)
+        self.trace_note.setVisible(True)
 
     def _trace_heading(self) -> str:
         """The trace plot's title: the latest step's, a past step's from the history, or the
@@ -451,6 +477,9 @@ class LivePlots(QWidget):
             return f"residual per iteration (step {self._trace_step}: {self._trace_alarm})"
         if self._trace_past:
             return f"residual per iteration (step {self._trace_step}, from the history)"
+        if self._trace is not None:  # a traced solve stops at the tolerance: its own count
+            return (f"residual per iteration (step {self._trace_step}: "
+                    f"{self._trace.size - 1} it)")
         return TRACE_TITLE
 
     def _show_alarm(self, iteration: float | None, title: str) -> None:

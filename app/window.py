@@ -23,6 +23,8 @@ from lab import actions
 from lab.report.compare import COMPARE_ITERATIONS
 from lab.session import commands as cmd
 from lab.session.history import DEFAULT_BUDGET
+from lab.session.frame import planned_state
+from lab.session.meters import timing_key
 from lab.session.run import PHYSICS_FAILED
 from lab.session.spec import RunSpec
 
@@ -54,6 +56,7 @@ HUD_PERIOD = 0.1  # s: the HUD rides on the plot timer at 10 Hz (one window repa
 VIEW_SHARE = 0.7
 PROGRESS_DELAY_MS = 400  # work in the worker shorter than this is not shown as progress
 PLOT_SHARE = 0.25  # the plot panel's least share of the window's width
+STARTING = "starting"  # the status bar until the first step or the end of the first compile
 @dataclass
 class Options:
     """Everything the window needs from the command line (app.main builds it).
@@ -113,6 +116,7 @@ class MainWindow(QMainWindow):
         self._fps = RateMeter()
         self._sps = RateMeter()
         self._step_times = StepTimes()
+        self._timing: tuple = ()  # meters.timing_key of the steps timed
         self._message_at = 0.0
         self._frames_drawn = 0
         self._scripted_done = False
@@ -123,8 +127,8 @@ class MainWindow(QMainWindow):
         self._gl_failed = False
         self._renders = 0  # frames drawn (renderings of the view that showed a new frame)
         self._step_ms: list[float] = []  # scripted runs: wall time of every step, ms
-        # (wall s, steps, renders, plot refreshes) at the first step: scripted runs' rates start there
-        self._first_step: tuple[float, int, int, int] | None = None
+        # (wall s, steps before, renders, plot refreshes, steps after) at the first stepped frame
+        self._first_step: tuple[float, int, int, int, int] | None = None
         self.startup: dict[str, float] = {}  # _mark: seconds from the start to each event
         self._last_hud = 0.0
         self._awaiting_render = 0  # marbles version of the frame the view is drawing (0: none)
@@ -138,6 +142,7 @@ class MainWindow(QMainWindow):
         self.sim = SimThread(SimWorker(o.spec, o.world, o.benchmark_out, o.benchmark_iterations,
                                        first, o.history_bytes))
         self._build_controls()
+        self.controls.show_state(planned_state(o.spec, o.world))  # before the first frame
         self._build_parts()
         self._connect()
         self.pending = PendingPause(self.sim.send, lambda: self.latest, self._refresh_hud)
@@ -212,7 +217,7 @@ class MainWindow(QMainWindow):
                               | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
         self.resizeDocks([self.dock], [420], Qt.Orientation.Horizontal)
-        self.status_label = StatusLine("starting")
+        self.status_label = StatusLine(STARTING)
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(260)
         self.progress.hide()
@@ -298,9 +303,19 @@ class MainWindow(QMainWindow):
         self.latest = frame
         self.pending.confirm(frame)
         if frame.stepped and self._first_step is None:
-            self._first_step = (frame.wall, frame.steps, self._renders, self.plots.refreshes)
+            # The steps of this first frame ran: the count starts before them.
+            self._first_step = (frame.wall, frame.steps - len(frame.records), self._renders,
+                                self.plots.refreshes, frame.steps)
+            if self.status_label.text() == STARTING:
+                self.status_label.setText("stepping")
         if frame.stepped and self.options.frames is not None:
-            self._step_ms.extend((1e3 * frame.records.total).tolist())
+            computed = frame.records[frame.records.compiled == 0]  # meters: a step's cost
+            self._step_ms.extend((1e3 * computed.total).tolist())
+        timing = timing_key(frame.state)
+        if timing != self._timing:  # a step's cost and the rate start again (lab.session.meters)
+            self._timing = timing
+            self._sps.reset()
+            self._step_times.reset()
         if frame.stepped:
             # Stamped by the worker: queued delivery arrives in bursts while the GUI draws.
             self._sps.add(len(frame.records), now=frame.wall)
@@ -310,8 +325,6 @@ class MainWindow(QMainWindow):
         state = frame.state
         if state.generation != self._generation:
             self._generation = state.generation
-            self._sps.reset()
-            self._step_times.reset()
             self.view.set_container(frame.container)
             if state.scene != self._scene_shown:
                 self._scene_shown = state.scene
@@ -402,9 +415,12 @@ class MainWindow(QMainWindow):
         if self.latest is None:
             return
         fresh = time.perf_counter() - self._message_at < MESSAGE_SECONDS
+        times = self._step_times
+        timed = bool(len(times) or times.compiled)  # else the frame's own last step
         self.hud.show(hud_text(self.pending.shown(self.latest), self.fps, self.steps_per_second,
-                               self._step_times.median() or None, len(self._step_times),
-                               show_message=fresh, compact=self.stack.compact),
+                               times.median() if timed else None, len(times),
+                               show_message=fresh, compact=self.stack.compact,
+                               compiled=times.compiled),
                       self.stack.width())
         self.stack.place_under_hud()
 
@@ -436,7 +452,7 @@ class MainWindow(QMainWindow):
         the run ends do not count as missing steps."""
         if self._first_step is None or self.latest is None:
             return ""
-        wall0, steps0, renders0, plots0 = self._first_step
+        wall0, steps0, renders0, plots0, timed0 = self._first_step
         now = time.perf_counter() if now is None else now
         seconds = max(now - wall0, 1e-9)
         f = self.latest
@@ -445,9 +461,12 @@ class MainWindow(QMainWindow):
         frames = self._renders - renders0
         plots = self.plots.refreshes - plots0
         median = float(np.nanmedian(self._step_ms)) if self._step_ms else float("nan")
+        # The rate from the first frame's clock counts the steps after it (the first frame's
+        # own ran before that clock started).
+        rate = f"{(f.steps - timed0) / sim_seconds:.1f}" if f.steps > timed0 else "—"
         return (f"marbles: {f.state.scene}/{f.state.solver} {len(f.radius)} marbles: "
                 f"{frames} frames and {steps} steps in {seconds:.2f} s: "
-                f"{frames / seconds:.1f} frames/s, {steps / sim_seconds:.1f} steps/s, "
+                f"{frames / seconds:.1f} frames/s, {rate} steps/s, "
                 f"plots {plots / seconds:.1f}/s "
                 f"(speed {'max' if f.state.speed <= 0 else f'{f.state.speed:g}x'}); "
                 f"median step {median:.3f} ms; start-up: "
@@ -475,8 +494,10 @@ class MainWindow(QMainWindow):
             if self.progress.isVisible() or self.notice.isVisible():
                 self.notice.hide()
                 self.progress.hide()
-                # What the status bar said before the work (a command's message) comes back.
-                self.status_label.setText(self._status_before or "ready")
+                # What the status bar said before the work (a command's message) comes back;
+                # the start-up's word is over once the work is done.
+                before = self._status_before
+                self.status_label.setText((before if before != STARTING else "stepping") or "ready")
             return
         if self.progress.isVisible():
             self._show_progress()

@@ -235,7 +235,11 @@ class SimWorker(QObject):
             self.progress.emit(f"{s.spec.scene}: first step (compiling or loading its Numba "
                                "kernels)", 0, 1)
         if not s.paused:
-            stepped = s.run_for(BATCH_SECONDS) if flat_out else s.catch_up()
+            try:  # a step compiles what a new solver or scene needs: closing cancels it
+                stepped = s.run_for(BATCH_SECONDS) if flat_out else s.catch_up()
+            except Cancelled:
+                self._stop()
+                return
         if first:
             self.progress.emit("", 0, 0)
             self.window_cost.reset()

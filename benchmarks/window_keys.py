@@ -202,7 +202,7 @@ def run_window(args: argparse.Namespace) -> int:
     print(f"window_keys: {latest.state.scene} {len(latest.radius)} marbles, solver "
           f"{latest.state.solver}, {latest.state.threads} threads; median step "
           f"{1e3 * median_step.get('total', float('nan')):.1f} ms; "
-          f"window +{latest.window_ms:.2f} ms/step; {args.repeats} of each event")
+          f"thread beside its steps +{latest.window_ms:.2f} ms/step; {args.repeats} of each event")
     print("ms from the event to: the first image that answers it (the HUD's PAUSED; the last "
           "image warped to the new camera; the frame in the new colours) | the view's "
           "rendering with it | that rendering's own cost; median (min-max)")

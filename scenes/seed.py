@@ -49,7 +49,16 @@ def bowl(p: dict) -> World:
     center = np.array([0.0, 0.0, 1.0])
     big = 1.0
     pts = _fcc_points(big - RADIUS - CLEARANCE, 2 * RADIUS + CLEARANCE)
-    x = _pick(pts, p["n"], rng, "bowl") + center
+    if p["pour"]:
+        # The highest sites, the bottom empty: the marbles fall in, roll and come to rest.
+        # The same random draw as without, so the colours are the bowl's own.
+        if p["n"] > len(pts):
+            _pick(pts, p["n"], rng, "bowl")  # refuses, naming how many fit
+        rng.choice(len(pts), size=p["n"], replace=False)
+        highest = np.argsort(-pts[:, 2], kind="stable")[:p["n"]]
+        x = pts[np.sort(highest)] + center
+    else:
+        x = _pick(pts, p["n"], rng, "bowl") + center
     n = len(x)
     return World(x, np.zeros((n, 3)), RADIUS, 1.0 / marble_mass(RADIUS),
                  {"kind": "sphere", "center": center.tolist(), "radius": big}, _colours(n, rng))
@@ -131,7 +140,9 @@ MATERIAL = (DAMPING, MU, MU_WALL, MU_ROLL, MU_SPIN)
 SPECS = (
     ("bowl", "350 marbles poured into a glass sphere of radius 1 m", bowl,
      (Param("n", 350, int, "number of marbles (the build says how many fit)", lo=1,
-            hi=1_000_000), SEED)),
+            hi=1_000_000), SEED,
+      Param("pour", False, bool, "start on the highest sites, the bowl's bottom empty: the "
+            "marbles fall in, roll and come to rest (0: sites anywhere in the bowl)"))),
     ("disk", "50 marbles in a vertical disk of radius 1 m (planar, x-z)", disk,
      (Param("n", 50, int, "number of marbles (the build says how many fit)", lo=1,
             hi=1_000_000), SEED)),

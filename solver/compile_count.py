@@ -74,3 +74,29 @@ class KernelCount(event.Listener):
 
     def __exit__(self, *exc) -> None:
         event.unregister("numba:compile", self)
+
+
+class _Tally(event.Listener):
+    """Every kernel Numba compiles in this process, from the first `compiled()` on."""
+
+    def __init__(self):
+        self.count = 0
+
+    def on_start(self, ev) -> None:
+        pass
+
+    def on_end(self, ev) -> None:
+        self.count += 1  # one int under the GIL: no lock needed to add one
+
+
+_TALLY: _Tally | None = None
+
+
+def compiled() -> int:
+    """Kernels Numba compiled in this process since the first call (a step that moves it
+    spent part of its time compiling, not computing)."""
+    global _TALLY
+    if _TALLY is None:
+        _TALLY = _Tally()
+        event.register("numba:compile", _TALLY)
+    return _TALLY.count

@@ -54,3 +54,13 @@ def test_ci_runs_exactly_the_readmes_test_command():
     lines = [ln.strip() for ln in (ROOT / ".ci" / "run").read_text().splitlines()
              if ln.strip() and not ln.startswith("#") and not ln.startswith(("set ", "cd "))]
     assert lines == [command]
+
+
+def test_the_readme_counts_the_solvers_the_registry_holds():
+    """The README's opening says how many solvers there are; M cycles through them all."""
+    from solver.methods import registry
+
+    words = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+             "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()
+    said = re.search(r"(\w+) solvers\s+\(", README.read_text(encoding="utf-8")).group(1).lower()
+    assert said == words[len(registry.METHODS)]

@@ -10,6 +10,7 @@ the Session and the command (lab.session.parts.handles): opening a state replace
 from __future__ import annotations
 
 import copy
+import math
 from pathlib import Path
 
 import scenes
@@ -67,7 +68,18 @@ def start_from(session, snap: snapshot.StateSnapshot, path: str) -> str:
     session._solver_params[spec.solver] = spec.solver_params
     session._new_world(world, origin=path, snapshot=snap)
     session.sim.set_impulses(*snap.impulses)
+    # The step count goes on with the time: a state keeps its time, not its count, and a HUD
+    # whose count restarted beside a time that does not would contradict itself.
+    session.sim.steps = steps_at(world.time, world.dt)
     return switched
+
+
+def steps_at(time_s: float, dt: float) -> int:
+    """The steps of `dt` s that make `time_s` s of simulated time (rounded; 0 for a time
+    that is not finite or not positive)."""
+    if not (math.isfinite(time_s) and math.isfinite(dt)) or time_s <= 0.0 or dt <= 0.0:
+        return 0
+    return int(round(time_s / dt))
 
 
 @handles(cmd.OpenState)

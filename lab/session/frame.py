@@ -9,7 +9,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .state import SessionState, StepLog
+from scenes import friction_of
+
+from .colours import COLOUR_MODES
+from .state import SessionState, StepLog, world_friction
 
 _NO_RECORDS = StepLog().take()
 
@@ -88,3 +91,18 @@ def frame_of(session, seq: int) -> Frame:
         wall=time.perf_counter(), records=records, orientation=frozen(w.orientation),
         network=(tuple(frozen(a) for a in s.contact_network()) if s.network else None),
         card=s.card(), copies=s.copies.views())
+
+
+def planned_state(spec, world=None) -> SessionState:
+    """What a display shows of a run before its Session's first frame (while its kernels
+    compile): the scene and solver of `spec` (a lab.session.spec.RunSpec), with `world`'s
+    friction and marble count when it is built already (else the scene's parameters')."""
+    p = spec.scene_params
+    friction = world_friction(world) if world is not None else friction_of(p)
+    return SessionState(
+        scene=spec.scene, solver=spec.solver, solver_params=dict(spec.solver_params),
+        iterations=spec.iterations, warm_start=spec.options.warm_start, paused=False,
+        colour_mode=COLOUR_MODES[0], diverged=False, speed=spec.speed, generation=-1,
+        friction=friction, scene_params=dict(p), marbles=world.n if world is not None else 0,
+        stabilise=spec.options.stabilise, threads=spec.options.threads,
+        precision=spec.options.precision)

@@ -20,6 +20,7 @@ from typing import Callable
 import numpy as np
 
 import scenes
+from solver.compile_count import compiled
 from solver.metrics import DIVERGENCE
 from solver.methods import registry
 from solver.params import ParamError, resolve
@@ -149,6 +150,7 @@ class Session:
         has passed since the last one. A divergence pauses the Session and says so."""
         now = time.perf_counter() if now is None else now
         trace = now - self._last_trace_wall >= self._trace_gap
+        kernels = compiled()
         self.ensure_compiled(self.spec.solver)  # the F key or a state may change the rows
         work = self.hand.pull()
         if work is not None:
@@ -170,7 +172,8 @@ class Session:
             self._tell(f"{said} at step {self.sim.steps} (t = {self.world.time:.2f} s); "
                        "the run goes on")
         self._check_world(report)
-        self.log.add(self.world.time, float(report.result.residual), report.timings)
+        self.log.add(self.world.time, float(report.result.residual), report.timings,
+                     compiled() != kernels)
         return report
 
     def _check_world(self, report: StepReport) -> None:
@@ -351,8 +354,7 @@ class Session:
         params, kept, carried = self.friction_key.switched(c.name, params)
         spec = self.spec.changed(scene=c.name, scene_params=params)
         switch = scenes.has_friction(params) and not registry.get(spec.solver).friction
-        if switch:
-            self.ensure_compiled(FRICTION_FALLBACK)
+        if switch:  # compiled by the first step, after a display has shown the new choice
             spec = spec.changed(solve=self._settings_of(FRICTION_FALLBACK))
         world = spec.build_world()  # may refuse: then nothing changes
         if carried:
@@ -376,7 +378,8 @@ class Session:
     def _set_solver(self, c: cmd.SetSolver) -> None:
         """Refused (one line) when the solver cannot solve the world's friction."""
         registry.check_friction(c.name, self.world.frictional)
-        self.ensure_compiled(c.name)
+        # Compiled by the next step (with progress), so that a display shows the solver
+        # chosen while its kernels compile, not the one before.
         self._use(self._settings_of(c.name))
 
     def _settings_of(self, name: str):

@@ -20,8 +20,9 @@ FRICTION_FALLBACK = "pgs"
 STABLE_SOLVER = "pgs"
 
 # The numbers of one step that the plots show: simulated time after it (s), final natural-map
-# residual (m/s), then seconds per phase ("collide", ..., "total").
-RECORD_FIELDS = ("time", "residual") + PHASES
+# residual (m/s), then seconds per phase ("collide", ..., "total"), then 1.0 when Numba compiled
+# a kernel during the step (its time is the compiler's: lab.session.meters leaves it out), else 0.
+RECORD_FIELDS = ("time", "residual") + PHASES + ("compiled",)
 RECORD_DTYPE = np.dtype([(name, np.float64) for name in RECORD_FIELDS])
 
 
@@ -34,11 +35,13 @@ class StepLog:
         self._rows = np.empty(256, dtype=RECORD_DTYPE)
         self.count = 0
 
-    def add(self, time_s: float, residual: float, timings: dict) -> None:
-        """One step: simulated time after it (s), residual (m/s), seconds per phase."""
+    def add(self, time_s: float, residual: float, timings: dict, compiled: bool = False) -> None:
+        """One step: simulated time after it (s), residual (m/s), seconds per phase; compiled:
+        Numba compiled a kernel during it."""
         if self.count == self._rows.shape[0]:
             self._rows = np.concatenate((self._rows, np.empty_like(self._rows)))
-        self._rows[self.count] = (time_s, residual, *map(timings.__getitem__, PHASES))
+        self._rows[self.count] = (time_s, residual, *map(timings.__getitem__, PHASES),
+                                  float(compiled))
         self.count += 1
 
     def take(self) -> np.recarray:

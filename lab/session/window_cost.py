@@ -1,4 +1,5 @@
-"""What a display's thread adds to each step: the `window_ms` figure the window's HUD shows.
+"""What a display's simulation thread adds to each step beside the step itself: `window_ms`,
+one part of what the HUD's "window adds" (lab.session.meters) holds, measured apart.
 
 The simulation thread of the desktop program does more than step: the Session's bookkeeping
 (the log, the history, the watch), the frame it sends, the commands it takes between two timer

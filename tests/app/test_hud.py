@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.hud import OVERDUE, Hud, RateMeter, hud_text, window_text
+from app.hud import Hud, hud_text
+from lab.session.meters import OVERDUE, RateMeter
 from app.worker import Frame
 from lab.session.state import SessionState
 from solver.parallel import MIN_MARBLES
@@ -68,7 +69,7 @@ def test_a_solver_that_cannot_keep_real_time_is_said_so():
     slow = dict(timings={"collide": 1e-3, "assemble": 1e-3, "solve": 28e-3, "integrate": 1e-3,
                          "total": 31e-3})
     lines = hud_text(frame(**slow), 10.0, 32.0).splitlines()
-    assert ("SLOWER THAN REAL TIME: 0.64x of the 1x asked; a step takes 31.0 ms, real time "
+    assert ("SLOWER THAN REAL TIME: 0.64x of the 1x asked; a step costs 31.0 ms, real time "
             "allows 20.0 ms") in lines
     assert any(line.startswith("SLOWER THAN REAL TIME: 1.20x of the 2x asked")
                for line in hud_text(frame(speed=2.0, **slow), 10.0, 60.0).splitlines())
@@ -249,6 +250,13 @@ def test_the_hud_says_which_step_of_the_history_is_shown():
     assert "HISTORY" not in hud_text(now, 10.0, 50.0)
 
 
-def test_the_hud_says_what_the_window_adds_to_a_step():
-    assert window_text(float("nan")) == ""
-    assert window_text(2.345) == "   window +2.35 ms/step"
+def test_the_hud_quotes_one_step_cost_and_the_window_share_beside_it():
+    """The step line and the slow warning quote the same median; compiling steps are said to
+    be left out; the window's share is on the rates line."""
+    median = {"collide": 10e-3, "assemble": 20e-3, "solve": 120e-3, "integrate": 12.6e-3,
+              "total": 162.6e-3}
+    text = hud_text(frame(timings={"total": 2.5782}), 10.0, 1 / 2.5782, median, 100, compiled=2)
+    assert "step 162.60 ms (median of 100, 2 compiling left out)" in text
+    assert "a step costs 162.6 ms, real time allows 20.0 ms; the window adds 2415.6 ms" in text
+    assert "window adds 2415.6 ms/step" in text
+    assert "2578" not in text

@@ -17,11 +17,12 @@ from lab.session.state import StepLog
 class FakeFrame:
     """The fields of app.worker.Frame that LivePlots reads."""
 
-    def __init__(self, rows, trace=None, trace_step=-1):
-        """rows: (time s, residual m/s, {phase: s}) per step."""
+    def __init__(self, rows, trace=None, trace_step=-1, compiled=()):
+        """rows: (time s, residual m/s, {phase: s}) per step; compiled: the indices of the
+        steps during which Numba compiled."""
         log = StepLog()
-        for time, residual, timings in rows:
-            log.add(time, residual, timings)
+        for k, (time, residual, timings) in enumerate(rows):
+            log.add(time, residual, timings, k in compiled)
         self.records = log.take()
         self.stepped = len(self.records) > 0
         self.trace = trace
@@ -371,3 +372,38 @@ def test_a_frame_without_steps_brings_the_trace_of_the_step_it_shows(qtbot):
     x, y = plots.trace_curve.getData()
     np.testing.assert_allclose(y, np.log10(np.geomspace(1.0, 1e-6, 7)), rtol=1e-12)
     assert list(x) == list(range(7))
+
+
+def test_a_solve_that_ended_before_its_first_iteration_shows_its_residual(qtbot):
+    """A settled pile: the start met the tolerance, the trace is one residual. It is drawn as
+    a cross at iteration 0 with a note, not an empty frame."""
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    plots.add_frame(FakeFrame([(0.02, 3e-13, {n: 1e-4 for n in PHASES + ("total",)})],
+                              trace=np.array([3e-13]), trace_step=40))
+    plots.refresh()
+    x, y = plots.trace_curve.getData()
+    assert x.size > 0 and np.all(np.abs(x) <= 0.1)
+    assert np.isclose(np.median(y), np.log10(3e-13))
+    assert plots.trace_note.isVisible()
+    assert plots.trace_note.textItem.toPlainText() == "converged at start: 3e-13 m/s, 0 iterations"
+    assert plots.trace_title == "residual per iteration (step 40: 0 it)"
+    plots.add_frame(FakeFrame([], trace=np.geomspace(1.0, 1e-3, 4), trace_step=41))
+    plots.refresh()
+    assert not plots.trace_note.isVisible()
+    assert plots.trace_title == "residual per iteration (step 41: 3 it)"
+
+
+def test_a_compiling_step_is_left_out_of_the_step_times_and_marked(qtbot):
+    """A solver's first step compiles for seconds: no point of the step-time plot, a marker."""
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    rows = [((k + 1) * 0.02, 1e-3, {n: (6.0 if k == 2 else 1e-3) for n in PHASES + ("total",)})
+            for k in range(5)]
+    plots.add_frame(FakeFrame(rows, compiled=(2,)))
+    plots.refresh()
+    x, y = plots.curve_data()["phase:solve"]
+    assert np.isnan(y[2]) and np.all(np.isfinite(np.delete(y, 2)))
+    assert np.nanmax(y) == pytest.approx(0.0)  # log10 of 1 ms: the 6000 ms is not drawn
+    assert plots.timing_plot._shown_range[3] <= 1.0
+    assert plots.markers == [(0.06, "compiling: time left out")]

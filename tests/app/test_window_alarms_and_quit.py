@@ -66,6 +66,9 @@ def test_a_scripted_run_that_diverges_ends_with_one_line_and_exit_3(tmp_path, so
     lines = run.stderr.splitlines()
     assert len(lines) == 1 and "marbles exploded (" in lines[0], run.stderr
     assert "never.png not written" in lines[0]
+    if source == "jacobi":  # the steps that ran are counted, up to the one that diverged
+        diverged_at = int(re.search(r" at step (\d+) ", lines[0]).group(1))
+        assert f" and {diverged_at} steps in " in run.stdout, run.stdout
     assert list(run_dir.iterdir()) == []  # no screenshot, whole or half, no temporary file
 
 

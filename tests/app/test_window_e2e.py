@@ -80,7 +80,8 @@ def test_ctrl_s_then_ctrl_o_round_trips_the_state_bit_for_bit(qtbot, make_window
     before = {k: np.copy(getattr(session.world, k)) for k in WORLD_FIELDS}
     steps = f.steps
     _press(qtbot, window, "S")  # one step on: what the saved run does next
-    after_one = wait_state(qtbot, window, lambda f: f.steps == steps + 1).x.copy()
+    one = wait_state(qtbot, window, lambda f: f.steps == steps + 1)
+    after_one, after_one_time = one.x.copy(), one.time
     _press(qtbot, window, "S")
     wait_state(qtbot, window, lambda f: f.steps == steps + 2)
     generation = window.latest.state.generation
@@ -89,9 +90,12 @@ def test_ctrl_s_then_ctrl_o_round_trips_the_state_bit_for_bit(qtbot, make_window
     assert f.state.origin == str(saved) and window.status_label.text().startswith("state opened")
     for k in WORLD_FIELDS:  # read in the worker's thread; it is paused, nothing moves
         assert np.array_equal(getattr(session.world, k), before[k]), k
+    # The step count goes on with the time the state keeps: both where they were saved.
+    assert f.steps == steps and f.time == pytest.approx(after_one_time - f.dt)
+    qtbot.waitUntil(lambda: f"(step {steps}, dt" in window.hud.text(), timeout=HANG_MS)
     _press(qtbot, window, "S")
     again = wait_state(qtbot, window, lambda f: f.state.generation == generation + 1
-                       and f.steps == 1)
+                       and f.steps == steps + 1)
     assert np.array_equal(again.x, after_one)  # the step after it, bit for bit
     snap = read_state(saved)
     assert snap.scene["name"] == "heap" and snap.contact_key.size > 0
@@ -198,6 +202,31 @@ def test_the_divergence_scenario_of_the_issue_from_its_command_line(qtbot, tmp_p
             assert window.latest.steps == steps + 1 and window.latest.state.diverged
             qtbot.waitUntil(lambda: "DIVERGED: paused" in window.hud.text()
                             and f"step {steps + 1} " in window.hud.text(), timeout=5000)
+    finally:
+        window.close()
+        qtbot.waitUntil(lambda: window._shut_down, timeout=10000)
+
+
+def test_the_window_opens_on_a_pour(qtbot, tmp_path):
+    """`marbles` with no scene: the bowl's marbles start high and fall in (the README's
+    "pour, roll, rest"), where `--scene bowl` keeps the headless runs' start."""
+    from app.main import build_parser, options_from
+    from app.window import MainWindow
+
+    options = options_from(build_parser().parse_args(
+        ["--benchmark-out", str(tmp_path), "--no-benchmark"]))
+    assert options.spec.scene_params["pour"] is True
+    assert options.world.x[:, 2].min() > 0.8
+    plain = options_from(build_parser().parse_args(["--scene", "bowl", "--no-benchmark"]))
+    assert plain.spec.scene_params["pour"] is False
+    options.show_dialogs = False
+    window = MainWindow(options)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    try:
+        qtbot.waitUntil(lambda: window.latest is not None
+                        and window.latest.x[:, 2].min() < 0.3, timeout=HANG_MS)
     finally:
         window.close()
         qtbot.waitUntil(lambda: window._shut_down, timeout=10000)

@@ -142,3 +142,21 @@ def test_the_readouts_count_frames_steps_and_real_time(qtbot, make_window, monke
     assert float(line.split("steps/s")[1].split("x real time")[0]) == 1.0
     assert "SLOWER" not in window.hud.text()
     assert np.isfinite(window.fps) and window.fps > 0
+
+
+def test_a_new_solver_starts_its_own_step_times(qtbot, make_window):
+    """M: the step's cost (the HUD's median) is the new solver's alone, never a median of the
+    solver before (lab.session.meters.timing_key)."""
+    window = make_window(scene="column", solver="pgs")
+    wait_state(qtbot, window, lambda f: f.steps > 110, timeout=60000)
+    qtbot.waitUntil(lambda: "(median of 100" in window.hud.text(), timeout=5000)
+    _press(qtbot, window, "M")
+    first = wait_state(qtbot, window, lambda f: f.state.solver != "pgs" and f.stepped,
+                       timeout=300000)
+    since = first.steps - len(first.records)
+    later = wait_state(qtbot, window, lambda f: f.steps >= since + 5)
+    times = window._step_times
+    assert 0 < len(times) + times.compiled <= window.latest.steps - since
+    assert later.state.solver == first.state.solver
+    qtbot.waitUntil(lambda: first.state.solver in window.hud.text()
+                    and "(median of 100" not in window.hud.text(), timeout=5000)

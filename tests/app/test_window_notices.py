@@ -93,3 +93,52 @@ def test_the_start_up_compilation_shows_the_first_state_and_counts_kernels(qtbot
     window._close_benchmark = "skip"
     window.close()
     qtbot.waitUntil(window.sim.thread.isFinished, timeout=HANG_MS)
+
+
+def _slow_warmup(monkeypatch):
+    from lab.session import compiling
+
+    def slow_warmup(names, progress, threads, rows, kernels):
+        for done in range(1, 4):
+            kernels(done, 6, 0.4 * (6 - done))
+            time.sleep(0.4)
+        return 1.2
+
+    monkeypatch.setattr(compiling, "warmup", slow_warmup)
+
+
+def test_while_kernels_compile_the_dock_and_status_say_what_is_loaded(qtbot, tmp_path,
+                                                                      monkeypatch):
+    """From the window's first paint the dock shows the scene and solver being loaded (not the
+    first solver of the list with empty groups); once the kernels are in, the status bar says
+    the run is stepping, not 'starting'."""
+    _slow_warmup(monkeypatch)
+    window = MainWindow(window_options(scene="column", solver="jacobi",
+                                       benchmark_out=str(tmp_path), benchmark_on_close=False,
+                                       show_dialogs=False))
+    qtbot.addWidget(window)
+    controls = window.controls
+    assert (controls.scene_box.currentText(), controls.solver_box.currentText()) == \
+        ("column", "jacobi")
+    assert "n" in window.controls.editors  # the scene's group has its rows
+    window.show()
+    qtbot.waitUntil(lambda: "of about 6" in window.status_label.text(), timeout=HANG_MS)
+    qtbot.waitUntil(lambda: "moving" in window.startup, timeout=HANG_MS)
+    qtbot.waitUntil(lambda: not window.progress.isVisible(), timeout=HANG_MS)
+    assert window.status_label.text() == "stepping"
+    window._close_benchmark = "skip"
+    window.close()
+    qtbot.waitUntil(window.sim.thread.isFinished, timeout=HANG_MS)
+
+
+def test_a_solver_chosen_shows_in_the_dock_while_its_kernels_compile(qtbot, make_window,
+                                                                     monkeypatch):
+    window = make_window(scene="column", solver="pgs")
+    activate(qtbot, window)
+    _slow_warmup(monkeypatch)
+    _press(qtbot, window, "M")
+    qtbot.waitUntil(lambda: "of about 6" in window.status_label.text(), timeout=HANG_MS)
+    chosen = window.sim.worker.session.spec.solver
+    assert chosen != "pgs"
+    qtbot.waitUntil(lambda: window.controls.solver_box.currentText() == chosen, timeout=5000)
+    assert "of about 6" in window.status_label.text()  # still compiling

@@ -59,3 +59,19 @@ def test_bad_parameters_are_refused_by_name(name, overrides, fragment):
         scenes.build(name, overrides)
     with pytest.raises(ParamError, match="valid: bowl"):
         scenes.build("nope")
+
+
+def test_the_poured_bowl_starts_on_its_highest_sites_and_falls_in():
+    """pour=1: the bowl's bottom empty at the start (its lowest marble above the centre less
+    two radii), the same marbles in their colours; within a second they reach the bottom."""
+    still, poured = scenes.build("bowl"), scenes.build("bowl", {"pour": "1"})
+    bottom = 1.0 - 1.0 + 0.1  # the sphere's centre, less its radius, plus a marble's
+    assert still.x[:, 2].min() < 0.2 and poured.x[:, 2].min() > 0.8
+    assert poured.n == still.n and np.array_equal(poured.colour, still.colour)
+    assert max_penetration(poured) < 1e-9
+    sim = Simulation(poured, registry.settings("pgs"))
+    for _ in range(50):
+        sim.step()
+    assert poured.x[:, 2].min() < bottom + 0.05
+    with pytest.raises(ParamError, match="at most"):
+        scenes.build("bowl", {"pour": "1", "n": "100000"})

@@ -53,3 +53,16 @@ def test_the_table_covers_every_solver_serially():
     for name in registry.METHODS:
         for rows in ((1, 3, 6) if registry.get(name).friction else (1,)):
             assert table.get(plan_key(name, rows, 1), 0) > 0, plan_key(name, rows, 1)
+
+
+def test_the_process_tally_counts_every_compilation_and_no_cached_call():
+    @njit
+    def thrice(x):
+        return 3 * x
+
+    before = compile_count.compiled()
+    thrice(1)
+    thrice(1)  # compiled already
+    assert compile_count.compiled() == before + 1
+    thrice(1.0)
+    assert compile_count.compiled() == before + 2

@@ -129,3 +129,12 @@ def test_an_hdf5_name_exports_the_frictional_problem_as_fclib(tmp_path):
         other.apply(cmd.ExportProblem(str(tmp_path / f"{name}.hdf5")))
         assert other.message.startswith("FCLIB export: ") and "\n" not in other.message
         assert not (tmp_path / f"{name}.hdf5").exists()
+
+
+def test_a_states_step_count_is_its_time_over_dt():
+    from lab.session.files import steps_at
+
+    assert steps_at(0.02 * 37, 0.02) == 37  # a time summed step by step rounds to its count
+    assert steps_at(sum([0.01] * 1000), 0.01) == 1000
+    assert steps_at(0.0, 0.02) == 0 and steps_at(float("nan"), 0.02) == 0
+    assert steps_at(1.0, 0.0) == 0

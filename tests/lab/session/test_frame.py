@@ -30,3 +30,20 @@ def test_a_frame_is_the_session_now_in_float32_with_each_step_once():
     shown = frame_of(s, 9)
     assert all(a.dtype == np.float32 for a in shown.network)
     assert len(shown.copies) == 2 and np.array_equal(shown.copies[0].x, shown.x)
+
+
+def test_the_planned_state_is_the_spec_to_be_loaded():
+    """Before a Session's first frame a display shows the run being loaded: its scene, solver,
+    parameters and friction, with the marble count once the world is built."""
+    from lab.session.frame import planned_state
+    from lab.session.spec import RunSpec
+    from lab.session.state import world_friction
+
+    spec = RunSpec.create(scene="bowl", solver="psor", assignments={"mu": 0.5, "omega": 1.3})
+    planned = planned_state(spec)
+    assert (planned.scene, planned.solver, planned.solver_params["omega"]) == ("bowl", "psor", 1.3)
+    world = spec.build_world()
+    assert planned.friction == world_friction(world) and planned.friction[0] == 0.5
+    assert planned.marbles == 0
+    assert planned.scene_params["n"] == 350 and planned.iterations == spec.iterations
+    assert planned_state(spec, world).marbles == 350

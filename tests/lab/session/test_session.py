@@ -568,3 +568,27 @@ def test_the_warm_up_compiles_the_kernels_the_pile_will_run(monkeypatch, scene, 
     s.apply(cmd.ToggleFriction())
     s.step()
     assert asked == [(blocks, (1,)), (blocks, (3,))]
+
+
+def test_a_step_during_which_numba_compiles_is_marked_in_its_record():
+    """A kernel compiled inside a step (a solver's first use) makes it the compiler's time:
+    its record says so, and the steps around it do not."""
+    from numba import njit
+
+    s = session()
+    s.step()
+
+    @njit
+    def first_use(x):  # a new function: compiled on its first call, never from the cache
+        return x + 1
+
+    plain = s.copies.step
+
+    def compiling(trace):
+        first_use(1)
+        return plain(trace)
+
+    s.copies.step = compiling
+    s.step()
+    s.step()  # compiled already
+    assert list(s.log.take().compiled) == [0.0, 1.0, 0.0]
