@@ -160,12 +160,13 @@ class Session:
         report = self.copies.step(trace)  # side by side, every copy
         self.history.after_step(report)
         self.last_report = report
+        fresh = compiled() == kernels  # a step that compiled tells nothing of a solve's cost
         if trace and report.result.trace is not None:
             self._last_trace_wall = now
             self.trace = report.result.trace.copy()
             self.trace_step = self.sim.steps
             self.trace_alarm = ""
-        else:  # an untraced solve: about what a traced one adds
+        elif fresh:  # an untraced solve: about what a traced one adds
             self._trace_gap = max(TRACE_PERIOD, report.timings.get("solve", 0.0) / TRACE_SHARE)
         said = self.watch.check(self.world, now)
         if said:  # before _check_world: a divergence's message is the one left to show
@@ -173,7 +174,7 @@ class Session:
                        "the run goes on")
         self._check_world(report)
         self.log.add(self.world.time, float(report.result.residual), report.timings,
-                     compiled() != kernels)
+                     not fresh)
         return report
 
     def _check_world(self, report: StepReport) -> None:

@@ -412,15 +412,15 @@ def test_the_window_opens_on_the_bowl_with_friction_and_the_bench_on_the_article
                                                        *argv])).spec
 
     s = spec()
-    assert s.scene == "bowl" and s.solver == "pgs" and s.warm_start == 1.0
+    assert s.scene == "bowl" and s.solver == "pgs" and s.options.warm_start == 1.0
     assert (s.scene_params["mu"], s.scene_params["mu_wall"], s.scene_params["mu_roll"]) == (
         0.5, 0.5, 0.001)
     for argv in (["--scene", "bowl"], ["--solver", "pcg"]):
         s = spec(*argv)
-        assert s.scene == "bowl" and s.warm_start == 0.0
+        assert s.scene == "bowl" and s.options.warm_start == 0.0
         assert not scenes.has_friction(s.scene_params)
     s = spec("--set", "mu=0.2", "--set", "warm_start=0.5")
-    assert (s.scene_params["mu"], s.scene_params["mu_wall"], s.warm_start) == (0.2, 0.5, 0.5)
+    assert (s.scene_params["mu"], s.scene_params["mu_wall"], s.options.warm_start) == (0.2, 0.5, 0.5)
     report = tmp_path / "run.json"
     bench.main(["run", "--steps", "1", "--quiet", "--json", str(report)])
     run = json.loads(report.read_text())

@@ -15,7 +15,7 @@ def test_defaults_are_the_declared_ones():
     spec = RunSpec.create()
     assert (spec.scene, spec.solver, spec.iterations, spec.options.warm_start, spec.dt, spec.speed) == (
         "bowl", "pgs", 20, 0.0, None, SPEED.default)
-    assert spec.scene_params == {"n": 350, "seed": 1, "damping": 0.0, "mu": 0.0, "mu_wall": 0.0,
+    assert spec.scene_params == {"n": 350, "seed": 1, "pour": False, "damping": 0.0, "mu": 0.0, "mu_wall": 0.0,
                                  "mu_roll": 0.0, "mu_spin": 0.0}
     assert spec.solver_params == {"friction": "cone", "abs_tol": 1e-12, "rel_tol": 0.0,
                                   "divergence": 1e4}
@@ -43,7 +43,7 @@ def test_text_is_parsed_and_routed_by_name():
     (dict(dt="0"), "dt=0 is not valid: must be float in (0, 1]"),
     (dict(speed="-1"), "speed=-1 is not valid"),
     (dict(assignments={"omega": "1.2"}), "unknown parameter 'omega' (scene bowl: damping, mu, "
-                                         "mu_roll, mu_spin, mu_wall, n, seed; solver pgs: "
+                                         "mu_roll, mu_spin, mu_wall, n, pour, seed; solver pgs: "
                                          "abs_tol"),
     (dict(solver="pcg", assignments={"mu": "0.5"}), "solver pcg solves frictionless contacts "
                                                      "only"),
