@@ -25,6 +25,7 @@ from . import commands as cmd
 from .frame import frozen
 from .parts import handles
 from .run import EnergyBudget
+from .history_commands import SIDE_BY_SIDE as NO_HISTORY
 from .side_by_side import COPY_COLOURS, SideBySide, check_count, label, parse_copies
 
 MATERIAL = scenes.MATERIAL_NAMES  # World fields the copies share
@@ -100,7 +101,8 @@ class Copies:
         self._make()
         names = ", ".join(f"{lab} ({colour})" for lab, colour in
                           zip(self.labels(), _colour_names()))
-        session.message = f"side by side from t = {session.world.time:.2f} s: {names}"
+        session.message = (f"side by side from t = {session.world.time:.2f} s: {names}; "
+                           f"{NO_HISTORY}")
 
     def _leave(self) -> None:
         if self.running is None:
