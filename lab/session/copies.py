@@ -25,7 +25,6 @@ from . import commands as cmd
 from .frame import frozen
 from .parts import handles
 from .run import EnergyBudget
-from .history_commands import SIDE_BY_SIDE as NO_HISTORY
 from .side_by_side import COPY_COLOURS, SideBySide, check_count, label, parse_copies
 
 MATERIAL = scenes.MATERIAL_NAMES  # World fields the copies share
@@ -102,7 +101,7 @@ class Copies:
         names = ", ".join(f"{lab} ({colour})" for lab, colour in
                           zip(self.labels(), _colour_names()))
         session.message = (f"side by side from t = {session.world.time:.2f} s: {names}; "
-                           f"{NO_HISTORY}")
+                           "no history while side by side")
 
     def _leave(self) -> None:
         if self.running is None:

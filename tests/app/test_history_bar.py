@@ -156,7 +156,7 @@ def test_side_by_side_the_bar_says_why_it_keeps_no_history(qtbot, make_window):
     qtbot.waitUntil(lambda: bar.label.text() == "history: none while side by side (T ends it)",
                     timeout=HANG_MS)
     assert not bar.slider.isEnabled()
-    assert "no history while solvers run side by side" in window.status_label.text()
+    assert "no history while side by side" in window.status_label.text()
     _press(qtbot, window, "T")
     wait_state(qtbot, window, lambda f: not f.state.side_by_side and f.state.history
                is not None, timeout=HANG_MS)

@@ -153,9 +153,12 @@ def test_the_hud_never_splits_a_number_from_its_unit(qtbot, make_window, size):
 
 
 def test_the_plots_fit_their_panel_at_the_smallest_window(qtbot, make_window):
-    """The plots' layout (the phases' legend the widest part) is no wider than its canvas,
-    so no axis or legend entry is cut on the right; a switch's label ends inside its plot."""
-    window = make_window(scene="column")
+    """The plots' layout (the phases' legend, four solvers side by side in the trace's title
+    the widest parts) is no wider than its canvas, so no axis or legend entry is cut on the
+    right."""
+    window = make_window(scene="column", side_by_side=("pgs", "jacobi:beta=0.67",
+                                                       "psor:omega=1.2", "nsgs"))
+    wait_state(qtbot, window, lambda f: len(f.copies) == 4, since=0, timeout=HANG_MS)
     _settle(qtbot, window, (10, 10))
     canvas = window.plots.canvas
     qtbot.waitUntil(lambda: canvas.ci.geometry().width() <= canvas.viewport().width() + 0.5,

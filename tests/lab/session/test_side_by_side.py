@@ -130,7 +130,7 @@ def test_side_by_side_says_it_keeps_no_history_and_the_history_starts_again_afte
     for _ in range(3):
         s.step()
     s.apply(cmd.ToggleSideBySide())
-    assert "no history while solvers run side by side" in s.message
+    assert "no history while side by side" in s.message
     s.step()
     assert s.state().history is None
     s.apply(cmd.HistoryStep(-1))  # refused, saying why
