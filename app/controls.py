@@ -36,6 +36,8 @@ from .params_ui import ParamEditor, tooltip
 SPEED_LADDER = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 0.0)
 _COMMON = {p.name for p in COMMON_PARAMS}
 SIDE_BY_SIDE_OFF = "Side by side with the solver before"
+SIDE_BY_SIDE_ON = "End side by side"
+MIN_WIDTH = 300  # px: the dock's least width (more when its rows need it: _fit_width)
 
 
 def speed_text(speed: float) -> str:
@@ -107,8 +109,14 @@ class ControlsPanel(QScrollArea):
             "residual curve each; pressed again, the current solver goes on alone",
             cmd.ToggleSideBySide())
         self.side_by_side_button.setCheckable(True)
+        # The copies' labels ("jacobi beta=0.67", up to four) in a label of their own that
+        # wraps: in the button's text they would widen the dock past the window.
+        self.side_by_side_label = QLabel()
+        self.side_by_side_label.setWordWrap(True)
+        self.side_by_side_label.hide()
         self.solver = self._group("Solver", (("solver", self.solver_box),
-                                             ("", self.side_by_side_button)))
+                                             ("", self.side_by_side_button),
+                                             ("", self.side_by_side_label)))
         self.stopping = self._group("Stopping tests")
         self.colour_box = self._choice(list(COLOUR_MODES), "what the marbles' colours show "
                                        f"({keys_of('colour')})",
@@ -122,7 +130,7 @@ class ControlsPanel(QScrollArea):
         self._layout.addStretch(1)
         self.setWidget(body)
         self.setWidgetResizable(True)
-        self.setMinimumWidth(300)
+        self.setMinimumWidth(MIN_WIDTH)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
     # -------------------------------------------------------------------------- building
@@ -138,7 +146,10 @@ class ControlsPanel(QScrollArea):
             column.addLayout(form)
             forms.append(form)
         for label, widget in fixed:
-            forms[0].addRow(label, widget)
+            if label:
+                forms[0].addRow(label, widget)
+            else:  # the whole width, not the field column beside an empty label
+                forms[0].addRow(widget)
         self._layout.addWidget(box)
         return forms[1]
 
@@ -270,5 +281,16 @@ class ControlsPanel(QScrollArea):
         self.pause_button.setText("Run" if state.paused else "Pause")
         self.network_box.setChecked(state.network)
         self.side_by_side_button.setChecked(bool(state.side_by_side))
-        self.side_by_side_button.setText("End side by side: " + " | ".join(state.side_by_side)
-                                         if state.side_by_side else SIDE_BY_SIDE_OFF)
+        self.side_by_side_button.setText(SIDE_BY_SIDE_ON if state.side_by_side
+                                         else SIDE_BY_SIDE_OFF)
+        self.side_by_side_label.setText(" | ".join(state.side_by_side))
+        self.side_by_side_label.setVisible(bool(state.side_by_side))
+        self._fit_width()
+
+    def _fit_width(self) -> None:
+        """At least as wide as the rows need: the dock has no horizontal scroll bar, so rows
+        wider than its viewport would be cut on the right (a long parameter name, a field)."""
+        needed = (self.widget().minimumSizeHint().width()
+                  + self.verticalScrollBar().sizeHint().width() + 2 * self.frameWidth())
+        if max(MIN_WIDTH, needed) != self.minimumWidth():
+            self.setMinimumWidth(max(MIN_WIDTH, needed))

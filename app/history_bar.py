@@ -18,6 +18,7 @@ from lab.session.history import history_text
 from solver.methods import registry
 
 EVERY_SOLVER = "every solver"
+SIDE_BY_SIDE_TEXT = "history: none while side by side (T ends it)"
 
 
 LIVE_PERIOD = 0.25  # s between updates of the bar while the run goes on
@@ -88,6 +89,8 @@ class HistoryBar(QWidget):
                                                                  or not frictional))
         span = state.history
         key = None if span is None else (span.first, span.last, span.shown, span.capacity)
+        if state.side_by_side:
+            key = "side by side"  # the history keeps no copies: empty, and says why
         if key == self._shown:
             return
         # While the run goes on the bar follows it a few times a second, not at every frame
@@ -99,6 +102,10 @@ class HistoryBar(QWidget):
             return
         self._updated = now
         self._shown = key
+        if key == "side by side":
+            self.label.setText(SIDE_BY_SIDE_TEXT)
+            self.slider.setEnabled(False)
+            return
         self.label.setText(history_text(span))
         self.slider.setEnabled(span is not None)
         if span is None or self.slider.isSliderDown():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 
 from . import qt_compat  # noqa: F401  (before any signal is emitted: see its docstring)
 from PySide6.QtCore import Qt, QTimer
@@ -165,18 +166,59 @@ def hud_text(frame, fps: float, steps_per_second: float, timings: dict | None = 
 
 
 FIELD_GAP = "   "  # between the fields of a HUD line: where a line too wide may break
+# Where a field never breaks, at a single space: after a number ("4.892e-13", "0.01x", "2",
+# "—") or "=", and before a number or "=", so a number stays with its unit and a name with its
+# value ("residual 4.892e-13 m/s", "2 threads", "t = 1.50 s"). Two spaces separate items
+# ("collide 0.28  assemble 0.06"), where a break is fine.
+_NUMBER = re.compile(r"^[-+(]?(?:[\d.,]+(?:e[-+]?\d+)?[x%]?|—)$|^[=≈]$")
+_BEFORE_NUMBER = re.compile(r"^[-+(]?[\d—]|^[=≈]$")
 
 
-def _break_fields(line: str, metrics, room: float) -> list[str]:
-    """`line` as few lines as fit `room` px, broken only at FIELD_GAP (continuations indented)."""
-    fields = line.split(FIELD_GAP)
-    out = [fields[0]]
-    for field in fields[1:]:
-        joined = out[-1] + FIELD_GAP + field
+def _chunks(field: str, names: bool = True) -> list[tuple[str, str]]:
+    """`field` as (spaces before, words) pieces, joined where a line must not break
+    (_NUMBER; with `names` False a name may leave its value, a number never its unit): where a
+    field too wide for the HUD may break, at spaces only (never inside "m/s")."""
+    parts = re.split(r"( +)", field)  # words at even indices, the spaces between at odd
+    out = [("", parts[0])]
+    for k in range(1, len(parts) - 1, 2):
+        gap, word = parts[k], parts[k + 1]
+        if gap == " " and (_NUMBER.match(out[-1][1].rsplit(" ", 1)[-1])
+                           or names and _BEFORE_NUMBER.match(word)):
+            out[-1] = (out[-1][0], out[-1][1] + gap + word)
+        else:
+            out.append((gap, word))
+    return out
+
+
+def _pack(pieces: list[tuple[str, str]], metrics, room: float) -> list[str]:
+    """(separator, text) `pieces` into as few lines as fit `room` px, continuations indented
+    (the separator dropped at a break). A piece wider than `room` keeps a line to itself."""
+    out = [pieces[0][1]]
+    for gap, piece in pieces[1:]:
+        joined = out[-1] + gap + piece
         if metrics.horizontalAdvance(joined) <= room:
             out[-1] = joined
         else:
-            out.append("  " + field)
+            out.append("  " + piece)
+    return out
+
+
+def _break_fields(line: str, metrics, room: float) -> list[str]:
+    """`line` as few lines as fit `room` px, broken at FIELD_GAP (continuations indented);
+    a field wider than `room` alone is broken at its spaces, never beside a number (_chunks)."""
+    out: list[str] = []
+    fields = line.split(FIELD_GAP)
+    for text in _pack([("", fields[0])] + [(FIELD_GAP, f) for f in fields[1:]], metrics, room):
+        if metrics.horizontalAdvance(text) <= room:
+            out.append(text)
+            continue
+        indent = "  " if text.startswith("  ") else ""
+        for names in (True, False):
+            pieces = _chunks(text[len(indent):], names)
+            lines = _pack([("", indent + pieces[0][1])] + pieces[1:], metrics, room)
+            if all(metrics.horizontalAdvance(line) <= room for line in lines):
+                break
+        out += lines
     return out
 
 
@@ -228,24 +270,28 @@ class Hud(QLabel):
     def fit(self, max_width: int, margin: int = 8) -> None:
         """Size to the text, at most `max_width` px wide, at (margin, margin) of the parent.
         A line too wide breaks between its fields (FIELD_GAP), never inside one ("1 thread",
-        "0.90 ms" stay whole); only a single field wider than the HUD wraps at its spaces. The
+        "0.90 ms" stay whole); only a single field wider than the HUD breaks at its spaces,
+        and never between a number and its unit. The lines are broken here, not by the
+        label's word wrap, which would break at any space or after the "/" of "m/s". The
         HUD sits over the view, outside any layout, so its text never widens the window's
         layout and squeezes the plot panel."""
         text = getattr(self, "_text", self.text())
         metrics = QFontMetrics(self.font())
-        pad = 2 * 6 + 2  # the stylesheet's padding and a pixel of rounding each side
-        room = max(60, max_width - 2 * margin - pad)
-        lines = [part for line in text.split("\n") for part in _break_fields(line, metrics, room)]
-        shown = "\n".join(lines)
-        if shown != self.text():
-            self.setText(shown)
         self.setWordWrap(False)
-        natural = self.sizeHint()
-        width = max(60, min(natural.width(), max_width - 2 * margin))
-        wrap = width < natural.width()
-        self.setWordWrap(wrap)
-        height = self.heightForWidth(width) if wrap else natural.height()
-        self.setGeometry(margin, margin, width, max(height, natural.height()))
+        width = max(60, max_width - 2 * margin)
+        room = width - (2 * 6 + 2)  # the stylesheet's padding and a pixel of rounding each side
+        for _ in range(2):
+            lines = [part for line in text.split("\n")
+                     for part in _break_fields(line, metrics, max(40, room))]
+            shown = "\n".join(lines)
+            if shown != self.text():
+                self.setText(shown)
+            natural = self.sizeHint()
+            widest = max(metrics.horizontalAdvance(line) for line in lines)
+            if natural.width() <= width or widest > room:
+                break  # fits, or a piece that cannot break is wider than the HUD
+            room -= natural.width() - width  # the label measured wider than the metrics
+        self.setGeometry(margin, margin, min(natural.width(), width), natural.height())
 
     def set_alarm(self, alarm: bool) -> None:
         """Red background while the simulation is diverged. Restyling re-polishes and repaints

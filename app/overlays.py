@@ -80,13 +80,17 @@ class ColourBar(QWidget):
         self.setFixedSize(self.BAR_WIDTH + 40, int(3 * self._line + self.BAR_HEIGHT + 16))
         self.hide()
 
-    def set_mode(self, mode: str) -> None:
+    def set_mode(self, mode: str) -> bool:
+        """Show `mode`'s scale; True when the bar appeared or went (the overlays beside it
+        are placed again: ViewStack.place)."""
         if mode == self.mode:
-            return
+            return False
         self.mode = mode
+        shown = self.scale is not None
         self.scale = colour_scale(mode)
         self.setVisible(self.scale is not None)
         self.update()
+        return shown != (self.scale is not None)
 
     def bar_rect(self) -> QRectF:
         """Where the gradient is drawn, in widget pixels."""
@@ -122,7 +126,8 @@ class ViewStack(QWidget):
     `hud` top left (fitted to the width: app.hud.Hud.fit), `under_hud` below it (the physics
     warning: labels, wrapped where the view is narrower than their text), `corner` top right, `centred`
     ones in the middle, `bottom_left` (the colour bar) and `bottom_right` (the recording badge,
-    the picked marble's card), stacked upwards. The HUD and the overlays added as `readout`s
+    the picked marble's card), stacked upwards, and above the bottom_left ones where they
+    would reach them. The HUD and the overlays added as `readout`s
     lie on `layer`, which `show_readouts` hides and shows."""
 
     def __init__(self, view: QWidget, hud, parent: QWidget | None = None):
@@ -203,13 +208,21 @@ class ViewStack(QWidget):
             widget.adjustSize()
             widget.move(w - widget.width() - MARGIN, MARGIN)
             widget.raise_()
+        left_top, left_right = h, 0  # where the visible bottom_left overlays begin and end
         for widget in self.bottom_left:
             widget.move(MARGIN, h - widget.height() - MARGIN)
             widget.raise_()
+            if widget.isVisibleTo(self):
+                left_top = min(left_top, widget.y())
+                left_right = max(left_right, widget.x() + widget.width())
         bottom = h - MARGIN
         for widget in self.bottom_right:  # stacked upwards, the first at the bottom
             widget.adjustSize()
-            widget.move(w - widget.width() - MARGIN, bottom - widget.height())
+            x = w - widget.width() - MARGIN
+            if widget.isVisibleTo(self) and x < left_right + MARGIN:
+                # As wide as to reach the colour bar (a card in a narrow view): above it.
+                bottom = min(bottom, left_top - MARGIN)
+            widget.move(x, bottom - widget.height())
             widget.raise_()
             if widget.isVisibleTo(self):
                 bottom -= widget.height() + MARGIN

@@ -43,6 +43,8 @@ MAX_POINTS = 20000  # steps kept at most (10 s of steps unless dt < 0.5 ms)
 SHRINK_AFTER = 25  # updates (1 s at 25 Hz) a log axis keeps unused decades before it narrows
 MIN_MS = 1e-6  # ms: the shortest phase time drawn (log axis)
 MIN_WIDTH = 280  # px: the panel never gets narrower (the window keeps it at least this wide)
+PLOT_HEIGHT = 140  # px: each plot's least height
+LEGEND_ROW = 21  # px: a row of the phases' legend
 _EMPTY = np.zeros(0)
 TIME_LABEL = "simulated time before the latest step (s)"
 PHASES = ("collide", "assemble", "solve", "integrate")
@@ -73,6 +75,12 @@ class _Canvas(pg.GraphicsLayoutWidget):
     transforms when their range or size changes instead (`_plot`)."""
 
     paintEvent = QGraphicsView.paintEvent  # noqa: N815 (Qt name)
+    fit = None  # called with the new width before the plots are laid out to it
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        if self.fit is not None:
+            self.fit(self.width())
+        super().resizeEvent(event)
 
 
 def _plot(canvas: pg.GraphicsLayoutWidget, row: int, title: str, x_label: str, y_label: str,
@@ -226,7 +234,7 @@ class LivePlots(QWidget):
         self.setMinimumWidth(MIN_WIDTH)
         self.canvas = _Canvas()
         self.canvas.setBackground(PLOT_BACKGROUND)
-        self.canvas.setMinimumHeight(3 * 140)
+        self.canvas.setMinimumHeight(3 * PLOT_HEIGHT)
         # Keys belong to the hotkey map (MainWindow.keyPressEvent): a focused plot would take
         # some itself (its view box zooms on + and -).
         self.canvas.setFocusPolicy(Qt.FocusPolicy.NoFocus)
@@ -261,6 +269,10 @@ class LivePlots(QWidget):
         self.legend.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.phase_curves = {name: _curve(self.timing_plot, colour, self.legend, name)
                              for name, colour in zip(PHASES, PHASE_COLOURS)}
+        # px the legend needs in one row: a narrower panel gets it in two (_fit_legend), as
+        # the plots' layout would otherwise grow wider than the panel and be cut on the right.
+        self._legend_row = self.legend.minimumWidth()
+        self.canvas.fit = self._fit_legend
         self._marker_lines = [_curve(plot, MARKER_COLOUR) for plot in self.plots[1:]]
         for line in self._marker_lines:
             pen = line.pen()
@@ -293,6 +305,17 @@ class LivePlots(QWidget):
         self.shown_time = float("nan")  # simulated time of the latest step shown (s)
         # Solvers side by side, one curve per copy (made last: it draws on the plots above).
         self.copy_curves = copies(self) if copies is not None else None
+
+    def _fit_legend(self, width: int) -> None:
+        """The phases' legend in one row where it fits a canvas `width` px wide, else in two
+        (the canvas calls this before it lays the plots out to a new width)."""
+        left, _, right, _ = self.canvas.ci.layout.getContentsMargins()
+        columns = len(PHASES) if width - left - right - 12 >= self._legend_row else 2
+        if columns != self.legend.columnCount:
+            self.legend.setColumnCount(columns)
+            # The plots keep their height: the second row is the canvas's.
+            self.canvas.setMinimumHeight(3 * PLOT_HEIGHT + (LEGEND_ROW if columns < len(PHASES)
+                                                            else 0))
 
     def _follow_button(self) -> QToolButton:
         button = QToolButton()
@@ -508,8 +531,11 @@ class LivePlots(QWidget):
             self._marker_labels.append(label)
         top = getattr(self.history_plot, "_shown_range", (0.0, 0.0, 0.0, 0.0))[3]
         # Labels never overlap: going back from the newest, a label is shown only if it ends
-        # left of the one shown after it (its line stays, so close events still show).
-        seconds_per_px = self.history_plot.getViewBox().viewPixelSize()[0]
+        # left of the one shown after it (its line stays, so close events still show). A
+        # label that would pass the plot's right edge (a switch just made) ends at its line.
+        box = self.history_plot.getViewBox()
+        seconds_per_px = box.viewPixelSize()[0]
+        right = box.viewRange()[0][1]
         next_left = math.inf
         for k in range(len(self._marker_labels) - 1, -1, -1):
             label = self._marker_labels[k]
@@ -518,11 +544,13 @@ class LivePlots(QWidget):
                 t, text = self.markers[k]
                 if label.textItem.toPlainText() != text:
                     label.setText(text)
-                label.setPos(t - now, top)
                 width = label.textItem.boundingRect().width() * seconds_per_px
-                shown = t - now + width < next_left
+                left = t - now if t - now + width <= right else t - now - width
+                label.setAnchor((0.0, 0.0) if left == t - now else (1.0, 0.0))
+                label.setPos(t - now, top)
+                shown = left + width < next_left
                 if shown:
-                    next_left = t - now
+                    next_left = left
             label.setVisible(shown)
 
     def curve_data(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:

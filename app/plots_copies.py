@@ -16,6 +16,18 @@ from .plots import (_EMPTY, HISTORY_SECONDS, MAX_POINTS, TRACE_TITLE, _curve, cl
                     set_view)
 
 
+TITLE_LINE = 34  # characters of copies' labels on one line of the trace plot's title
+
+
+def title_names(copies) -> str:
+    """The copies' labels in their colours for the trace plot's title: on one line when short,
+    else two to a line (four long labels on one line widened the plots past a narrow panel)."""
+    names = [f"<span style='color:{c.colour}'>■ {escape(c.label)}</span>" for c in copies]
+    if sum(len(c.label) + 3 for c in copies) <= TITLE_LINE:
+        return " ".join(names)
+    return "<br>" + "<br>".join(" ".join(names[k:k + 2]) for k in range(0, len(names), 2))
+
+
 class CopyCurves:
     """`plots`: the LivePlots that owns it (as its `copy_curves`) and whose plots it draws on.
     `labels`: the copies shown, () when none."""
@@ -72,9 +84,7 @@ class CopyCurves:
             curve.setData(_EMPTY, _EMPTY)
         title = TRACE_TITLE
         if labels:
-            names = " ".join(f"<span style='color:{c.colour}'>■ {escape(c.label)}</span>"
-                             for c in copies)
-            title = f"residual per iteration: {names}"
+            title = f"residual per iteration: {title_names(copies)}"
         self.plots.trace_title = title
         self.plots.trace_plot.setTitle(title, size="9pt")
         self._dirty = True

@@ -338,7 +338,8 @@ class MainWindow(QMainWindow):
         if state.diverged and self.options.frames is not None and not self._scripted_done:
             self._stop_scripted_run(state.alarm)
         # Side by side the marbles show their copy's colour, not the colour mode's scale.
-        self.colour_bar.set_mode("marble" if frame.copies else state.colour_mode)
+        if self.colour_bar.set_mode("marble" if frame.copies else state.colour_mode):
+            self.stack.place()  # the card goes above the bar where it would cover it
         self.legend.show(frame.copies)
         if state != self._controls_state:
             self._controls_state = state

@@ -53,7 +53,7 @@ TABLE: tuple[Action, ...] = (
     Action("recover", ("X",), "reset with settings that hold the scene: out of a divergence",
            cmd.Recover()),
     Action("next_scene", ("N",), "next scene (friction that `F` turned on or off stays so; "
-           "with friction on a solver without: pgs)",
+           "with friction, a solver without it: pgs)",
            cmd.CycleScene(1)),
     Action("prev_scene", ("Shift+N",), "previous scene",
            cmd.CycleScene(-1)),
@@ -65,34 +65,35 @@ TABLE: tuple[Action, ...] = (
            cmd.CycleIterations(1)),
     Action("fewer_iterations", ("Down",), "fewer iterations per step",
            cmd.CycleIterations(-1)),
-    Action("omega_up", ("Right",), "relaxation up by 0.1 (ω of psor, β of jacobi, ...)",
+    Action("omega_up", ("Right",), "relaxation up by 0.1 (ω of psor, β of jacobi...)",
            cmd.Relax(0.1)),
     Action("omega_down", ("Left",), "relaxation down by 0.1",
            cmd.Relax(-0.1)),
     Action("warm_start", ("W",), "warm start: off, half, full (of last step's impulses)",
            cmd.CycleWarmStart()),
-    Action("friction", ("F",), "friction off / on (μ = 0, or back to the scene's; 0.5 where "
-           "it has none), for this scene and the next ones; a solver without friction switches "
-           "to pgs",
+    Action("friction", ("F",), "friction off / on (μ = 0, or back to the scene's; 0.5 if "
+           "it has none), for this scene and the next; a solver without friction switches to "
+           "pgs; the warm start follows (full with friction, else off, unless set); the "
+           "history restarts",
            cmd.ToggleFriction()),
     Action("colour", ("C",), "colour mode: by marble / speed / contact impulse / slip speed",
            cmd.SetColourMode()),
-    Action("network", ("K",), "contact network on / off: every contact a ribbon between the "
-           "marbles, width and colour by its normal impulse (force chains); click a marble "
-           "for its card",
+    Action("network", ("K",), "contact network on / off: a ribbon per contact, width and "
+           "colour by its normal impulse (force chains); click a marble for its card",
            cmd.ToggleNetwork()),
-    Action("benchmark", ("B",), "compare every solver on the current frozen problem (the "
-           "step shown)",
+    Action("benchmark", ("B",), "compare every solver on the frozen problem of the step "
+           "shown",
            window="benchmark"),
     Action("history_back", (",",), "history: one step back, paused (hold to scrub; the bar "
-           "under the view drags through the steps kept and solves the step shown)",
+           "below drags through the steps kept, solves the one shown)",
            cmd.HistoryStep(-1)),
     Action("history_forward", (".",), "history: one step forward; S or Space go on from the "
            "step shown, dropping the later steps",
            cmd.HistoryStep(1)),
     Action("side_by_side", ("T",), "solvers side by side on / off: the current solver and the "
-           "one used before it (else the next) from the current state, overlaid in two colours, "
-           "one residual curve each (`marbles --side-by-side pgs,jacobi,...`: up to 4)",
+           "one before it (else the next) from the current state, overlaid in two colours, "
+           "a residual curve each; no history then (`--side-by-side pgs,jacobi,...`: up "
+           "to 4)",
            cmd.ToggleSideBySide()),
     Action("screenshot", ("P",), "save a screenshot (marbles-YYYYmmdd-HHMMSS.png)",
            window="screenshot"),
@@ -101,22 +102,22 @@ TABLE: tuple[Action, ...] = (
     Action("open_state", ("Ctrl+O",), "open a saved state (R then goes back to it)",
            window="open_state"),
     Action("export_problem", ("Ctrl+E",), "export this step's contact problem (.npz for "
-           "`marbles-bench solve --lcp`, .hdf5 for `--fclib`)",
+           "`marbles-bench solve --lcp`, .hdf5: `--fclib`)",
            window="export_problem"),
     Action("record", ("Ctrl+R",), "start / stop recording the 3D view to an MP4 "
-           "(marbles-YYYYmmdd-HHMMSS.mp4, one second of video per simulated second)",
+           "(marbles-YYYYmmdd-HHMMSS.mp4, a video second per simulated second)",
            window="record"),
     Action("camera", ("V",), "reset the camera",
            window="camera"),
     Action("controls", ("D",), "show / hide the controls dock",
            window="controls"),
     Action("readouts", ("H",), "hide / show the readouts over the view (HUD, colour bar, "
-           "marble card, physics warning)",
+           "card, warning)",
            window="readouts"),
     Action("help", ("F1",), "show / hide this help (Esc hides it too)",
            window="help"),
-    Action("quit", ("Q", "Ctrl+Q"), "quit (runs the benchmark on close unless --no-benchmark "
-           "or the scene has friction)",
+    Action("quit", ("Q", "Ctrl+Q"), "quit (runs the benchmark on close unless --no-benchmark or "
+           "friction)",
            window="quit"),
 )
 

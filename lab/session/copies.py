@@ -99,7 +99,8 @@ class Copies:
         self._make()
         names = ", ".join(f"{lab} ({colour})" for lab, colour in
                           zip(self.labels(), _colour_names()))
-        session.message = f"side by side from t = {session.world.time:.2f} s: {names}"
+        session.message = (f"side by side from t = {session.world.time:.2f} s: {names}; "
+                           "no history while side by side")
 
     def _leave(self) -> None:
         if self.running is None:

@@ -60,11 +60,13 @@ class FrictionKey:
         and says so."""
         session = self.session
         w, scene = session.world, session.spec.scene
+        warm = session.spec.warm_start
         self.on = not w.frictional
         if w.frictional:
             self.off[scene] = world_friction(w)
             self._set_friction((0.0, 0.0, 0.0, 0.0))
-            session.message = "friction off: μ = 0 (the friction key turns it back on)"
+            session.message = ("friction off: μ = 0 (the friction key turns it back on)"
+                               + self._also(warm))
             return
         friction = self.off.get(scene) or _default_friction(scene)
         switched = ""
@@ -74,7 +76,16 @@ class FrictionKey:
                         f"{FRICTION_FALLBACK}")
             session.set_solver(FRICTION_FALLBACK)
         self._set_friction(friction)
-        session.message = f"friction on: {friction_text(friction)}{switched}"
+        session.message = f"friction on: {friction_text(friction)}{switched}{self._also(warm)}"
+
+    def _also(self, warm: float) -> str:
+        """What the key changes besides μ: the warm start, unless the user chose one, follows
+        the friction (lab.session.friction_key.follow_friction: a frictional pile creeps
+        without a full one), and the history starts again (it keeps the steps of one
+        material: lab.session.history_commands)."""
+        now = self.session.spec.warm_start
+        said = f"; warm start {warm:g} -> {now:g}" if now != warm else ""
+        return said + "; the history starts again here"
 
     def _set_friction(self, friction: tuple[float, float, float, float]) -> None:
         """The world's mu, mu_wall, mu_roll, mu_spin, and the scene parameters that give them

@@ -143,3 +143,21 @@ def test_the_history_option_sets_the_memory_and_zero_keeps_none(qtbot, make_wind
     _keys(qtbot, window, Qt.Key.Key_Comma, 1)
     qtbot.wait(300)
     assert window.latest.steps == paused.steps and window.latest.state.history is None
+
+
+def test_side_by_side_the_bar_says_why_it_keeps_no_history(qtbot, make_window):
+    window = make_window(scene="column", solver="pgs")
+    activate(qtbot, window)
+    bar = window.history_bar
+    qtbot.waitUntil(lambda: bar.slider.isEnabled(), timeout=HANG_MS)
+    _press(qtbot, window, "T")
+    wait_state(qtbot, window, lambda f: len(f.state.side_by_side) == 2, timeout=HANG_MS)
+    qtbot.waitUntil(lambda: bar.label.text() == "history: none while side by side (T ends it)",
+                    timeout=HANG_MS)
+    assert not bar.slider.isEnabled()
+    assert "no history while side by side" in window.status_label.text()
+    _press(qtbot, window, "T")
+    wait_state(qtbot, window, lambda f: not f.state.side_by_side and f.state.history
+               is not None, timeout=HANG_MS)
+    qtbot.waitUntil(lambda: bar.label.text().startswith("step "), timeout=HANG_MS)
+    assert bar.slider.isEnabled()

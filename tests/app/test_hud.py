@@ -2,8 +2,13 @@
 HUD fits the view's width."""
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import numpy as np
 import pytest
+from PySide6.QtGui import QFontMetrics, QTextLayout, QTextOption
+from PySide6.QtWidgets import QWidget
 
 from app.hud import Hud, hud_text
 from lab.session.meters import OVERDUE, RateMeter
@@ -123,18 +128,81 @@ def test_slow_motion_reads_the_speed_asked_between_two_steps(delay):
     assert meter.rate(now=16.0 + OVERDUE * period, period=period) * dt < 0.9 * speed  # stopped
 
 
-def test_the_hud_wraps_within_the_width_it_is_given(qtbot):
-    hud = Hud()
-    qtbot.addWidget(hud)
-    hud.setText(hud_text(frame(solver="prox-gs", solver_params={
-        "r": "local", "gamma": 1.0, "r_global": 5.0, "adapt": 1, "merit": "objective",
-        "nu": 0.0, "grow": 0.0, "rho_abs_tol": 0.0, "rho_rel_tol": 0.0}), 10.0, 50.0))
-    hud.fit(2000)
-    natural = hud.width()
-    assert not hud.wordWrap() and hud.x() == 8
-    hud.fit(300)
-    assert hud.wordWrap() and hud.width() <= 300 - 16 and hud.height() > 0
-    assert natural > 300
+def drawn_lines(label) -> list[tuple[str, bool]]:
+    """The lines `label` draws, as Qt lays its text out in its width (its own word wrap
+    included): (text, whether the text goes on in the next line: a wrap, or a continuation
+    the HUD indented)."""
+    width = label.contentsRect().width()  # within the stylesheet's padding
+    option = QTextOption()
+    option.setWrapMode(QTextOption.WrapMode.WordWrap if label.wordWrap()
+                       else QTextOption.WrapMode.NoWrap)
+    out = []
+    for line in label.text().split("\n"):
+        if out and line.startswith("  "):
+            out[-1] = (out[-1][0], True)
+        layout = QTextLayout(line, label.font())
+        layout.setTextOption(option)
+        layout.beginLayout()
+        while (piece := layout.createLine()).isValid():
+            piece.setLineWidth(width)
+            out.append((line[piece.textStart():piece.textStart() + piece.textLength()], True))
+        layout.endLayout()
+        out[-1] = (out[-1][0], False)
+    return out
+
+
+NUMBER = re.compile(r"[-+(]?(?:\d[\d.,]*(?:e[-+]?\d+)?x?|—)$")
+
+
+def number_unit_splits(label, text: str) -> list[str]:
+    """Where `label`, showing `text` (as hud_text made it: fields apart by three spaces,
+    items by two), breaks a line between a number and its unit ("4.892e-13" | "m/s",
+    "2" | "threads") or inside a word ("m/" | "s")."""
+    lines = drawn_lines(label)
+    bad = []
+    for (line, goes_on), (after, _) in zip(lines, lines[1:]):
+        if not goes_on or not line.strip() or not after.strip():
+            continue
+        last, first = line.rstrip().split(" ")[-1], after.strip().split(" ")[0]
+        gaps = {len(m.group(1)) for m in re.finditer(re.escape(last) + "( *)" + re.escape(first),
+                                                      text.replace("\n", "   "))}
+        if gaps and max(gaps) >= 2:
+            continue  # between fields or items
+        if 0 in gaps or 1 in gaps and NUMBER.search(last):
+            bad.append(f"{line!r} | {after.strip()!r}")
+    return bad
+
+
+def big_pile_frame() -> Frame:
+    """The HUD's frame of 100 000 marbles stepped on two threads, slower than real time."""
+    slow = {"collide": 0.012, "assemble": 0.0051, "solve": 0.1402, "integrate": 0.0051,
+            "total": 0.16257}
+    f = frame(timings=slow, scene="box", solver="pgs", solver_params={"friction": "cone"},
+              threads=2, blocks=2, friction=(0.5, 0.5, 0.0, 0.0))
+    return dataclasses.replace(f, radius=np.full(100_000, 0.1, np.float32), contacts=412_345,
+                               residual=4.892e-13)
+
+
+def test_the_hud_breaks_its_lines_itself_never_between_a_number_and_its_unit(qtbot):
+    """From the narrowest view to a wide one (a HUD 552 px wide is the view's at 1280×800),
+    every line fits the HUD and none ends in a number whose unit starts the next, nor
+    inside "m/s"."""
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    parent.resize(800, 900)
+    hud = Hud(parent)
+    text = hud_text(big_pile_frame(), 0.4, 0.4, steps_timed=100)
+    for width in range(200, 801, 8):
+        hud.show(text, width)
+        assert hud.width() <= width - 16, width
+        assert number_unit_splits(hud, text) == [], width
+        metrics = QFontMetrics(hud.font())
+        assert all(metrics.horizontalAdvance(line.rstrip()) <= hud.contentsRect().width()
+                   for line, _ in drawn_lines(hud)), width
+    hud.show(text, 2000)
+    assert hud.text() == text  # room for every line: nothing broken
+
+
 
 
 @pytest.mark.parametrize("friction, shown", [

@@ -109,3 +109,31 @@ def test_the_readouts_hide_and_show_as_one_and_the_warning_sits_under_the_hud(qt
     stack.show_readouts(True)
     assert hud.isVisible() and warning.isVisible() and card.isVisible()
     assert not asleep.isVisible()  # hidden by its owner, it stays so
+
+
+def test_a_card_that_would_reach_the_colour_bar_goes_above_it(qtbot):
+    """In a view as narrow as the window's at 1280×800 (about 550 px) a marble's card, some
+    350 px wide, would cover the colour bar's title: it sits above the bar instead; a narrow
+    one stays at the bottom, and without the bar the wide one goes down again."""
+    view = QWidget()
+    stack = ViewStack(view, Hud())
+    qtbot.addWidget(stack)
+    bar = stack.add(ColourBar(), "bottom_left")
+    wide = "\n".join(["#7   normal 0.0123 N s   tangential 0.0004 N s   gap 0.001 m"] * 6)
+    card = stack.add(QLabel(wide), "bottom_right")
+    card.show()
+    bar.set_mode("speed")
+    stack.resize(550, 700)
+    stack.show()
+    qtbot.waitExposed(stack)
+    stack.place()
+    assert 550 - bar.width() - 3 * MARGIN < card.width() < 550  # it would reach the bar
+    assert not card.geometry().intersects(bar.geometry())
+    assert card.geometry().bottom() == bar.geometry().top() - MARGIN - 1
+    card.setText("marble 12")
+    stack.place()
+    assert card.geometry().bottom() == 700 - MARGIN - 1
+    card.setText(wide)
+    assert bar.set_mode("marble")  # the bar goes: the window places the overlays again
+    stack.place()
+    assert card.geometry().bottom() == 700 - MARGIN - 1

@@ -332,6 +332,44 @@ def test_event_labels_close_in_time_do_not_overlap(qtbot):
         assert a.right() <= b.left(), "event labels overlap"
 
 
+@pytest.mark.parametrize("width", [280, 420])
+def test_a_switch_just_made_is_labelled_inside_the_plot(qtbot, width):
+    """A solver switch at the newest step: its label ends at its line instead of running
+    past the plot's right edge ("new" of "newton" was all that showed)."""
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    plots.resize(width, 500)
+    plots.show()
+    qtbot.waitExposed(plots)
+    for f in frames(0.02, 100, 50):
+        plots.add_frame(with_state(f, solver="pgs"))
+    for f in frames(0.02, 2, 2, start=100):
+        plots.add_frame(with_state(f, solver="newton"))
+    plots.refresh()
+    label = plots._marker_labels[-1]
+    assert label.isVisible() and label.textItem.toPlainText() == "newton"
+    box = plots.history_plot.getViewBox().sceneBoundingRect()
+    text = label.mapRectToScene(label.boundingRect())
+    assert box.left() <= text.left() and text.right() <= box.right(), (text, box)
+
+
+@pytest.mark.parametrize("width", [280, 300, 420, 600])
+def test_the_plots_layout_is_never_wider_than_the_panel(qtbot, width):
+    """The phases' legend takes two rows where one would not fit, so the plots' layout fits
+    the canvas and no axis or entry is cut on the right."""
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    plots.resize(700, 500)
+    plots.show()
+    qtbot.waitExposed(plots)
+    qtbot.wait(200)  # laid out at 700 px first
+    plots.resize(width, 500)  # then narrowed, as the window's dock is
+    canvas = plots.canvas
+    qtbot.waitUntil(lambda: canvas.ci.geometry().width() <= canvas.viewport().width() + 0.5,
+                    timeout=5000)
+    assert plots.legend.columnCount == (len(PHASES) if width >= 400 else 2)
+
+
 def test_the_trace_is_drawn_in_its_solvers_colour(qtbot):
     """The colour each solver has in the comparison window and benchmark.png
     (lab.report.palette), which no other live curve uses for apgd and nsgs."""

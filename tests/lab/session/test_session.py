@@ -448,6 +448,26 @@ def test_the_friction_key_turns_every_mu_off_and_restores_them():
     assert s.sim.problem.frictional and s.sim.problem.rows == 6
 
 
+def test_the_friction_key_says_the_warm_start_follows_and_the_history_starts_again():
+    """Besides μ, F changes the warm start (unless one was chosen) and empties the history:
+    its message says both, and the history does start at the step F was pressed at."""
+    s = session(scene="bowl", n=20, mu=0.5)
+    assert s.spec.warm_start == 1.0  # friction's default
+    for _ in range(4):
+        s.step()
+    assert s.history.kept.span(s.sim.steps).first == 0
+    s.apply(cmd.ToggleFriction())
+    assert s.spec.warm_start == 0.0
+    assert "warm start 1 -> 0" in s.message and "the history starts again" in s.message
+    pressed = s.sim.steps
+    s.step()
+    assert s.history.kept.span(s.sim.steps).first == pressed
+    s.apply(cmd.SetParameter("warm_start", "0.5"))  # chosen: the key leaves it
+    s.apply(cmd.ToggleFriction())
+    assert s.spec.warm_start == 0.5 and "warm start" not in s.message
+    assert "the history starts again" in s.message
+
+
 def test_the_friction_key_on_a_scene_without_friction_gives_mu_one_half():
     s = session(scene="column")
     s.apply(cmd.ToggleFriction())

@@ -125,6 +125,23 @@ def test_the_key_takes_the_current_solver_and_the_next_and_ends_it_again():
     assert s.copies.running is None
 
 
+def test_side_by_side_says_it_keeps_no_history_and_the_history_starts_again_after():
+    s = session(scene="column")
+    for _ in range(3):
+        s.step()
+    s.apply(cmd.ToggleSideBySide())
+    assert "no history while side by side" in s.message
+    s.step()
+    assert s.state().history is None
+    s.apply(cmd.HistoryStep(-1))  # refused, saying why
+    assert "no history while solvers run side by side" in s.message and s.sim.steps == 4
+    s.apply(cmd.ToggleSideBySide())
+    s.step()
+    s.step()
+    span = s.state().history
+    assert span is not None and span.last == s.sim.steps and span.last - span.first >= 1
+
+
 def test_the_key_pairs_the_solver_with_the_one_used_before_it():
     """M from pgs to jacobi, then T: jacobi (the Session's own, copy 0) beside pgs."""
     s = session(solver="pgs")
