@@ -209,7 +209,7 @@ def test_the_existence_test_is_skipped_above_its_size_with_a_line_saying_how_to_
     assert code == 0, err
     assert out.splitlines()[-1] == (
         f"existence: skipped, {problem.m} contacts is above --existence-contacts "
-        f"{problem.m - 1} (raise it to run the test, within --existence-seconds 10)")
+        f"{problem.m - 1} (raise it to run the test, within --existence-seconds 30)")
     report = json.loads((tmp_path / "s.json").read_text())
     assert report["existence"] is None and report["existence_skipped"] == out.splitlines()[-1]
     code, out, _ = run_main("solve", str(saved[0]), "--solver", "pgs", "--iterations", "3",
