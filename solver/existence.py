@@ -48,8 +48,9 @@ SIDES = 16  # cos(π/16) = 0.981: the polygons' norms within 2 % of the disk's
 # A margin at or below this share of V is zero: HiGHS's feasibility tolerance is 1e-7 on
 # rows of order 1, and the programs' rows are scaled to order 1.
 TOLERANCE = 1e-6
-# The bowl of 350 (1048 contacts) takes 5-10 s on a busy machine; 3000 contacts took minutes.
-BUDGET = Param("existence_seconds", 10.0, float, "time budget of the existence test's linear "
+# The bowl of 350 (1048 contacts) takes 5-10 s on a busy machine (its FCLIB file, whose W is
+# denser, 35-41 s); 3000 contacts took minutes.
+BUDGET = Param("existence_seconds", 30.0, float, "time budget of the existence test's linear "
                "programs, both together; one that runs out leaves its margin unknown",
                unit="s", lo=0.0, lo_open=True, hi=86400.0)
 LIMIT = Param("existence_contacts", 2000, int, "the most contacts the existence test runs on; "
