@@ -22,7 +22,12 @@ solution; an outer margin ≤ 0 proves the condition fails. V = max |q| over the
 (m/s; 1 m/s for q = 0) makes t a share of the problem's own speeds, and t ≤ 1 bounds the
 programs: a direction of W's range inside int K* makes the margin unbounded, and t = 1 says
 only that it is at least V. Contacts whose normal row has W_nn = 0 (both ends fixed; no impulse
-reaches them) are left out, as the solvers leave them.
+reaches them) are left out, as the solvers leave them, unless their normal row of W is zero
+and q_n < 0: u_n = q_n < 0 whatever the impulses, so no solution exists, and the test says so
+without a program.
+
+The programs share one time budget (BUDGET); one that runs out leaves its margin unknown and
+says what is known of the other. Front ends skip the test above LIMIT contacts.
 """
 from __future__ import annotations
 
@@ -33,6 +38,7 @@ import numpy as np
 
 from .friction import jacobian_rows
 from .lazy import LazyModule
+from .params import Param
 from .problem import FRICTIONAL, FRICTIONLESS
 
 sparse = LazyModule("scipy.sparse")
@@ -42,13 +48,22 @@ SIDES = 16  # cos(π/16) = 0.981: the polygons' norms within 2 % of the disk's
 # A margin at or below this share of V is zero: HiGHS's feasibility tolerance is 1e-7 on
 # rows of order 1, and the programs' rows are scaled to order 1.
 TOLERANCE = 1e-6
-SECONDS = 120.0  # a program's time limit: the bowl of 350 (1048 contacts) takes 5-10 s
+# The bowl of 350 (1048 contacts) takes 5-10 s on a busy machine (its FCLIB file, whose W is
+# denser, 35-41 s); 3000 contacts took minutes.
+BUDGET = Param("existence_seconds", 30.0, float, "time budget of the existence test's linear "
+               "programs, both together; one that runs out leaves its margin unknown",
+               unit="s", lo=0.0, lo_open=True, hi=86400.0)
+LIMIT = Param("existence_contacts", 2000, int, "the most contacts the existence test runs on; "
+              "above it the test is skipped with a line saying so", lo=0, hi=10**9)
+SECONDS = BUDGET.default
 CAP = 1.0  # the margin's upper bound (a share of V): reached, it is unbounded
 
 EXISTS = "exists"
 FAILS = "condition fails"
 UNDECIDED = "undecided"
+NONE = "no solution"
 MEANING = {EXISTS: "strictly feasible: a solution exists",
+           NONE: "no solution exists",
            FAILS: "not strictly feasible (the condition is sufficient, not necessary: a "
                   "solution may still exist)",
            UNDECIDED: "between the polygons: neither proved"}
@@ -73,16 +88,29 @@ class Existence:
     seconds: float
     message: str = ""
     checked: float = np.nan
+    blocked: int = -1  # a contact whose normal row of W is zero and q_n < 0 (NONE), else -1
+    blocked_q: float = np.nan  # its q_n (m/s)
 
     def text(self) -> str:
         """One line for a report, the same every run (the seconds are in as_dict)."""
         left = f", {self.inert} inert left out" if self.inert else ""
         note = f"; {self.message}" if self.message else ""
+        if self.verdict == NONE:
+            return (f"existence: {NONE}: contact {self.blocked}'s normal row "
+                    f"of W is zero and q_n = {self.blocked_q:.6g} m/s < 0, so u_n < 0 whatever "
+                    f"the impulses ({self.contacts + self.inert} contacts)")
+        low, high = np.isfinite(self.inner), np.isfinite(self.outer)
         if self.inner >= CAP - TOLERANCE:
             margin = f"margin at least {CAP:g} × {self.scale:.3e} m/s (the programs' cap)"
-        else:
+        elif low and high:
             margin = (f"margin between {self.inner:.3e} and {self.outer:.3e} × {self.scale:.3e} "
                       "m/s")
+        elif low:
+            margin = f"margin at least {self.inner:.3e} × {self.scale:.3e} m/s (no upper bound)"
+        elif high:
+            margin = f"margin at most {self.outer:.3e} × {self.scale:.3e} m/s (no lower bound)"
+        else:
+            margin = "no margin found within the time budget"
         return (f"existence: {self.verdict}, {MEANING[self.verdict]}; {margin} "
                 f"({self.contacts} contacts{left}, {self.sides}-gons){note}")
 
@@ -91,18 +119,21 @@ class Existence:
                 "outer_margin": _finite(self.outer), "scale": self.scale,
                 "contacts": self.contacts, "inert": self.inert, "sides": self.sides,
                 "seconds": self.seconds, "message": self.message,
-                "checked_margin": _finite(self.checked)}
+                "checked_margin": _finite(self.checked),
+                "blocked_contact": None if self.blocked < 0 else self.blocked}
 
 
 def _finite(x: float) -> float | None:
     return float(x) if np.isfinite(x) else None
 
 
-def existence(problem, sides: int = SIDES, seconds: float = SECONDS) -> Existence:
+def existence(problem, sides: int = SIDES, seconds: float = SECONDS,
+              progress=None) -> Existence:
     """The strict-feasibility test of any contact problem (rows 1, 3 or 6; geometry or an
     explicit W): its W from `problem.coo()`, q = problem.rhs, the coefficients problem.mu,
-    mu_roll, mu_spin (m,) where it has rows for them. seconds: each program's time limit
-    (HiGHS's; one that runs out leaves its margin nan and the verdict undecided)."""
+    mu_roll, mu_spin (m,) where it has rows for them. seconds: both programs' time budget
+    (one that runs out leaves its margin nan and the verdict undecided); progress: called with
+    a line before each program (None: silent)."""
     if sides < 3:
         raise ValueError(f"sides: a polygon has at least 3, got {sides}")
     t0 = time.perf_counter()
@@ -110,13 +141,22 @@ def existence(problem, sides: int = SIDES, seconds: float = SECONDS) -> Existenc
     diag = np.asarray(problem.diag, dtype=np.float64)
     live = diag.reshape(m, rows)[:, 0] > 0.0
     tested = np.flatnonzero(np.repeat(live, rows))
-    q = np.asarray(problem.rhs, dtype=np.float64)[tested]
+    rhs = np.asarray(problem.rhs, dtype=np.float64)
+    q = rhs[tested]
     scale = float(np.max(np.abs(q), initial=0.0)) or 1.0
     if not np.isfinite(scale):
         raise ValueError("q is not finite: no velocity to test")
+    blocked = _blocked(problem, live, rhs)
+    if blocked >= 0:
+        return Existence(NONE, -np.inf, -np.inf, scale, int(live.sum()), int(m - live.sum()),
+                         int(sides), time.perf_counter() - t0, blocked=blocked,
+                         blocked_q=float(rhs[rows * blocked]))
     if tested.size == 0:  # nothing to push apart: λ = 0 solves it
         return Existence(EXISTS, CAP, CAP, scale, 0, int(m), int(sides),
                          time.perf_counter() - t0, checked=np.inf)
+    tell = progress or (lambda line: None)
+    tell(f"existence: {tested.size // rows} contacts, the polygons inside the cones "
+         f"(budget {seconds:g} s)")
     velocity = _reach(problem, tested)
     laws = _laws(problem, live)
     inner, message, y = _margin(velocity, q / scale, laws, rows, sides, True, seconds)
@@ -124,13 +164,36 @@ def existence(problem, sides: int = SIDES, seconds: float = SECONDS) -> Existenc
     # the disks' own norms, must be positive too.
     checked = np.nan if y is None else _exact(velocity @ y + q / scale, laws, rows)
     outer = inner
-    if not inner >= CAP - TOLERANCE:  # else the outer margin, at least the inner, is CAP too
-        outer, more, _ = _margin(velocity, q / scale, laws, rows, sides, False, seconds)
+    left = seconds - (time.perf_counter() - t0)
+    if not inner >= CAP - TOLERANCE and left <= 0.0:
+        outer = np.nan
+        message = "; ".join(s for s in (message, f"time budget of {seconds:g} s spent") if s)
+    elif not inner >= CAP - TOLERANCE:  # else the outer margin, at least the inner, is CAP too
+        tell(f"existence: the polygons around the cones ({left:.1f} s of the budget left)")
+        outer, more, _ = _margin(velocity, q / scale, laws, rows, sides, False, left)
         message = "; ".join(dict.fromkeys(s for s in (message, more) if s))
     proved = inner > TOLERANCE and checked > TOLERANCE
     verdict = EXISTS if proved else FAILS if outer <= TOLERANCE else UNDECIDED
     return Existence(verdict, inner, outer, scale, int(live.sum()), int(m - live.sum()),
                      int(sides), time.perf_counter() - t0, message, checked)
+
+
+def _blocked(problem, live: np.ndarray, rhs: np.ndarray) -> int:
+    """The first contact no impulse reaches (W_nn = 0) whose whole normal row of W is zero and
+    whose q_n < 0, else -1. Over marbles W_nn = 0 means both ends are fixed, so the row is zero;
+    an explicit W (which need not be semidefinite) is checked row by row."""
+    rows = problem.rows
+    q_n = rhs.reshape(-1, rows)[:, 0]
+    suspects = np.flatnonzero(~live & (q_n < 0.0))
+    if suspects.size == 0:
+        return -1
+    if getattr(problem, "kind", None) in (FRICTIONAL, FRICTIONLESS):
+        return int(suspects[0])
+    r, _, v = problem.coo()
+    reached = np.zeros(problem.size, dtype=bool)
+    reached[r[v != 0.0]] = True
+    zero = ~reached[rows * suspects]
+    return int(suspects[zero][0]) if zero.any() else -1
 
 
 def _reach(problem, tested: np.ndarray):

@@ -3,9 +3,15 @@ collect, campaign; `marbles-bench COMMAND --help` gives the options of each, gen
 declared parameters."""
 from __future__ import annotations
 
-import argparse
 import sys
-import time
+
+from .interrupt import INTERRUPTED, hold, release
+
+if __name__ == "__main__":  # `python -m lab.cli.bench`: held like the program (lab.cli.launch)
+    hold()
+
+import argparse  # noqa: E402  (after hold(): Ctrl-C during the imports below is one line)
+import time  # noqa: E402
 
 import numpy as np
 
@@ -23,7 +29,7 @@ from solver.warmup import warmup_for
 from solver.world import DT
 
 from ..io.fclib import fclib_refusal, save_fclib
-from ..io.files import OutputError, check_writable, prepare_out_dir, write_json
+from ..io.files import OutputError, check_out_dir, check_writable, write_json
 from ..io.snapshot import read_state, save_lcp, save_state
 from ..report.compare import (BENCHMARK_FILES, COMPARE_ITERATIONS, REPEATS, SETTLE, ScenePlan,
                               compare_scene, comparison_device, parse_solver_list,
@@ -173,7 +179,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                      stabilise=float(sim_p["stabilise"]), threads=int(THREADS.parse(args.threads)),
                      push_speed=float(sim_p["push_speed"]),
                      device=comparison_device(args.device), source="marbles-bench compare")
-    out = prepare_out_dir(args.out, BENCHMARK_FILES)
+    out = check_out_dir(args.out, BENCHMARK_FILES)  # built whole by write_benchmark
     table, meta = compare_scene(plan, snap.world if snap else None, quiet=args.quiet,
                                 impulses=snap.impulses if snap else None)
     meta["wall_seconds"] = time.perf_counter() - wall
@@ -283,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         cli.fail("a command is required (list, run, compare, solve, report, collect or campaign)")
     try:
+        release()  # from here Ctrl-C lets the command clean up what it was writing
         return args.func(args)
     except (ParamError, OutputError, ValueError) as err:
         # ValueError: malformed snapshot files and the like, each with a one-line message.
@@ -291,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
         if not _interrupted(err):
             raise
         # Every file is written atomically: what exists is complete, the rest was not written.
-        sys.stderr.write("marbles-bench: interrupted; no partial file written\n")
+        sys.stderr.write(INTERRUPTED)
         return 130
     return 0
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from solver.contact_states import contact_states, pseudo_solution, pseudo_text, states_text
 from solver.drift import drift, drift_between
-from solver.existence import existence
+from solver.existence import BUDGET, LIMIT, existence
 from solver.methods import registry
 from solver.options import AUTO_MARBLES, DEVICE, ITERATIONS, auto_device, check_device
 from solver.params import Param, ParamError, parse_assignments
@@ -38,7 +39,9 @@ NO_EXISTENCE_HELP = (
     "skip the existence test of a frictional problem (solver/existence.py: one or two linear "
     "programs with HiGHS, milliseconds on a few contacts, about 6 s on the 1048 contacts of the "
     "frozen bowl of 350 and 40 s on its FCLIB export, whose explicit W is denser than the "
-    "snapshot's Jacobian)")
+    "snapshot's Jacobian; --existence-seconds bounds it, --existence-contacts skips it above a "
+    "size)")
+PROGRESS_CONTACTS = 200  # from here the test says on stderr which program runs
 # Where a file of each format keeps the impulses --start stored starts from.
 STORED = {"lcp": "lam", "fclib": "/solution/r or /guesses/1/r"}
 
@@ -93,6 +96,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     settings = registry.settings(args.solver, args.iterations, True,
                                  parse_assignments(args.assignments))
     more = int(DRIFT.parse(args.drift))  # a bad count is refused before any work
+    BUDGET.parse(args.existence_seconds)
+    LIMIT.parse(args.existence_contacts)
     if args.json is not None:
         check_writable(args.json)
     loaded = load(*source(args))
@@ -169,16 +174,19 @@ class Checks:
     step_text: str = ""
     exists: object = None
     pseudo: dict | None = None  # contact_states.pseudo_solution's finding
+    skipped: str = ""  # why the existence test did not run, where it was skipped for size
 
     def lines(self) -> list[str]:
         return ([self.step_text] if self.step is not None else []) + (
             [pseudo_text(self.pseudo)] if self.pseudo is not None else []) + (
-            [self.exists.text()] if self.exists is not None else [])
+            [self.exists.text()] if self.exists is not None else []) + (
+            [self.skipped] if self.skipped else [])
 
     def as_dict(self) -> dict:
         return {"last_iteration": None if self.step is None else self.step.as_dict(),
                 "pseudo_solution": self.pseudo,
-                "existence": None if self.exists is None else self.exists.as_dict()}
+                "existence": None if self.exists is None else self.exists.as_dict(),
+                **({"existence_skipped": self.skipped} if self.skipped else {})}
 
 
 def _checks(args, loaded: Loaded, method, settings, result, ends: Ends | None) -> Checks:
@@ -198,7 +206,23 @@ def _checks(args, loaded: Loaded, method, settings, result, ends: Ends | None) -
         f"{step.seen:.1e}); {step.verdict}")
     states = contact_states(problem, result.lam, result.residual)
     pseudo = pseudo_solution(states, result.trace, settings["abs_tol"])
-    return Checks(step, text, None if args.no_existence else existence(problem), pseudo)
+    exists, skipped = _existence(args, problem)
+    return Checks(step, text, exists, pseudo, skipped)
+
+
+def _existence(args, problem) -> tuple[object, str]:
+    """(the existence test's result or None, the line saying why it was skipped or '')."""
+    if args.no_existence:
+        return None, ""
+    seconds = BUDGET.parse(args.existence_seconds)
+    limit = LIMIT.parse(args.existence_contacts)
+    if problem.m > limit:
+        return None, (f"existence: skipped, {problem.m} contacts is above "
+                      f"--existence-contacts {limit} (raise it to run the test, within "
+                      f"--existence-seconds {seconds:g})")
+    tell = None if problem.m < PROGRESS_CONTACTS else (
+        lambda line: print(line + " ...", file=sys.stderr, flush=True))
+    return existence(problem, seconds=seconds, progress=tell), ""
 
 
 def _device(args: argparse.Namespace, loaded: Loaded) -> str:
@@ -314,5 +338,7 @@ def add_parser(sub) -> None:
                    help="start from zero impulses (default) or from the snapshot's lam")
     cli.option(p, DRIFT, "N")
     p.add_argument("--no-existence", action="store_true", help=NO_EXISTENCE_HELP)
+    cli.option(p, BUDGET, "S")
+    cli.option(p, LIMIT, "N")
     p.add_argument("--json", metavar="FILE", help="write the trace and status as JSON")
     p.set_defaults(func=cmd_solve)

@@ -14,7 +14,9 @@ back strictly (docs/formats.md, docs/friction-lab.md).
 
 The writer stores W in compressed columns, as FCLIB's own files do. The reader takes any of the
 three forms, checks every size against the others before an array is read, refuses 2D problems,
-bilateral constraints (R, V), global problems and non-finite values in one line, and starts
+bilateral constraints (R, V), global problems, non-finite values and a W that is not symmetric
+(|W_ij − W_ji| above SYMMETRY × max |W|: a Delassus operator H M⁻¹ Hᵀ is symmetric by
+construction) in one line, and starts
 `--start stored` from /solution/r, else the first guess.
 """
 from __future__ import annotations
@@ -33,6 +35,9 @@ from .files import atomic_write
 FCLIB = "FCLIB file"
 MAX_ENTRIES = 1 << 27  # values of W (1 GiB of float64): far beyond a pile stepped here
 MAX_TEXT = 64 * 1024
+# W's entries are sums of products rounded in different orders on either side of the diagonal:
+# 1e-8 of the largest entry leaves the rounding of any double-precision writer far behind.
+SYMMETRY = 1e-8
 MATH_INFO = ("u = W r + q; r: impulses (N s), u: relative velocities (m/s), rows normal, t1, "
              "t2 per contact; Coulomb friction with coefficient mu; W = J M^-1 J^T (1/kg)")
 
@@ -144,7 +149,7 @@ class _Reader:
         bad = ~np.isfinite(values)
         if bad.any():
             j = int(np.argmax(bad))
-            raise self.error(f"{key} must be finite, got {values[j]!r} at [{j}]")
+            raise self.error(f"{key} must be finite, got {float(values[j])!r} at [{j}]")
         return values
 
     def indices(self, key: str, length: int, bound: int, count: int | None = None):
@@ -235,6 +240,29 @@ def _stored(r: _Reader, size: int) -> np.ndarray | None:
     return None
 
 
+def _check_symmetric(r: _Reader, problem: MatrixProblem) -> None:
+    """Refuse a W whose largest |W_ij − W_ji| exceeds SYMMETRY × max |W| (duplicates summed)."""
+    rows, cols, values = problem.coo()
+    if values.size == 0:
+        return
+    size = problem.size
+    key = rows * size + cols
+    mirror = cols * size + rows
+    order = np.argsort(key)
+    found = np.searchsorted(key[order], mirror)
+    found = np.minimum(found, key.size - 1)
+    present = key[order][found] == mirror
+    other = np.where(present, values[order][found], 0.0)
+    gap = np.abs(values - other)
+    j = int(np.argmax(gap))
+    largest = float(np.max(np.abs(values)))
+    if gap[j] > SYMMETRY * largest:
+        raise r.error(f"W is not symmetric: W[{rows[j]}, {cols[j]}] = {float(values[j])!r} but "
+                      f"W[{cols[j]}, {rows[j]}] = {float(other[j])!r} (difference "
+                      f"{float(gap[j]):.3g} > {SYMMETRY:g} x max |W| = {largest:.3g}); the W of "
+                      "a contact problem, H M^-1 H^T, is symmetric")
+
+
 def _problem(r: _Reader) -> tuple[MatrixProblem, dict]:
     if "fclib_local" not in r.h5:
         if "fclib_global" in r.h5:
@@ -254,13 +282,14 @@ def _problem(r: _Reader) -> tuple[MatrixProblem, dict]:
     mu = r.reals("fclib_local/vectors/mu", size // 3)
     if np.any(mu < 0):
         j = int(np.argmax(mu < 0))
-        raise r.error(f"vectors/mu must be >= 0, got {mu[j]!r} at [{j}]")
+        raise r.error(f"vectors/mu must be >= 0, got {float(mu[j])!r} at [{j}]")
     problem = MatrixProblem.from_coo(rows, cols, x, q, mu, title=r.text("fclib_local/info/title"),
                                      description=r.text("fclib_local/info/description"))
     if np.any(problem.diag < 0):
         j = int(np.argmax(problem.diag < 0))
         raise r.error(f"W's diagonal must be >= 0 (a Delassus operator), got "
-                      f"{problem.diag[j]!r} at row {j}")
+                      f"{float(problem.diag[j])!r} at row {j}")
+    _check_symmetric(r, problem)
     return problem, {"lam": _stored(r, size), "title": problem.title,
                      "description": problem.description}
 

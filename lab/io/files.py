@@ -296,13 +296,28 @@ def prepare_out_dir(path: str | os.PathLike, names: tuple[str, ...]) -> Path:
         for name in names:
             check_writable(out / name)
     except OutputError:
-        for folder in created:
-            try:
-                os.rmdir(folder)
-            except OSError:
-                pass
+        _remove_folders(created)
         raise
     return out
+
+
+def check_out_dir(path: str | os.PathLike, names: tuple[str, ...]) -> Path:
+    """prepare_out_dir's checks, leaving no folder behind: folders that do not exist yet are
+    created, probed and removed again, for a writer that builds its folder whole (write_group),
+    so that a write that fails later leaves no empty folder."""
+    created = _missing_folders(Path(path))
+    out = prepare_out_dir(path, names)
+    _remove_folders(created)
+    return out
+
+
+def _remove_folders(folders: list[Path]) -> None:
+    """rmdir each of `folders` (deepest first); one that is not empty stays."""
+    for folder in folders:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass
 
 
 # -------------------------------------------------------------------------------- writes
@@ -393,11 +408,13 @@ def _create_group(folder: Path, parts: Sequence[tuple[str, Writer]]) -> bool:
     """write_group into a folder that does not exist: build it under a temporary name beside
     it and rename it whole. False when the folder appeared meanwhile (nothing written)."""
     parent = _folder(folder)
+    created = _missing_folders(parent)
     try:
         parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(parent)
         _, tmp = _create_temp(parent, directory=True)
     except OSError as err:
+        _remove_folders(created)
         raise OutputError(f"cannot create {folder}: {_reason(err)}") from None
     try:
         for name, write in parts:
@@ -408,6 +425,7 @@ def _create_group(folder: Path, parts: Sequence[tuple[str, Writer]]) -> bool:
         fsync_folder(parent)
     except BaseException as err:
         shutil.rmtree(tmp, ignore_errors=True)
+        _remove_folders(created)
         if isinstance(err, OSError):
             if err.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR) and _isdir(folder):
                 return False

@@ -325,6 +325,10 @@ def load_lcp(path: str | os.PathLike) -> tuple[ContactProblem, dict]:
         if dt <= 0.0:
             raise z.error(f"dt={dt} must be positive")
         inv_mass = _lcp_inverse_mass(z)
+        frictional = [k for k in FRICTIONAL_GEOMETRY + ("rows", "t1", "t2") if k in z]
+        if "mu" not in z and frictional:
+            raise z.error(f"mu missing: the member mu of a frictional snapshot is absent "
+                          f"(it has {', '.join(frictional)})")
         if "mu" in z:
             problem = _frictional_problem(z, pairs, normal, gap, inv_mass, v_pred, dt)
         else:
@@ -332,7 +336,7 @@ def load_lcp(path: str | os.PathLike) -> tuple[ContactProblem, dict]:
                                      np.ascontiguousarray(pairs[:, 1]), normal, gap, inv_mass,
                                      v_pred, dt)
         size = problem.size
-        q = _real(z, "q", (size,), finite=False) if "q" in z else None
+        q = _real(z, "q", (size,)) if "q" in z else None
         lam = z.array("lam", (None,)) if "lam" in z else None
     _check_q(z, problem, q)
     lam = None if lam is None else np.array(lam, dtype=np.float64)

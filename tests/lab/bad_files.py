@@ -509,6 +509,8 @@ def lcp_cases() -> list[Case]:
         ("inv_mass inf", _with("inv_mass", lambda a: _poison(a, INF))),
         ("mass and inv_mass disagree", _with("inv_mass", lambda a: 2 * a)),
         ("q does not match", _with("q", lambda a: a + 1)),
+        ("q inf", _with("q", lambda a: _poison(a, INF))),
+        ("q nan", _with("q", lambda a: _poison(a, NAN))),
         ("q complex", _with("q", _complex)),
         ("q one short", _with("q", lambda a: a[:-1])),
     ]
@@ -538,6 +540,7 @@ def frictional_lcp_cases() -> list[Case]:
         ("tangents swapped", lambda a: {**a, "t1": a["t2"], "t2": a["t1"]}),
         ("normal not unit", _with("normal", lambda a: 2 * a)),
         ("q of the frictionless size", _with("q", lambda a: a[: a.size // 6])),
+        ("missing mu", _drop("mu")),
     ]
     return [Case(f"friction lcp: {name}", "lcp", _edited("friction", edit))
             for name, edit in cases]

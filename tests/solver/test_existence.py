@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from solver.existence import CAP, EXISTS, FAILS, UNDECIDED, existence
+from solver.existence import CAP, EXISTS, FAILS, NONE, UNDECIDED, Existence, existence
 from solver.explicit import MatrixProblem
 from solver.friction import FrictionalProblem
 from solver.problem import ContactProblem
@@ -174,15 +174,71 @@ def test_a_problem_without_contacts_has_a_solution():
     assert found.verdict == EXISTS and found.contacts == 0
 
 
-def test_inert_contacts_are_left_out():
-    """A contact no impulse reaches (zero row and column of W) with q_n < 0 beside a marble
+def test_inert_contacts_that_separate_are_left_out():
+    """A contact no impulse reaches (zero row and column of W) with q_n >= 0 beside a marble
     that can move: the solvers never touch it, and neither does the test."""
     W = np.zeros((6, 6))
     W[3:, 3:] = np.diag([1.0, 3.5, 3.5])
-    p = MatrixProblem.from_dense(W, np.array([-1.0, 0, 0, -0.5, 0, 0]), np.full(2, 0.5))
-    found = existence(p)
-    assert found.verdict == EXISTS and found.contacts == 1 and found.inert == 1
-    assert found.scale == pytest.approx(0.5)
+    for q_n in (1.0, 0.0):
+        p = MatrixProblem.from_dense(W, np.array([q_n, 0, 0, -0.5, 0, 0]), np.full(2, 0.5))
+        found = existence(p)
+        assert found.verdict == EXISTS and found.contacts == 1 and found.inert == 1
+        assert found.scale == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("contacts", [1, 4])
+def test_an_inert_contact_that_approaches_has_no_solution(contacts):
+    """W = 0 and q_n = -1: u_n = q_n < 0 whatever the impulses, so no solution exists."""
+    q = np.zeros(3 * contacts)
+    q[0::3] = -1.0
+    W = np.zeros((3 * contacts, 3 * contacts))
+    found = existence(MatrixProblem.from_dense(W, q, np.full(contacts, 0.5)))
+    assert found.verdict == NONE and found.blocked == 0
+    assert found.text().startswith("existence: no solution: contact 0's normal row of W is "
+                                   "zero and q_n = -1 m/s < 0")
+    assert "strictly feasible" not in found.text()
+    assert found.as_dict()["blocked_contact"] == 0 and found.as_dict()["inner_margin"] is None
+
+
+def test_an_inert_contact_beside_moving_ones_blocks_the_problem():
+    """The second contact has W_nn = 0 and q_n < 0; the first can be pushed apart."""
+    W = np.zeros((6, 6))
+    W[:3, :3] = np.diag([1.0, 3.5, 3.5])
+    found = existence(MatrixProblem.from_dense(W, np.array([-1.0, 0, 0, -0.5, 0, 0]),
+                                               np.full(2, 0.5)))
+    assert found.verdict == NONE and found.blocked == 1 and "contact 1's" in found.text()
+
+
+def test_a_zero_diagonal_with_a_coupled_row_is_not_called_blocked():
+    """W_nn = 0 but W_n,j != 0 (W not semidefinite, as a file may hold): u_n can still move,
+    so the row is not zero and no verdict of NONE is drawn from it."""
+    W = np.zeros((6, 6))
+    W[3:, 3:] = np.diag([1.0, 3.5, 3.5])
+    W[0, 3] = W[3, 0] = 0.5
+    found = existence(MatrixProblem.from_dense(W, np.array([-1.0, 0, 0, -0.5, 0, 0]),
+                                               np.full(2, 0.5)))
+    assert found.verdict != NONE and found.blocked == -1
+
+
+def test_a_spent_budget_says_what_is_known_never_nan():
+    """A budget far too short for the programs: the verdict is undecided and the line says
+    what is known (a margin's bound, or none found) with the reason, never 'nan'."""
+    seen = []
+    found = existence(squeezed(3, 0.001, -0.0005), seconds=1e-9, progress=seen.append)
+    assert found.verdict == UNDECIDED
+    assert "nan" not in found.text() and ("budget" in found.text() or "Time limit" in found.text())
+    assert seen and seen[0].startswith("existence: 2 contacts") and "budget 1e-09 s" in seen[0]
+
+
+@pytest.mark.parametrize("inner, outer, says", [
+    (np.nan, np.nan, "no margin found within the time budget"),
+    (0.25, np.nan, "margin at least 2.500e-01"),
+    (np.nan, 0.5, "margin at most 5.000e-01"),
+    (0.25, 0.5, "margin between 2.500e-01 and 5.000e-01")])
+def test_an_unknown_margin_is_said_in_words(inner, outer, says):
+    found = Existence(UNDECIDED, inner, outer, 2.0, 3, 0, 16, 1.0, "HiGHS: Time limit reached")
+    assert says in found.text() and "nan" not in found.text()
+    assert found.text().endswith("; HiGHS: Time limit reached")
 
 
 def test_a_report_names_the_verdict_and_the_margins():

@@ -79,6 +79,21 @@ def test_a_real_process_prints_one_line_and_no_traceback(name, tmp_path):
     assert "Traceback" not in err and err.startswith("marbles-bench: error: ")
 
 
+@pytest.mark.parametrize("name, says", [
+    ("lcp: q inf", "q must be finite, got inf at [3]"),
+    ("lcp: q nan", "q must be finite, got nan at [3]"),
+    ("friction lcp: missing mu", "mu missing: the member mu of a frictional snapshot is absent"),
+    ("friction lcp: mu nan", "mu must be finite, got nan at [3]"),
+    ("lcp: mass nan", "mass must be > 0 kg (inf for a fixed marble), got nan at [3]")])
+def test_a_bad_value_is_named_with_its_array_and_index_in_plain_numbers(name, says, tmp_path):
+    """A real process, so that a numpy warning printed on the way would show on stderr."""
+    case = next(c for c in CORPUS if c.name == name)
+    path = case.build(tmp_path)
+    code, out, err = run_cli(*case.argv(path, tmp_path / "out"))
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert says in err and "np." not in err and "Warning" not in err
+
+
 def test_the_corpus_checks_can_fail(tmp_path, capsys):
     """A valid file run through the same checks is reported, not counted as refused."""
     good = Case("state: valid", "state",

@@ -10,7 +10,10 @@ import numpy as np
 import pytest
 
 from lab.cli import bench
+from lab.cli import solve as solve_command
+from lab.io.fclib import save_fclib
 from lab.io.snapshot import load_lcp
+from solver.explicit import MatrixProblem
 from solver.existence import existence
 
 
@@ -178,3 +181,54 @@ def test_no_existence_skips_the_test_and_a_frictionless_solve_has_neither_check(
     report = json.loads(out_json.read_text())
     assert "last_iteration" not in report and "existence" not in report
     assert out.splitlines()[-1].startswith("pgs: ")
+
+
+@pytest.mark.parametrize("contacts", [1, 4])
+def test_an_inert_contact_that_approaches_is_reported_without_a_solution(contacts, tmp_path,
+                                                                        run_main):
+    """W = 0 and q_n = -1: no impulse can stop the approach, whatever the solver does."""
+    q = np.zeros(3 * contacts)
+    q[0::3] = -1.0
+    path = save_fclib(tmp_path / "blocked.hdf5", MatrixProblem.from_dense(
+        np.zeros((3 * contacts, 3 * contacts)), q, np.full(contacts, 0.5)))
+    code, out, err = run_main("solve", "--fclib", str(path), "--solver", "pgs", "--iterations",
+                              "3", "--json", str(tmp_path / "s.json"))
+    assert code == 0, err
+    last = out.splitlines()[-1]
+    assert last.startswith("existence: no solution: contact 0's normal row of W is zero and "
+                           "q_n = -1 m/s < 0") and "strictly feasible" not in out
+    assert json.loads((tmp_path / "s.json").read_text())["existence"]["verdict"] == "no solution"
+
+
+def test_the_existence_test_is_skipped_above_its_size_with_a_line_saying_how_to_run_it(
+        saved, tmp_path, run_main):
+    problem, _ = load_lcp(str(saved[0]))
+    code, out, err = run_main("solve", str(saved[0]), "--solver", "pgs", "--iterations", "3",
+                              "--existence-contacts", str(problem.m - 1),
+                              "--json", str(tmp_path / "s.json"))
+    assert code == 0, err
+    assert out.splitlines()[-1] == (
+        f"existence: skipped, {problem.m} contacts is above --existence-contacts "
+        f"{problem.m - 1} (raise it to run the test, within --existence-seconds 30)")
+    report = json.loads((tmp_path / "s.json").read_text())
+    assert report["existence"] is None and report["existence_skipped"] == out.splitlines()[-1]
+    code, out, _ = run_main("solve", str(saved[0]), "--solver", "pgs", "--iterations", "3",
+                            "--existence-contacts", str(problem.m))
+    assert code == 0 and out.splitlines()[-1].startswith("existence: exists")
+
+
+def test_the_existence_test_tells_its_progress_and_takes_its_budget(saved, run_main,
+                                                                   monkeypatch):
+    """Above PROGRESS_CONTACTS each program is announced on stderr; a budget spent says so in
+    words (never 'nan'); a budget that is not a positive number is refused before any work."""
+    monkeypatch.setattr(solve_command, "PROGRESS_CONTACTS", 1)
+    code, out, err = run_main("solve", str(saved[0]), "--solver", "pgs", "--iterations", "3",
+                              "--existence-seconds", "1e-9")
+    assert code == 0, err
+    assert err.startswith("existence: ") and "(budget 1e-09 s) ..." in err
+    last = out.splitlines()[-1]
+    assert last.startswith("existence: undecided") and "nan" not in last
+    for bad in ("0", "-1", "nan"):
+        code, out, err = run_main("solve", str(saved[0]), "--existence-seconds", bad)
+        assert code == 2 and out == "" and err.count("\n") == 1
+        assert f"existence_seconds={bad} is not valid" in err

@@ -133,6 +133,15 @@ BAD = [
     (lambda p: edit(p, "fclib_local/W/x", np.array(["a"] * 6, dtype="S1")), "dtype"),
     (lambda p: edit(p, "fclib_local/W/x", -np.ones(6)), "diagonal must be >= 0"),
     (lambda p: edit(p, "fclib_local/vectors/q"), "missing fclib_local/vectors/q"),
+    (lambda p: edit(p, "fclib_local/vectors/mu"), "missing fclib_local/vectors/mu"),
+    (lambda p: edit(p, "fclib_local/vectors/mu", np.array([0.5, np.nan])),
+     "vectors/mu must be finite, got nan at [1]"),
+    (lambda p: edit(p, "fclib_local/vectors/q", np.array([1.0, np.inf, 0, 0, 0, 0])),
+     "vectors/q must be finite, got inf at [1]"),
+    (lambda p: edit(p, "fclib_local/vectors/mu", np.array([0.5, -0.25])),
+     "vectors/mu must be >= 0, got -0.25 at [1]"),
+    (lambda p: edit(p, "fclib_local/W/x", np.array([1.0, 3.5, -3.5, 2.0, 7.0, 7.0])),
+     "W's diagonal must be >= 0 (a Delassus operator), got -3.5 at row 2"),
     (lambda p: h5py.File(p, "a").create_group("fclib_local/R").file.close(), "bilateral"),
 ]
 
@@ -147,6 +156,27 @@ def test_malformed_files_are_refused_in_one_line(damage, message, tmp_path, caps
     assert exit_.value.code == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "bad.hdf5" in err and "\n" not in err
+    assert "np." not in err  # plain numbers, not numpy's reprs
+
+
+def test_a_w_that_is_not_symmetric_is_refused_naming_the_largest_asymmetry(tmp_path, capsys):
+    """W[0, 3] = 0.5 against W[3, 0] = 0.2 (and a smaller one elsewhere): refused, naming the
+    largest; a difference at rounding level (1e-12 of max |W|) is read as it is."""
+    W = np.diag([1.0, 3.5, 3.5, 2.0, 7.0, 7.0])
+    W[0, 3], W[3, 0] = 0.5, 0.2
+    W[1, 4], W[4, 1] = 0.1, 0.05
+    q, mu = np.array([-1.0, 0.7, 0.0, -2.0, 0.0, -20.0]), np.full(2, 0.5)
+    path = save_fclib(tmp_path / "skew.hdf5", MatrixProblem.from_dense(W, q, mu))
+    with pytest.raises(SystemExit) as exit_:
+        bench.main(["solve", "--fclib", str(path)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "skew.hdf5" in err
+    assert "W is not symmetric: W[0, 3] = 0.5 but W[3, 0] = 0.2 (difference 0.3 > 1e-08" in err
+    W[0, 3], W[3, 0], W[1, 4], W[4, 1] = 0.5, 0.5 * (1 + 1e-12), 0.0, 0.0
+    path = save_fclib(tmp_path / "round.hdf5", MatrixProblem.from_dense(W, q, mu))
+    problem, _ = read_fclib(path)
+    np.testing.assert_array_equal(problem.dense(), W)
 
 
 def test_other_files_are_refused(tmp_path, capsys):

@@ -101,7 +101,8 @@ def test_an_interrupted_compare_leaves_no_file(tmp_path):
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in err, (proc.returncode, err[-2000:])
-    assert list(out.iterdir()) == []
+    assert not out.exists()  # a new folder is built under a temporary name, renamed whole
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_full_disk_is_one_line_and_leaves_no_temporary(tmp_path, run_main, monkeypatch):
@@ -118,6 +119,27 @@ def test_a_full_disk_is_one_line_and_leaves_no_temporary(tmp_path, run_main, mon
                               str(report))
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
     assert str(report) in err and "No space left on device" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("out", ["new", "new/deeper"])
+def test_a_compare_that_fills_the_disk_leaves_no_folder(tmp_path, run_main, monkeypatch, out):
+    """The comparison runs, then its first file hits a full disk: one line, exit code 2, and
+    neither the output folder (nor a folder above it that the compare created) nor the
+    temporary folder it was being built in remains."""
+    real_fsync = os.fsync
+
+    def full(fd):
+        if files.TEMP_PATTERN.match(Path(os.readlink(f"/proc/self/fd/{fd}")).name):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", full)
+    code, stdout, err = run_main("compare", "--scene", "column", "--settle", "2", "--iterations",
+                                 "3", "--repeats", "1", "--solvers", "pgs,jacobi", "--quiet",
+                                 "--out", str(tmp_path / out))
+    assert code == 2 and stdout == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert "No space left on device" in err and "benchmark" in err
     assert list(tmp_path.iterdir()) == []
 
 

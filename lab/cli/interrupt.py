@@ -1,0 +1,35 @@
+"""Ctrl-C while `marbles-bench` starts: its imports (NumPy, SciPy, Numba, the kernels' cache)
+take a second or more, and a KeyboardInterrupt raised inside them surfaces as a traceback from
+whichever module was loading. Until the command runs nothing is written, so hold() makes Ctrl-C
+end the process at once with the program's one line and exit code 130; release() hands Ctrl-C
+back to Python (a KeyboardInterrupt, which the command turns into the same line once it has
+cleaned up). Only the standard library is imported here, so hold() runs before the heavy imports."""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+INTERRUPTED = "marbles-bench: interrupted; no partial file written\n"
+EXIT = 130  # 128 + SIGINT, as a shell reports a process that Ctrl-C ended
+
+
+def _quit(signum, frame) -> None:
+    os.write(2, INTERRUPTED.encode())
+    os._exit(EXIT)
+
+
+def hold() -> None:
+    """Ctrl-C ends the process with one line and exit code 130 until release(). A SIGINT that
+    the parent set to be ignored (a background job) stays ignored."""
+    if threading.current_thread() is threading.main_thread() \
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _quit)
+
+
+def release() -> None:
+    """Ctrl-C raises KeyboardInterrupt again, where hold() had taken it (else nothing changes:
+    a caller's own handler, or a call from another thread, is left alone)."""
+    if threading.current_thread() is threading.main_thread() \
+            and signal.getsignal(signal.SIGINT) is _quit:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
