@@ -1,44 +1,47 @@
-"""A primal-dual interior point on the whole cone complementarity form of Coulomb's law
-(after Acary, Armand, Nguyen and Shpakovych's second-order cone interior point for frictional
-contact), for the frictionless, Coulomb (3 rows) and explicit problems.
+"""A primal-dual interior point on the cone complementarity form of Coulomb's law (after
+Acary, Armand, Nguyen and Shpakovych's second-order cone interior point for frictional contact),
+for the frictionless, Coulomb (3 rows) and explicit problems.
 
 With u = W λ + q (W = A, q = b) and De Saxcé's shift s_c = μ_c ‖u_t,c‖, Coulomb's law is
 
     λ_c ∈ K_c = {‖λ_t‖ <= μ λ_n},   ũ_c = u_c + s_c e_n ∈ K_c*,   ⟨λ_c, ũ_c⟩ = 0.
 
-Written in the standard cone L = {‖x̄‖ <= x_0} with x_c = (μ λ_n, λ_t) and
-z_c = (ũ_n / μ, ũ_t) = (u_n / μ + ‖u_t‖, u_t), it is x, z ∈ L, x ∘ z = 0 (the Jordan product;
-⟨x_c, z_c⟩ = ⟨λ_c, ũ_c⟩), z = Z(x): a complementarity problem on a product of second-order
-cones whose map Z is not monotone (the s term). A contact with μ = 0, and every contact of a
-frictionless problem, has the cone R+ on its normal row alone (its tangent impulses 0).
+In the standard cone L = {‖x̄‖ <= x_0}, x_c = (μ λ_n, λ_t) ∈ L. The non-smooth s has two
+treatments (`form`):
 
-Each iteration is one Newton step on z - Z(x) = 0, x ∘ z = σ ν e (ν the mean complementarity
-x·z per cone), taken in Nesterov–Todd's scaling: the point w with Θ x = Θ⁻¹ z = v for the
-symmetric Θ of each cone, so that the linearised complementarity v ∘ (Θ Δx + Θ⁻¹ Δz) = rc
-is symmetric in x and z. Eliminating Δz leaves one sparse system
+**lifted** (the default): s's norm becomes an unknown t_c >= ‖u_t,c‖, and the law is two
+complementarity pairs per contact sharing λ_n,
 
-    (Θ² + D⁻¹ J D⁻¹) Δx = Θ (v \\ rc) + (z - Z(x)),      D = diag(μ, 1, 1) per contact,
+    λ_n >= 0, u_n >= 0, λ_n u_n = 0;      x = (μ λ_n, λ_t) ∈ L, y = (t, u_t) ∈ L, x ∘ y = 0
 
-J = ∂ũ/∂λ = (I + C) W, solved by scipy's SuperLU. σ is Mehrotra's (σ = (ν_aff / ν)³ from a
-predictor step, with the second-order corrector), or `sigma` fixed when > 0; the step is
-`boundary` times the longest one that keeps x and z inside their cones (fraction to the
-boundary), the same for both.
+(∘ the Jordan product). They are Coulomb's law: a sticking contact (x inside L) has y = 0, so
+u_t = 0; a sliding one has x and y on L's boundary, opposite, so t = ‖u_t‖ and λ_t = -μ λ_n
+u_t / ‖u_t‖; a separated one has λ = 0, u_n >= 0 and t is free. Everything is linear in
+(λ, t): no smoothing, and Newton's step meets the equations b = u_n, ȳ = u_t exactly after a
+full step; the problem is not monotone (⟨Δx, Δy⟩ + Δλ_n Δu_n = Δλᵀ W Δλ + μ Δλ_n Δt), which is
+where Coulomb's non-convexity went. t is y_0 itself (it has no equation of its own).
 
-The non-smooth shift: ‖u_t‖ is replaced by √(‖u_t‖² + ε²), ε starting at `smoothing` × ν / x̄_0
-(x̄_0 the mean of x_0), the size of a sticking contact's slip on the central path, so the
-barrier drives ε to 0 with the gap and the law is met at its end. With `coupling=newton` the
-shift's derivative C (row n_c: μ_c u_t / √(‖u_t‖² + ε²) on the tangent rows) is in J, a full
-Newton step on the non-convex problem (J is not symmetric); with `coupling=frozen` the shift
-is re-evaluated at each iterate and held fixed in the step (J = W): an interior point on the
-convex relaxation whose s follows the iterates, a fixed point on s inside the barrier's path.
-ε's own move, -(1 - σ) ε, is in the step's right-hand side, so its shrinking does not add to
-z - Z(x). `frozen` is the default: on the frozen bowls it went further than `newton`, whose
-steps collapse (σ -> 1) once the gap is small while z - Z(x) is not (docs/solvers.md has the
-measurements); both stop where the gap reaches rounding with z - Z(x) still above it.
+**shifted**: z_c = (ũ_n / μ, ũ_t) = (u_n / μ + ‖u_t‖, u_t), x, z ∈ L, x ∘ z = 0, z = Z(x),
+with ‖u_t‖ smoothed to √(‖u_t‖² + ε²), ε starting at `smoothing` × ν / x̄_0 (the size of a
+sticking contact's slip on the central path) and moving as the gap's target, -(1 - σ) ε, in
+the step's right-hand side, so the barrier drives it to 0. `coupling=newton` puts s's
+derivative in the step (a non-symmetric Jacobian), `frozen` holds s at the iterate's value (an
+interior point on the convex relaxation whose s follows the iterates). Kept for comparison: on
+the frozen bowls it stalls where the lifted form converges (docs/solvers.md).
+
+A contact with μ = 0, and every contact of a frictionless problem, has the cone R+ on its
+normal row alone (its tangent impulses 0). Each iteration is one Newton step on the equations
+and x ∘ y = σ ν e (ν the mean complementarity per cone), in Nesterov–Todd's scaling: the point
+with Θ x = Θ⁻¹ y = v for the symmetric Θ of each cone, so that the linearised complementarity
+v ∘ (Θ Δx + Θ⁻¹ Δy) = rc is symmetric in the pair. Eliminating the duals leaves one sparse
+system in Δλ, W plus a 3 × 3 block per contact (rows of Θ² G, G: λ_c -> (λ_n, x_c)), solved by
+scipy's SuperLU. σ is Mehrotra's (σ = (ν_aff / ν)³ from a predictor step, with the
+second-order corrector), or `sigma` fixed when > 0; the step is `boundary` times the longest
+one that keeps every pair inside its cones (fraction to the boundary), the same for all.
 
 The interior point starts at the cones' centres, scaled to the problem (λ0 is not a good
 interior start; a contact whose rows W does not touch keeps λ0, as in every solver). It ends by
-itself (status `relative`) once the gap and z - Z(x) are rounding, or the step collapses.
+itself (status `relative`) once the gap and the equations are rounding, or the step collapses.
 Rolling rows (6 per contact) are refused: this method solves 3-row contacts.
 """
 from __future__ import annotations
@@ -55,14 +58,17 @@ sp = LazyModule("scipy.sparse")
 _linalg = LazyModule("scipy.sparse.linalg")
 
 PARAMS = (
-    Param("coupling", "frozen", str, "the shift s = μ‖u_t‖ in the Newton step: its "
-          "derivative included (newton) or held at the iterate's value (frozen)",
+    Param("form", "lifted", str, "the problem the interior point solves: lifted (t >= ‖u_t‖ "
+          "as an unknown, linear) or shifted (u_n + μ‖u_t‖, smoothed)",
+          choices=("lifted", "shifted")),
+    Param("coupling", "frozen", str, "form=shifted: the shift s = μ‖u_t‖ in the Newton step, "
+          "its derivative included (newton) or held at the iterate's value (frozen)",
           choices=("newton", "frozen")),
     Param("sigma", 0.0, float, "centring parameter of every step (0: Mehrotra's "
           "predictor-corrector chooses it)", lo=0.0, hi=1.0),
     Param("boundary", 0.9, float, "fraction of the longest step inside the cones taken "
           "(fraction to the boundary)", lo=0.5, hi=1.0, hi_open=True),
-    Param("smoothing", 1.0, float, "ε of √(‖u_t‖² + ε²), in units of the gap ν over the mean "
+    Param("smoothing", 1.0, float, "form=shifted: ε of √(‖u_t‖² + ε²), in units of the gap ν over the mean "
           "impulse scale (0: the non-smooth norm)", lo=0.0, hi=1e6),
 )
 
@@ -164,6 +170,21 @@ class _Interior:
     `linear_rows` (p,) the normal rows with R+; every other entry of λ is held at λ0."""
 
     def __init__(self, problem, lam: np.ndarray, settings: SolveSettings):
+        self._variables(problem, lam)
+        self.settings = settings
+        self.sigma_fixed = settings["sigma"]
+        self.boundary = settings["boundary"]
+        self.frozen = settings["coupling"] == "frozen"
+        self.smoothing = settings["smoothing"]
+        self._start()
+        self.counts = {"gap": float(self.gap()), "equation": float(np.linalg.norm(
+            self.equation())), "step": 1.0, "sigma": 0.0, "stalled": 0}
+        self.start_gap, self.start_equation = self.counts["gap"], self.counts["equation"]
+        self.stall = 0
+        self.done = False
+
+    def _variables(self, problem, lam: np.ndarray) -> None:
+        """The variables (cone rows, then R+ rows), W and q on them; λ's other entries held."""
         rows_, cols, vals = problem.coo()
         size, rows = problem.size, problem.rows
         W = sp.csr_matrix((vals, (rows_, cols)), shape=(size, size))
@@ -186,17 +207,6 @@ class _Interior:
         # x = d λ on the variables: μ on a cone's normal row, 1 elsewhere.
         self.d = np.ones(len(self.index))
         self.d[0:3 * self.k:3] = self.mu
-        self.settings = settings
-        self.sigma_fixed = settings["sigma"]
-        self.boundary = settings["boundary"]
-        self.frozen = settings["coupling"] == "frozen"
-        self.smoothing = settings["smoothing"]
-        self._start()
-        self.counts = {"gap": float(self.gap()), "equation": float(np.linalg.norm(
-            self.equation())), "step": 1.0, "sigma": 0.0, "stalled": 0}
-        self.start_gap, self.start_equation = self.counts["gap"], self.counts["equation"]
-        self.stall = 0
-        self.done = False
 
     # The two halves of a vector of the variables.
     def cones(self, y: np.ndarray) -> np.ndarray:
@@ -360,12 +370,156 @@ class _Interior:
             self.done = True
 
 
+class _Lifted:
+    """The lifted form (module docstring): unknowns λ on the variables and the duals b (the R+
+    pairs' u_n, k + p) and y (k, 3) = (t, u_t) per cone, with b - u_n = 0 and ȳ - u_t = 0 kept
+    as residuals (an infeasible start); t is free, so y_0 needs no equation."""
+
+    def __init__(self, problem, lam: np.ndarray, settings: SolveSettings):
+        base = _Interior.__new__(_Interior)
+        _Interior._variables(base, problem, lam)
+        self.base = base
+        self.k, self.p, self.mu, self.lam = base.k, base.p, base.mu, lam
+        self.boundary, self.sigma_fixed = settings["boundary"], settings["sigma"]
+        speed = 1.0 + float(np.abs(base.q).max(initial=0.0))
+        n = len(base.index)
+        impulse = speed / max(float(np.mean(base.W.diagonal())) if n else 1.0, 1e-300)
+        self.r = np.zeros(n)
+        self.r[0:3 * self.k:3] = impulse
+        self.r[3 * self.k:] = impulse
+        self.b = np.full(self.k + self.p, speed)
+        self.y = np.zeros((self.k, 3))
+        self.y[:, 0] = speed / np.maximum(self.mu, 1e-300)
+        self.counts = {"gap": self.gap(), "equation": float(np.linalg.norm(self.equation())),
+                       "step": 1.0, "sigma": 0.0, "stalled": 0}
+        self.start_gap, self.start_equation = self.counts["gap"], self.counts["equation"]
+        self.stall, self.done = 0, False
+
+    def primal(self, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(a, x): the R+ parts (λ_n of every contact: cones first) and x = (μ λ_n, λ_t)."""
+        k = self.k
+        cones = r[:3 * k].reshape(k, 3) * np.column_stack([self.mu, np.ones((k, 2))])
+        return np.concatenate([r[0:3 * k:3], r[3 * k:]]), cones
+
+    def gap(self) -> float:
+        a, x = self.primal(self.r)
+        return float(a @ self.b + np.sum(x * self.y)) / max(2 * self.k + self.p, 1)
+
+    def equation(self) -> np.ndarray:
+        """(b, ȳ) - (u_n, u_t) in the variables' order."""
+        k = self.k
+        out = -(self.base.W @ self.r + self.base.q)
+        out[0:3 * k:3] += self.b[:k]
+        out[3 * k:] += self.b[k:]
+        cones = out[:3 * k].reshape(k, 3)
+        cones[:, 1:] += self.y[:, 1:]
+        return out
+
+    def _matrix(self, theta: np.ndarray, linear: np.ndarray):
+        """The step's matrix: W plus, per contact, the rows of Θ² G (module docstring)."""
+        k, p = self.k, self.p
+        base = 3 * np.arange(k)
+        squared = theta @ theta
+        blocks = np.zeros((k, 3, 3))
+        blocks[:, 0, 0] = linear[:k]
+        blocks[:, 1:, :] = squared[:, 1:, :] * np.column_stack([self.mu, np.ones((k, 2))])[
+            :, None, :]
+        rows = np.repeat(base[:, None] + np.arange(3), 3, axis=1).ravel()
+        cols = np.tile(base[:, None] + np.arange(3), (1, 3)).ravel()
+        diagonal = 3 * k + np.arange(p)
+        n = 3 * k + p
+        G = sp.csr_matrix((np.concatenate([blocks.ravel(), linear[k:]]),
+                           (np.concatenate([rows, diagonal]), np.concatenate([cols, diagonal]))),
+                          shape=(n, n))
+        return sp.csc_matrix(G + self.base.W)
+
+    def step(self) -> None:
+        if self.done:
+            return
+        k = self.k
+        a, x = self.primal(self.r)
+        if not (np.all(a > 0.0) and np.all(self.b > 0.0) and np.all(_det(x) > 0.0)
+                and np.all(_det(self.y) > 0.0) and np.all(x[:, 0] > 0.0)
+                and np.all(self.y[:, 0] > 0.0)):
+            self.counts["stalled"] = 1
+            self.done = True
+            return
+        scaling = _Scaling(x, self.y, a, self.b)
+        vc, vl = scaling.apply(x), np.sqrt(a * self.b)
+        try:
+            lu = _linalg.splu(self._matrix(scaling.matrices(), scaling.linear ** 2))
+        except RuntimeError:
+            self.counts["stalled"] = 1
+            self.done = True
+            return
+        residual = self.equation()
+        nu = self.gap()
+        def direction(rc_c, rc_l):
+            wc = scaling.apply(_arrow_solve(vc, rc_c))
+            wl = scaling.linear * rc_l / vl
+            rhs = residual.copy()
+            rhs[0:3 * k:3] += wl[:k]
+            rhs[3 * k:] += wl[k:]
+            rhs[:3 * k].reshape(k, 3)[:, 1:] += wc[:, 1:]
+            dr = lu.solve(rhs)
+            da, dx = self.primal(dr)
+            db = wl - scaling.linear ** 2 * da
+            dy = wc - scaling.apply(scaling.apply(dx))
+            return dr, da, dx, db, dy
+
+        e_c = np.zeros((k, 3))
+        e_c[:, 0] = 1.0
+        vv_c, vv_l = _jordan(vc, vc), vl * vl
+        sigma = self.sigma_fixed
+        if sigma == 0.0:
+            dr, da, dx, db, dy = direction(-vv_c, -vv_l)
+            alpha = self._longest(a, x, da, dx, db, dy)
+            affine = (float((a + alpha * da) @ (self.b + alpha * db))
+                      + float(np.sum((x + alpha * dx) * (self.y + alpha * dy)))) / max(
+                          2 * k + self.p, 1)
+            sigma = min(max(affine / nu, 0.0), 1.0) ** 3
+            corr_c = _jordan(scaling.apply(dx), scaling.apply(dy, inverse=True))
+            corr_l = da * db
+            dr, da, dx, db, dy = direction(sigma * nu * e_c - vv_c - corr_c,
+                                           sigma * nu - vv_l - corr_l)
+        else:
+            dr, da, dx, db, dy = direction(sigma * nu * e_c - vv_c, sigma * nu - vv_l)
+        alpha = min(1.0, self.boundary * self._longest(a, x, da, dx, db, dy))
+        self.r = self.r + alpha * dr
+        self.b = self.b + alpha * db
+        self.y = self.y + alpha * dy
+        self.lam[self.base.index] = self.r
+        self._record(alpha, sigma)
+
+    def _record(self, alpha: float, sigma: float) -> None:
+        gap, equation = self.gap(), float(np.linalg.norm(self.equation()))
+        self.counts.update(gap=gap, equation=equation, step=alpha, sigma=sigma)
+        self.stall = self.stall + 1 if alpha < STALL_STEP else 0
+        finite = np.all(np.isfinite(self.r)) and np.all(np.isfinite(self.y))
+        if (self.stall >= STALL or not finite
+                or (gap <= FLOOR * max(self.start_gap, 1e-300)
+                    and equation <= FLOOR * max(self.start_equation, 1e-300))):
+            self.counts["stalled"] = int(self.stall >= STALL)
+            self.done = True
+
+    def _longest(self, a, x, da, dx, db, dy) -> float:
+        steps = [1.0 / self.boundary]
+        for y, dyy in ((x, dx), (self.y, dy)):
+            if len(y):
+                steps.append(float(np.min(_cone_step(y, dyy))))
+        for y, dyy in ((a, da), (self.b, db)):
+            down = dyy < 0.0
+            if np.any(down):
+                steps.append(float(np.min(-y[down] / dyy[down])))
+        return min(steps)
+
+
 def solve(problem, lam0: np.ndarray, settings: SolveSettings):
     if problem.rows not in (1, 3):
         raise ParamError(f"ipm solves 3-row contacts; this problem has {problem.rows} rows per "
                          f"contact (rolling friction): use newton, socp or pgs")
     lam = np.array(lam0, dtype=np.float64)
-    interior = _Interior(problem, lam, settings)
+    interior = (_Lifted if settings["form"] == "lifted" else _Interior)(problem, lam, settings)
 
     def sweep(count: int) -> int:
         for k in range(count):

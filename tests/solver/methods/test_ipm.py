@@ -20,16 +20,17 @@ def ipm(problem, iterations=200, **params):
         "ipm", iterations, True, {"abs_tol": 1e-12, **params}))
 
 
-@pytest.mark.parametrize("coupling", ["frozen", "newton"])
-def test_two_contacts_by_hand(coupling):
+@pytest.mark.parametrize("form, coupling", [("lifted", "frozen"), ("shifted", "frozen"),
+                                            ("shifted", "newton")])
+def test_two_contacts_by_hand(form, coupling):
     """W = I, μ = ½ (test_socp.two_contacts): contact 0 sticks with λ = (1, -0.2, 0), contact 1
-    slides with λ = (1, -0.5, 0) against u_t = 1.5. With s held in each step the iterate
-    reaches the cones' boundary (the gap at rounding) with the slide's s still 1e-11 off;
-    with its derivative the step is Newton's and ends at rounding."""
-    result = ipm(two_contacts(), coupling=coupling)
+    slides with λ = (1, -0.5, 0) against u_t = 1.5. The shifted form with s held in each step
+    reaches the cones' boundary (the gap at rounding) with the slide's s still 1e-11 off; the
+    lifted form and the shifted one with s's derivative end at rounding."""
+    result = ipm(two_contacts(), form=form, coupling=coupling)
     np.testing.assert_allclose(result.lam, [1.0, -0.2, 0.0, 1.0, -0.5, 0.0], atol=1e-9)
     assert result.residual < 1e-9
-    if coupling == "newton":
+    if (form, coupling) != ("shifted", "frozen"):
         assert result.status == metrics.ABSOLUTE
 
 
