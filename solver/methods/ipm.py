@@ -39,8 +39,10 @@ scipy's SuperLU. σ is Mehrotra's (σ = (ν_aff / ν)³ from a predictor step, w
 second-order corrector), or `sigma` fixed when > 0; the step is `boundary` times the longest
 one that keeps every pair inside its cones (fraction to the boundary), the same for all.
 
-The interior point starts at the cones' centres, scaled to the problem (λ0 is not a good
-interior start; a contact whose rows W does not touch keeps λ0, as in every solver). It ends by
+The interior point starts at the cones' centres, scaled to the problem: normal impulses
+`start_impulse` × (1 + max|q|) / mean(diag W), velocities 1 + max|q| (λ0 is not a good interior
+start; a contact whose rows W does not touch keeps λ0, as in every solver). The problem is not
+monotone, so where the path from that start leads depends on it (docs/solvers.md). It ends by
 itself (status `relative`) once the gap and the equations are rounding, or the step collapses.
 Rolling rows (6 per contact) are refused: this method solves 3-row contacts.
 """
@@ -64,6 +66,9 @@ PARAMS = (
     Param("coupling", "frozen", str, "form=shifted: the shift s = μ‖u_t‖ in the Newton step, "
           "its derivative included (newton) or held at the iterate's value (frozen)",
           choices=("newton", "frozen")),
+    Param("start_impulse", 10.0, float, "form=lifted: the starting point's normal impulses, in "
+          "units of (1 + max|q|) / mean(diag W) (a larger start: a larger first gap)",
+          lo=0.0, lo_open=True),
     Param("sigma", 0.0, float, "centring parameter of every step (0: Mehrotra's "
           "predictor-corrector chooses it)", lo=0.0, hi=1.0),
     Param("boundary", 0.9, float, "fraction of the longest step inside the cones taken "
@@ -163,28 +168,14 @@ def _block_square(theta: np.ndarray, linear: np.ndarray):
                          shape=(3 * k + p, 3 * k + p))
 
 
-class _Interior:
-    """The iteration's state: x (cones k × 3, then the R+ rows) and z, and the map Z.
+class _Variables:
+    """The unknowns both forms share: `index` (the λ entries solved for: the k contacts with a
+    friction cone, 3 rows each, then the p normal rows with R+), W and q on them (the held
+    entries' impulses folded into q), μ of the cones, d (x = d λ: μ on a cone's normal row);
+    every other entry of λ is held at λ0 (a contact W does not touch) or 0 (a μ = 0 contact's
+    tangent impulses)."""
 
-    Variables: `cone_rows` (k, 3) the λ entries of the contacts with a friction cone,
-    `linear_rows` (p,) the normal rows with R+; every other entry of λ is held at λ0."""
-
-    def __init__(self, problem, lam: np.ndarray, settings: SolveSettings):
-        self._variables(problem, lam)
-        self.settings = settings
-        self.sigma_fixed = settings["sigma"]
-        self.boundary = settings["boundary"]
-        self.frozen = settings["coupling"] == "frozen"
-        self.smoothing = settings["smoothing"]
-        self._start()
-        self.counts = {"gap": float(self.gap()), "equation": float(np.linalg.norm(
-            self.equation())), "step": 1.0, "sigma": 0.0, "stalled": 0}
-        self.start_gap, self.start_equation = self.counts["gap"], self.counts["equation"]
-        self.stall = 0
-        self.done = False
-
-    def _variables(self, problem, lam: np.ndarray) -> None:
-        """The variables (cone rows, then R+ rows), W and q on them; λ's other entries held."""
+    def __init__(self, problem, lam: np.ndarray):
         rows_, cols, vals = problem.coo()
         size, rows = problem.size, problem.rows
         W = sp.csr_matrix((vals, (rows_, cols)), shape=(size, size))
@@ -207,6 +198,24 @@ class _Interior:
         # x = d λ on the variables: μ on a cone's normal row, 1 elsewhere.
         self.d = np.ones(len(self.index))
         self.d[0:3 * self.k:3] = self.mu
+
+
+class _Interior(_Variables):
+    """The shifted form's state: x (cones k × 3, then the R+ rows) and z, and the map Z."""
+
+    def __init__(self, problem, lam: np.ndarray, settings: SolveSettings):
+        super().__init__(problem, lam)
+        self.settings = settings
+        self.sigma_fixed = settings["sigma"]
+        self.boundary = settings["boundary"]
+        self.frozen = settings["coupling"] == "frozen"
+        self.smoothing = settings["smoothing"]
+        self._start()
+        self.counts = {"gap": float(self.gap()), "equation": float(np.linalg.norm(
+            self.equation())), "step": 1.0, "sigma": 0.0, "stalled": 0}
+        self.start_gap, self.start_equation = self.counts["gap"], self.counts["equation"]
+        self.stall = 0
+        self.done = False
 
     # The two halves of a vector of the variables.
     def cones(self, y: np.ndarray) -> np.ndarray:
@@ -300,7 +309,7 @@ class _Interior:
         vl = np.sqrt(xl * zl)
         residual = self.equation()
         shrink = self._shrink(x)
-        n, k = len(self.index), self.k
+        k = self.k
         square = _block_square(scaling.matrices(), scaling.linear ** 2)
         try:
             lu = _linalg.splu(sp.csc_matrix(square + self._jacobian(x)))
@@ -370,20 +379,18 @@ class _Interior:
             self.done = True
 
 
-class _Lifted:
+class _Lifted(_Variables):
     """The lifted form (module docstring): unknowns λ on the variables and the duals b (the R+
     pairs' u_n, k + p) and y (k, 3) = (t, u_t) per cone, with b - u_n = 0 and ȳ - u_t = 0 kept
     as residuals (an infeasible start); t is free, so y_0 needs no equation."""
 
     def __init__(self, problem, lam: np.ndarray, settings: SolveSettings):
-        base = _Interior.__new__(_Interior)
-        _Interior._variables(base, problem, lam)
-        self.base = base
-        self.k, self.p, self.mu, self.lam = base.k, base.p, base.mu, lam
+        super().__init__(problem, lam)
         self.boundary, self.sigma_fixed = settings["boundary"], settings["sigma"]
-        speed = 1.0 + float(np.abs(base.q).max(initial=0.0))
-        n = len(base.index)
-        impulse = speed / max(float(np.mean(base.W.diagonal())) if n else 1.0, 1e-300)
+        speed = 1.0 + float(np.abs(self.q).max(initial=0.0))
+        n = len(self.index)
+        impulse = settings["start_impulse"] * speed / max(
+            float(np.mean(self.W.diagonal())) if n else 1.0, 1e-300)
         self.r = np.zeros(n)
         self.r[0:3 * self.k:3] = impulse
         self.r[3 * self.k:] = impulse
@@ -408,7 +415,7 @@ class _Lifted:
     def equation(self) -> np.ndarray:
         """(b, ȳ) - (u_n, u_t) in the variables' order."""
         k = self.k
-        out = -(self.base.W @ self.r + self.base.q)
+        out = -(self.W @ self.r + self.q)
         out[0:3 * k:3] += self.b[:k]
         out[3 * k:] += self.b[k:]
         cones = out[:3 * k].reshape(k, 3)
@@ -431,7 +438,7 @@ class _Lifted:
         G = sp.csr_matrix((np.concatenate([blocks.ravel(), linear[k:]]),
                            (np.concatenate([rows, diagonal]), np.concatenate([cols, diagonal]))),
                           shape=(n, n))
-        return sp.csc_matrix(G + self.base.W)
+        return sp.csc_matrix(G + self.W)
 
     def step(self) -> None:
         if self.done:
@@ -488,7 +495,7 @@ class _Lifted:
         self.r = self.r + alpha * dr
         self.b = self.b + alpha * db
         self.y = self.y + alpha * dy
-        self.lam[self.base.index] = self.r
+        self.lam[self.index] = self.r
         self._record(alpha, sigma)
 
     def _record(self, alpha: float, sigma: float) -> None:
