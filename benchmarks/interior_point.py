@@ -3,6 +3,7 @@ FCLIB's error on the frozen frictional bowl (μ = μ_wall = 0.5, a full warm sta
 a step, frozen at `--step`), the least error it reaches, the solve time to it and where it
 stalls; then on the profiles' problems that no solver solves at 1e-8 (results/RESULTS.md) with
 the profiles' own measure (lab.report.profiles.run_solver: from zero, `--budget` solve seconds).
+The interior point alone: its newton polish is off unless `--set polish=N` asks for it.
 
     python -m benchmarks.interior_point                      # the bowl of 350 at step 500
     python -m benchmarks.interior_point --n 30 --problems none
@@ -50,7 +51,7 @@ def bowl_report(n: int, step: int, iterations: int, overrides: dict) -> str:
     best = int(np.argmin(e))
     info = ", ".join(f"{k} {v:.3g}" for k, v in result.info.items())
     return (f"bowl of {n}, step {step}: {problem.m} contacts\n"
-            f"  ipm {overrides or ''}: best FCLIB error {e[best]:.3g} at iteration {best} "
+            f"  ipm {overrides}: best FCLIB error {e[best]:.3g} at iteration {best} "
             f"({result.seconds[best]:.1f} s of solve time); last {e[-1]:.3g} after "
             f"{result.iterations} iterations, {result.seconds[-1]:.1f} s ({wall:.1f} s wall), "
             f"status {result.status}\n  at its end: {info}")
@@ -63,8 +64,8 @@ def problems_report(labels: list[str], budget: float, overrides: dict) -> list[s
         if frozen.label not in labels:
             continue
         if frozen.problem.rows not in (1, 3):
-            lines.append(f"| {frozen.label} | {frozen.contacts} | refused: "
-                         f"{frozen.problem.rows} rows per contact | | | |")
+            lines.append(f"| {frozen.label} | {frozen.contacts} | not solved by ipm: "
+                         f"{frozen.problem.rows} rows per contact (newton's) | | | |")
             continue
         run = profiles.run_solver(frozen.problem, "ipm", budget, overrides=overrides)
         reach = run.reach[1e-8]
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="an ipm parameter (repeatable)")
     args = parser.parse_args(argv)
-    overrides = {}
+    overrides = {"polish": "0"}
     for item in args.set:
         name, _, value = item.partition("=")
         overrides[name] = value

@@ -44,7 +44,11 @@ The interior point starts at the cones' centres, scaled to the problem: normal i
 start; a contact whose rows W does not touch keeps λ0, as in every solver). The problem is not
 monotone, so where the path from that start leads depends on it (docs/solvers.md). It ends by
 itself (status `relative`) once the gap and the equations are rounding, or the step collapses.
-Rolling rows (6 per contact) are refused: this method solves 3-row contacts.
+Where it ends short of `abs_tol` (at a degenerate contact, x on its cone's edge with y = 0,
+the gap reaches rounding near a residual of 1e-10), up to `polish` iterations of `newton` from
+its answer finish it, kept only where they lower the residual (socp's polish).
+Rolling rows (6 per contact) are not solved here: such a problem goes to `newton`, and
+`info["delegated_to_newton"]` says so.
 """
 from __future__ import annotations
 
@@ -52,9 +56,11 @@ import numpy as np
 
 from .. import metrics
 from ..lazy import LazyModule
-from ..params import Param, ParamError
+from ..params import Param
 from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS
 from .driver import Hooks, Method, SolveSettings, run
+from .newton import METHOD as NEWTON
+from .socp import _polished as polished
 
 sp = LazyModule("scipy.sparse")
 _linalg = LazyModule("scipy.sparse.linalg")
@@ -69,6 +75,11 @@ PARAMS = (
     Param("start_impulse", 10.0, float, "form=lifted: the starting point's normal impulses, in "
           "units of (1 + max|q|) / mean(diag W) (a larger start: a larger first gap)",
           lo=0.0, lo_open=True),
+    Param("polish", 20, int, "newton iterations from the answer when it is short of abs_tol "
+          "(a degenerate contact, x on its cone's edge with y = 0, stops the interior point "
+          "near 1e-10; 0: its answer as it is)", lo=0, hi=100_000),
+    Param("polish_prox", 1e-3, float, "the polish's proximal weight (newton's prox, in units "
+          "of W's diagonal)", lo=0.0, hi=1e6),
     Param("sigma", 0.0, float, "centring parameter of every step (0: Mehrotra's "
           "predictor-corrector chooses it)", lo=0.0, hi=1.0),
     Param("boundary", 0.9, float, "fraction of the longest step inside the cones taken "
@@ -103,7 +114,10 @@ def _cone_step(x: np.ndarray, d: np.ndarray) -> np.ndarray:
 
 
 def _det(x: np.ndarray) -> np.ndarray:
-    return x[:, 0] ** 2 - x[:, 1] ** 2 - x[:, 2] ** 2
+    """x_0² - ‖x̄‖² per cone, factored: near the boundary the difference of squares loses
+    every digit that the difference x_0 - ‖x̄‖ keeps."""
+    norm = np.hypot(x[:, 1], x[:, 2])
+    return (x[:, 0] - norm) * (x[:, 0] + norm)
 
 
 def _jordan(x: np.ndarray, z: np.ndarray) -> np.ndarray:
@@ -523,8 +537,7 @@ class _Lifted(_Variables):
 
 def solve(problem, lam0: np.ndarray, settings: SolveSettings):
     if problem.rows not in (1, 3):
-        raise ParamError(f"ipm solves 3-row contacts; this problem has {problem.rows} rows per "
-                         f"contact (rolling friction): use newton, socp or pgs")
+        return _delegated(problem, lam0, settings)
     lam = np.array(lam0, dtype=np.float64)
     interior = (_Lifted if settings["form"] == "lifted" else _Interior)(problem, lam, settings)
 
@@ -538,7 +551,21 @@ def solve(problem, lam0: np.ndarray, settings: SolveSettings):
     def stop() -> str | None:
         return metrics.RELATIVE if interior.done else None
 
-    return run(problem, lam, settings, sweep, hooks=Hooks(stop=stop, info=interior.counts))
+    result = run(problem, lam, settings, sweep, hooks=Hooks(stop=stop, info=interior.counts))
+    return polished(problem, result, settings)
+
+
+def _delegated(problem, lam0: np.ndarray, settings: SolveSettings):
+    """A problem with rolling rows, which this method does not solve, handed to `newton` with
+    the same iterations, tolerances, observer and time limit; `info["delegated_to_newton"]` 1
+    says so (a refusal here would stop a run that switched solver mid-way)."""
+    common = {p.name: settings[p.name] for p in NEWTON.all_params
+              if p.name in ("abs_tol", "rel_tol", "divergence")}
+    result = NEWTON.solve(problem, lam0, NEWTON.settings(
+        settings.iterations, settings.trace, common, observer=settings.observer,
+        time_limit=settings.time_limit))
+    result.info = {**result.info, "delegated_to_newton": 1}
+    return result
 
 
 METHOD = Method("ipm", "Interior point", {
