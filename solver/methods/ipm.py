@@ -539,19 +539,27 @@ def solve(problem, lam0: np.ndarray, settings: SolveSettings):
     if problem.rows not in (1, 3):
         return _delegated(problem, lam0, settings)
     lam = np.array(lam0, dtype=np.float64)
-    interior = (_Lifted if settings["form"] == "lifted" else _Interior)(problem, lam, settings)
+    form = _Lifted if settings["form"] == "lifted" else _Interior
+    # Built at the first iteration: the driver first checks λ0 and the problem, and a poisoned
+    # problem ends on λ0 untouched (building zeroes the unknowns' start).
+    held: list = []
+    counts: dict = {}
 
     def sweep(count: int) -> int:
+        if not held:
+            held.append(form(problem, lam, settings))
+            counts.update(held[0].counts)
+            held[0].counts = counts
         for k in range(count):
-            interior.step()
-            if interior.done:
+            held[0].step()
+            if held[0].done:
                 return k + 1
         return count
 
     def stop() -> str | None:
-        return metrics.RELATIVE if interior.done else None
+        return metrics.RELATIVE if held and held[0].done else None
 
-    result = run(problem, lam, settings, sweep, hooks=Hooks(stop=stop, info=interior.counts))
+    result = run(problem, lam, settings, sweep, hooks=Hooks(stop=stop, info=counts))
     return polished(problem, result, settings)
 
 
