@@ -84,8 +84,8 @@ PARAMS = (
           "predictor-corrector chooses it)", lo=0.0, hi=1.0),
     Param("boundary", 0.9, float, "fraction of the longest step inside the cones taken "
           "(fraction to the boundary)", lo=0.5, hi=1.0, hi_open=True),
-    Param("smoothing", 1.0, float, "form=shifted: ε of √(‖u_t‖² + ε²), in units of the gap ν over the mean "
-          "impulse scale (0: the non-smooth norm)", lo=0.0, hi=1e6),
+    Param("smoothing", 1.0, float, "form=shifted: ε of √(‖u_t‖² + ε²), in units of the gap "
+          "ν over the mean impulse scale (0: the non-smooth norm)", lo=0.0, hi=1e6),
 )
 
 # The step is deemed collapsed below STALL_STEP, the solve over after STALL such steps in a row
