@@ -13,12 +13,14 @@ from solver.methods.ipm import _Scaling, _cone_step
 from solver.params import ParamError
 from solver.step import Simulation
 from tests.solver.methods.conftest import settled
+from tests.solver.methods.test_friction_solvers import enumerate_solutions, random_block, target_q
 from tests.solver.methods.test_socp import two_contacts
 
 
 def ipm(problem, iterations=200, **params):
+    """The interior point alone (no newton polish) unless `polish` is given."""
     return registry.get("ipm").solve(problem.copy(), np.zeros(problem.size), registry.settings(
-        "ipm", iterations, True, {"abs_tol": 1e-12, **params}))
+        "ipm", iterations, True, {"abs_tol": 1e-12, "polish": 0, **params}))
 
 
 @pytest.mark.parametrize("form, coupling", [("lifted", "frozen"), ("shifted", "frozen"),
@@ -41,6 +43,24 @@ def test_a_separating_contact_and_a_frictionless_one_by_hand():
     q = np.array([1.0, 0.3, 0.0, -2.0, 5.0, 0.0])
     result = ipm(MatrixProblem.from_dense(np.eye(6), q, np.array([0.5, 0.0])))
     np.testing.assert_allclose(result.lam, [0.0, 0.0, 0.0, 2.0, 0.0, 0.0], atol=1e-9)
+
+
+def test_a_contact_sticking_at_its_cones_edge_is_finished_by_the_polish():
+    """The sticking contact of test_friction_solvers' random block (seed 0, μ = 1) whose answer
+    has ‖λ_t‖ = μ λ_n: x on the cone's edge with y = 0, not strictly complementary. The
+    interior point's gap reaches rounding with the residual still above 1e-11; newton from its
+    answer ends at the enumerated solution."""
+    rng = np.random.default_rng(0)
+    W = random_block(rng, 0.0)
+    q = target_q(rng, "stick", W[0, 0], W[1, 1], 1.0)
+    problem = MatrixProblem.from_dense(W, q, np.array([1.0]))
+    (answer,) = enumerate_solutions(W, q, 1.0)
+    assert abs(np.hypot(answer[1], answer[2]) - answer[0]) < 1e-9  # on the cone's edge
+    alone = ipm(problem, abs_tol=1e-11)
+    assert alone.status != metrics.ABSOLUTE and alone.residual > 1e-11
+    polished = ipm(problem, abs_tol=1e-11, polish=20)
+    assert polished.status == metrics.ABSOLUTE and polished.info["polish_iterations"] >= 1
+    np.testing.assert_allclose(polished.lam, answer, atol=1e-9)
 
 
 def test_the_nesterov_todd_point_scales_x_and_z_to_one_point():
