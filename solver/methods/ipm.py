@@ -46,11 +46,14 @@ monotone, so where the path from that start leads depends on it (docs/solvers.md
 itself (status `relative`) once the gap and the equations are rounding, or the step collapses.
 Where it ends short of `abs_tol` (at a degenerate contact, x on its cone's edge with y = 0,
 the gap reaches rounding near a residual of 1e-10), up to `polish` iterations of `newton` from
-its answer finish it, kept only where they lower the residual (socp's polish).
+its answer finish it, within what is left of the iterations, kept only where they lower the
+residual (socp's polish).
 Rolling rows (6 per contact) are not solved here: such a problem goes to `newton`, and
 `info["delegated_to_newton"]` says so.
 """
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
@@ -560,7 +563,10 @@ def solve(problem, lam0: np.ndarray, settings: SolveSettings):
         return metrics.RELATIVE if held and held[0].done else None
 
     result = run(problem, lam, settings, sweep, hooks=Hooks(stop=stop, info=counts))
-    return polished(problem, result, settings)
+    # The polish spends what the interior point left of the iterations, never more.
+    left = min(settings["polish"], max(settings.iterations - result.iterations, 0))
+    return polished(problem, result, dataclasses.replace(
+        settings, params={**settings.params, "polish": left}))
 
 
 def _delegated(problem, lam0: np.ndarray, settings: SolveSettings):
