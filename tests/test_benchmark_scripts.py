@@ -22,6 +22,8 @@ TINY_RUNS = {
                       "with friction / without:"),
     "handmade_fclib": (["--stacks", "tetrahedron", "--exports", "none", "--solvers",
                         "newton,pgs", "--sweeps", "500"], "| `newton` | "),
+    "interior_point": (["--n", "10", "--step", "60", "--iterations", "5", "--problems", "none"],
+                       "bowl of 10, step 60:"),
     "memory": (["--scene", "column", "--steps", "40", "--points", "2"], "physics ok"),
     "newton": (["--piles", "column"], "| column, step 50 | 7 | absolute |"),
     "pile_stability": (["--piles", "column", "--steps", "2", "--runs", "prox-jacobi"],

@@ -24,8 +24,8 @@ from solver.methods.registry import METHODS
 # The plots' background (the live plots, the comparison window and benchmark.png alike) and
 # their one palette, one colour per registered solver: Okabe & Ito's colour-blind-safe set
 # without its black, then near-white, spring green, a deep blue, violet, olive, mint, brown,
-# rose, magenta and lavender, the last ten chosen (from a grid of colours) to keep every pair
-# at least 26 CIELAB units apart in normal vision and 15 as protanopes, deuteranopes and
+# rose, magenta, lavender and red, the last eleven chosen (from a grid of colours) to keep
+# every pair at least 26 CIELAB units apart in normal vision and 15 as protanopes, deuteranopes and
 # tritanopes see it, every colour at least 45 from the background (a test simulates each
 # vision). Each solver has the colour of
 # its place in the registry (solver_colours); the closest pair in normal vision is pgs / pcg,
@@ -33,7 +33,7 @@ from solver.methods.registry import METHODS
 PLOT_BACKGROUND = "#15151c"
 PALETTE = ("#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00", "#cc79a7",
            "#f4f4f4", "#00ee66", "#0044ee", "#aa55ee", "#779955", "#88dd99", "#885522",
-           "#ccaaaa", "#cc00aa", "#eeccff")
+           "#ccaaaa", "#cc00aa", "#eeccff", "#fa3246")
 LINE_STYLES = ("solid", "dash", "dot", "dashdot")
 
 

@@ -15,14 +15,14 @@ from __future__ import annotations
 import importlib
 import sys
 
-from . import (apgd, coloured_gs, jacobi, mass_split, mprgp, naive, newton, nsgs, pcg, pgs,
-               pgs_sm, ppcg, prox_gs, portfolio, prox_jacobi, psor, socp)
+from . import (apgd, coloured_gs, ipm, jacobi, mass_split, mprgp, naive, newton, nsgs, pcg,
+               pgs, pgs_sm, ppcg, prox_gs, portfolio, prox_jacobi, psor, socp)
 from ..params import ParamError
 from .driver import Method
 from ..options import ITERATIONS, SolveSettings
 
 _MODULES = (naive, pgs, psor, jacobi, mass_split, coloured_gs, pcg, ppcg, prox_gs, prox_jacobi,
-            nsgs, apgd, pgs_sm, mprgp, newton, socp, portfolio)
+            nsgs, apgd, pgs_sm, mprgp, newton, socp, portfolio, ipm)
 
 METHODS: dict[str, Method] = {module.METHOD.name: module.METHOD for module in _MODULES}
 
