@@ -113,8 +113,11 @@ TABLE: tuple[Action, ...] = (
     Action("readouts", ("H",), "hide / show the readouts over the view (HUD, colour bar, "
            "marble card, physics warning)",
            window="readouts"),
-    Action("help", ("F1",), "show / hide this help (Esc hides it too)",
+    Action("help", ("F1",), "show / hide this help",
            window="help"),
+    Action("cancel", ("Esc",), "hide the help; cancel the benchmark under way (the solvers "
+           "done are written)",
+           window="cancel"),
     Action("quit", ("Q", "Ctrl+Q"), "quit (runs the benchmark on close unless --no-benchmark "
            "or the scene has friction)",
            window="quit"),

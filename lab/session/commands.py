@@ -3,7 +3,7 @@ mouse, a script) makes them; `Session.apply` carries them out, or refuses them w
 message that the Session keeps for display."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -201,12 +201,17 @@ class HistoryStep:
 @dataclass(frozen=True)
 class Benchmark:
     """Compare every solver (or `solvers`) on the current step's frozen problem and write the
-    files. reason: "key" or "close"; iterations and out default to the worker's."""
+    files under a name of their own. reason: "key" or "close"; iterations and out default to
+    the worker's; job: the lab.report.job.Job the sender follows and cancels it through (its
+    time budget per solver; None: one of the default budget); latest: the run's latest step,
+    not a step of the past the history shows."""
 
     reason: str = "key"
     iterations: int | None = None
     out: str | None = None
     solvers: tuple[str, ...] = ()
+    job: object = field(default=None, compare=False)
+    latest: bool = False
 
 
 @dataclass(frozen=True)
