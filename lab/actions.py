@@ -78,21 +78,20 @@ TABLE: tuple[Action, ...] = (
     Action("colour", ("C",), "colour mode: by marble / speed / contact impulse / slip speed",
            cmd.SetColourMode()),
     Action("network", ("K",), "contact network on / off: every contact a ribbon between the "
-           "marbles, width and colour by its normal impulse (force chains); click a marble "
-           "for its card",
+           "marbles, width and colour by its normal impulse (force chains)",
            cmd.ToggleNetwork()),
     Action("benchmark", ("B",), "compare every solver on the current frozen problem (the "
            "step shown)",
            window="benchmark"),
-    Action("history_back", (",",), "history: one step back, paused (hold to scrub; the bar "
-           "under the view drags through the steps kept and solves the step shown)",
+    Action("history_back", (",",), "history: one step back, paused (hold to scrub, or drag "
+           "the bar below, which solves the step shown)",
            cmd.HistoryStep(-1)),
     Action("history_forward", (".",), "history: one step forward; S or Space go on from the "
            "step shown, dropping the later steps",
            cmd.HistoryStep(1)),
     Action("side_by_side", ("T",), "solvers side by side on / off: the current solver and the "
            "one used before it (else the next) from the current state, overlaid in two colours, "
-           "one residual curve each (`marbles --side-by-side pgs,jacobi,...`: up to 4)",
+           "one residual curve each (`--side-by-side pgs,jacobi,...`: up to 4)",
            cmd.ToggleSideBySide()),
     Action("screenshot", ("P",), "save a screenshot (marbles-YYYYmmdd-HHMMSS.png)",
            window="screenshot"),
@@ -115,8 +114,8 @@ TABLE: tuple[Action, ...] = (
            window="readouts"),
     Action("help", ("F1",), "show / hide this help",
            window="help"),
-    Action("cancel", ("Esc",), "hide the help; cancel the benchmark under way (the solvers "
-           "done are written)",
+    Action("cancel", ("Esc",), "hide the help; cancel the benchmark under way (writes the "
+           "solvers done)",
            window="cancel"),
     Action("quit", ("Q", "Ctrl+Q"), "quit (runs the benchmark on close unless --no-benchmark "
            "or the scene has friction)",

@@ -135,9 +135,19 @@ class OpenState:
 
 @dataclass(frozen=True)
 class SaveState:
-    """Write the world as it is now, with the last step's impulses, as a state snapshot."""
+    """Write the world as it is now, with the last step's impulses, as a state snapshot; with
+    `frozen`, the state FreezeState kept, if one is kept."""
 
     path: str
+    frozen: bool = False
+
+
+@dataclass(frozen=True)
+class FreezeState:
+    """Keep a copy of the state as it is now (Ctrl+S, while its file's name is asked: the run
+    goes on meanwhile), for the SaveState that follows; `drop`: forget the one kept."""
+
+    drop: bool = False
 
 
 @dataclass(frozen=True)

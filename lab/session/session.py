@@ -79,6 +79,7 @@ class Session:
         self.origin_snapshot = None  # that file's StateSnapshot, what a reset goes back to
         self.network = False  # the display shows the contact network (lab.session.network)
         self.picked = -1  # the marble whose card the display shows
+        self.frozen_state = None  # the state Ctrl+S kept while its name is asked (files.py)
         self.log = StepLog()
         self.last_report: StepReport | None = None
         self.trace: np.ndarray | None = None  # residual per iteration of the last traced step

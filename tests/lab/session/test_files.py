@@ -129,3 +129,23 @@ def test_an_hdf5_name_exports_the_frictional_problem_as_fclib(tmp_path):
         other.apply(cmd.ExportProblem(str(tmp_path / f"{name}.hdf5")))
         assert other.message.startswith("FCLIB export: ") and "\n" not in other.message
         assert not (tmp_path / f"{name}.hdf5").exists()
+
+
+def test_a_frozen_state_is_saved_as_it_was_however_far_the_run_went_on(tmp_path):
+    """Ctrl+S keeps the state at the key press while the name is asked: the file holds that
+    moment, with its impulses, not the one at which the name was given."""
+    s = session("column")
+    steps(s, 3)
+    s.apply(cmd.FreezeState())
+    x, keys, lam, t = s.world.x.copy(), *s.sim.impulses(), s.world.time
+    steps(s, 5)
+    s.apply(cmd.SaveState(str(tmp_path / "frozen.npz"), frozen=True))
+    assert s.message.startswith(f"state saved: {tmp_path / 'frozen.npz'} (step 3, ")
+    snap = read_state(tmp_path / "frozen.npz")
+    assert snap.world.time == t and np.array_equal(snap.world.x, x)
+    assert np.array_equal(snap.impulses[0], keys) and np.array_equal(snap.impulses[1], lam)
+    s.apply(cmd.SaveState(str(tmp_path / "now.npz"), frozen=True))  # none kept: the state now
+    assert read_state(tmp_path / "now.npz").world.time == s.world.time > t
+    s.apply(cmd.FreezeState())
+    s.apply(cmd.FreezeState(drop=True))
+    assert s.frozen_state is None
