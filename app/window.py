@@ -537,13 +537,13 @@ class MainWindow(QMainWindow):
             return
         if self._closing:
             # A second close while the benchmark runs cancels it: the solvers done are
-            # written, then the window closes; a third closes now, writing nothing.
+            # written, then the window closes; a third closes now, without waiting.
             event.ignore()
             if self._close_benchmark == "running" and self.benchmarks.cancel():
                 return
             if self._close_benchmark == "running":
-                sys.stderr.write("marbles: quit before the benchmark on close ended: "
-                                 "nothing written\n")
+                sys.stderr.write("marbles: quit without waiting for the benchmark on "
+                                 "close to end\n")
             self._close_benchmark = "cancelled"
             QTimer.singleShot(0, self._finish_close)
             return

@@ -280,8 +280,8 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
             "compile_seconds": compile_seconds, "devices": devices,
             "params": {name: (params or {}).get(name, {}) for name in names},
             "solver_settings": {name: settings[name].params for name in names}}
-    if job is not None and job.solver_budget is not None:
-        meta["solver_budget_seconds"] = job.solver_budget
+    # Each solver's solve-time budget (s; None: none), a key of every comparison's file.
+    meta["solver_budget_seconds"] = None if job is None else job.solver_budget
     for key, value in (("contact_states", states), ("pseudo_solutions", pseudos),
                        ("errors", errors),
                        ("nondeterministic", nondeterministic), ("out_of_time", out_of_time),
