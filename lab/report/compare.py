@@ -294,7 +294,8 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
 
 
 def _followed(settings: SolveSettings, job: Job | None) -> SolveSettings:
-    """`settings` with the job's time budget and its check after every iteration."""
+    """`settings` with the job's time budget and its check after every iteration (the solve's
+    observer, which raises Cancelled to abandon the solve)."""
     if job is None:
         return settings
     return dataclasses.replace(settings, observer=job.check, time_limit=job.solver_budget)

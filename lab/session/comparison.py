@@ -95,9 +95,9 @@ def run(session, iterations: int, out: str | Path, source: str, solvers: tuple[s
     # the solver of the frozen step, compared from zero impulses on the CPU.
     named = session.scene_named
     plan = ScenePlan(s.scene if named else "state", s.scene_params if named else None,
-                     sim.steps, iterations, names, s.solve, s.warm_start,
-                     stabilise=s.stabilise, threads=s.threads, state=session.origin or None,
-                     source=source)
+                     sim.steps, iterations, names, s.solve, s.options.warm_start,
+                     stabilise=s.options.stabilise, threads=s.options.threads,
+                     state=session.origin or None, source=source)
     table = compare(sim.problem, iterations, names, repeats=plan.repeats, budget=plan.budget,
                     job=job)
     if job is not None and job.discard:

@@ -63,8 +63,7 @@ class SolveSettings:
     trace: bool
     params: dict = field(default_factory=dict)
     # Called with λ after every traced iteration, outside the timed region (a front end that
-    # reports more than the residual, e.g. FCLIB's error, or that may raise to abandon the
-    # solve: a comparison cancelled); not a parameter of the method.
+    # reports more than the residual, e.g. FCLIB's error); not a parameter of the method.
     observer: Callable[[np.ndarray], None] | None = field(default=None, compare=False)
     # Solve seconds (the timed region only: sweeps, not residuals or the observer) after which a
     # traced solve ends as max_iterations, its budget spent; None: the iterations alone bound
