@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QVBox
 from lab.io.files import OutputError
 from lab.report.figures import time_axis_end
 from lab.report.palette import PLOT_BACKGROUND, SolverStyle, residual_range, solver_styles
+from lab.session.comparison import ended
 
 from . import dialogs
 from .axes import fit_axes
@@ -82,8 +83,12 @@ class BenchmarkWindow(QWidget):
         # curve because pyqtgraph gives no array back for an empty curve
         self._draw(table)
         self.canvas.scene().sigMouseClicked.connect(self._legend_clicked)
+        ending = ended(table).strip(" ()")  # cancelled; solvers stopped at their budget
         header = QLabel(f"<b>{title}</b><br>metric: {table.meta.get('metric', '')}<br>"
-                        f"written: {', '.join(paths) if paths else '(not written)'}")
+                        + (f"{ending}<br>" if ending else "")
+                        + f"written: {', '.join(paths) if paths else '(not written)'}; "
+                        "Esc or Ctrl+W closes this window")
+        self.header = header
         header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         header.setWordWrap(True)
         self.save_button = QPushButton("Save figure…")
@@ -185,9 +190,12 @@ class BenchmarkWindow(QWidget):
                                   padding=PAD)
 
     def default_figure_path(self) -> str:
-        """Beside the benchmark files when they were written, else in the current folder."""
-        folder = Path(self.paths[0]).parent if self.paths else Path(".")
-        return str(folder / FIGURE_NAME)
+        """Beside the benchmark files when they were written, named after them
+        (benchmark-<time>-window.png), else FIGURE_NAME in the current folder."""
+        if not self.paths:
+            return str(Path(".") / FIGURE_NAME)
+        first = Path(self.paths[0])
+        return str(first.with_name(f"{first.stem}-window.png"))
 
     def save_figure(self, path: str | None = None) -> bool:
         """The window's plots and header as a PNG (or .jpg) at `path` (asked in a dialog when

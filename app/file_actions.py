@@ -51,10 +51,12 @@ class FileActions:
         return str(Path(self._folder()) / time.strftime(f"{stem}-%Y%m%d-%H%M%S")) + suffix
 
     def save_state(self) -> None:
+        """Ctrl+S: the state at the key press, kept while the run goes on behind the dialog
+        that asks for its name, then written under that name (or forgotten)."""
+        self._send(cmd.FreezeState())
         path = dialogs.ask_save_path(self._parent, "Save the state", self.default_path(
             "marbles-state", ".npz"), dialogs.STATES)
-        if path:
-            self._send(cmd.SaveState(path))
+        self._send(cmd.SaveState(path, frozen=True) if path else cmd.FreezeState(drop=True))
 
     def open_state(self) -> None:
         path = dialogs.ask_open_path(self._parent, "Open a saved state", self._folder(),

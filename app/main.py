@@ -15,6 +15,7 @@ from lab.cli import options as cli
 from lab.io.files import OutputError, check_folder, check_writable
 from lab.io.snapshot import read_state
 from lab.report.compare import COMPARE_ITERATIONS
+from lab.report.job import SOLVER_BUDGET
 from lab.session.session import FRICTION_ON
 from lab.session.history import DEFAULT_BUDGET, MIB
 from lab.session.side_by_side import MAX_COPIES, parse_copies
@@ -24,6 +25,7 @@ from solver.params import Param, ParamError, parse_assignments
 from solver.version import VERSION
 
 BENCH_ITERATIONS = COMPARE_ITERATIONS.but(name="benchmark-iterations")
+BENCH_BUDGET = SOLVER_BUDGET.but(name="benchmark-budget")
 # Without --scene the window opens on the bowl with friction, its marbles on the highest sites
 # (the bowl's `pour`): they pour in, roll and come to rest (with friction the warm start is full, lab.session.spec; a rolling resistance of 1% of the
 # radius stops the last marble rocking in its hollow, docs/friction.md). The article's
@@ -53,10 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
                              "(install.sh run does it, so that the first window moves at once)")
     cli.add_run_options(parser, speed=True, scene_default=None, scene_help=SCENE_HELP)
     parser.add_argument("--benchmark-out", default=".", metavar="DIR",
-                        help="folder for benchmark.npy, .json and .png (B key and on close) and "
+                        help="folder for the comparisons (B key, Solve this step, on close: "
+                             "benchmark-YYYYmmdd-HHMMSS.npy, .json and .png, each its own) and "
                              "screenshots from the P key, created when first written (default: "
                              "current directory)")
     cli.option(parser, BENCH_ITERATIONS, "N")
+    cli.option(parser, BENCH_BUDGET, "S")
     parser.add_argument("--no-benchmark", action="store_true",
                         help="do not run the solver comparison when the window closes")
     parser.add_argument("--screenshot", metavar="FILE",
@@ -124,6 +128,7 @@ def options_from(args: argparse.Namespace):
     for choice in args.copies:  # one line naming the copy that cannot solve the friction
         registry.check_friction(choice.method, scenes.has_friction(spec.scene_params))
     bench_iterations = int(BENCH_ITERATIONS.parse(args.benchmark_iterations))
+    bench_budget = float(BENCH_BUDGET.parse(args.benchmark_budget))
     history_bytes = int(float(HISTORY.parse(args.history)) * MIB)
     frames = None if args.frames is None else int(FRAMES.parse(args.frames))
     if args.screenshot:
@@ -135,6 +140,7 @@ def options_from(args: argparse.Namespace):
     out = check_folder(args.benchmark_out, "--benchmark-out")
     world = spec.build_world()  # scene parameters that only the build can check (n too big)
     return Options(spec=spec, benchmark_out=str(out), benchmark_iterations=bench_iterations,
+                   benchmark_budget=bench_budget,
                    benchmark_on_close=not args.no_benchmark, screenshot=args.screenshot,
                    frames=frames, show_dialogs=frames is None, history_bytes=history_bytes,
                    world=world, state=args.state,

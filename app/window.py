@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QProgressBa
 
 from lab import actions
 from lab.report.compare import COMPARE_ITERATIONS
+from lab.report.job import SOLVER_BUDGET
 from lab.session import commands as cmd
 from lab.session.history import DEFAULT_BUDGET
 from lab.session.frame import planned_state
@@ -66,6 +67,7 @@ class Options:
     spec: RunSpec = field(default_factory=RunSpec.create)
     benchmark_out: str = "."
     benchmark_iterations: int = COMPARE_ITERATIONS.default
+    benchmark_budget: float = SOLVER_BUDGET.default  # s of solve time per solver (lab.report.job)
     benchmark_on_close: bool = True
     screenshot: str | None = None
     frames: int | None = None
@@ -199,7 +201,8 @@ class MainWindow(QMainWindow):
         self.files = FileActions(self, self.grab_image, send, status,
                                  lambda: self.options.benchmark_out)
         self.benchmarks = BenchmarkRuns(send, status, self.benchmarkShown.emit,
-                                        self._close_benchmark_ended, self)
+                                        self._close_benchmark_ended, self,
+                                        self.options.benchmark_budget)
         self.recording = Recording(self.stack, self.view, status, self.files.default_path,
                                    lambda: None if self._gl_failed else self.latest)
         self.history_bar = history_bar.install(
@@ -255,7 +258,14 @@ class MainWindow(QMainWindow):
                 "camera": lambda: self.view.reset_camera(moved=True),
                 "help": self._toggle_help, "controls": self._toggle_controls,
                 "record": self.recording.toggle, "readouts": self.readouts.toggle,
-                "quit": self.close}
+                "cancel": self._escape, "quit": self.close}
+
+    def _escape(self) -> None:
+        """Esc: the help hides; else the comparison under way is cancelled."""
+        if self.help.isVisible():
+            self.help.hide()
+        elif not self.benchmarks.cancel():
+            self.status_label.setText("nothing to cancel")
 
     def _toggle_help(self) -> None:
         if not self.help.isVisible():
@@ -292,9 +302,6 @@ class MainWindow(QMainWindow):
         # parent); only the view can take focus, so none of them is eaten by a plot's own keys.
         # Not an application-wide event filter: that calls into Python, taking the GIL from
         # the simulation thread, for each of the ~500 events per second the window handles.
-        if event.key() == Qt.Key.Key_Escape and self.help.isVisible():
-            self.help.hide()  # Esc closes the help, as it closes any dialog
-            return
         if not self.handle_key(event):
             super().keyPressEvent(event)
 
@@ -551,8 +558,14 @@ class MainWindow(QMainWindow):
             event.accept()
             return
         if self._closing:
-            # A second close while the benchmark runs: give up the benchmark, close now.
+            # A second close while the benchmark runs cancels it: the solvers done are
+            # written, then the window closes; a third closes now, without waiting.
             event.ignore()
+            if self._close_benchmark == "running" and self.benchmarks.cancel():
+                return
+            if self._close_benchmark == "running":
+                sys.stderr.write("marbles: quit without waiting for the benchmark on "
+                                 "close to end\n")
             self._close_benchmark = "cancelled"
             QTimer.singleShot(0, self._finish_close)
             return

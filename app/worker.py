@@ -27,7 +27,10 @@ from . import qt_compat  # noqa: F401  (before any signal is emitted: see its do
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from lab.report.compare import COMPARE_ITERATIONS
-from lab.session import commands
+# Cancelled: raised inside a long job when the GUI asked to stop (closing the window), or the
+# comparison's job was cancelled.
+from lab.report.job import Cancelled, Job
+from lab.session import commands, comparison
 from lab.session.commands import Benchmark, Stop
 from lab.session.frame import Frame, frame_of  # noqa: F401 (Frame: what the window draws)
 from lab.session.history import DEFAULT_BUDGET
@@ -51,12 +54,6 @@ BATCH_SECONDS = 0.04
 WINDOW_CORES = 1
 
 
-class Cancelled(Exception):
-    """Raised inside a long job when the GUI asked to stop (closing the window)."""
-
-
-
-
 @dataclass
 class BenchmarkResult:
     """What the comparison produced: the table, the written files and the meta it recorded."""
@@ -65,6 +62,7 @@ class BenchmarkResult:
     table: object
     paths: list
     meta: dict = field(default_factory=dict)
+    text: str = ""  # one line: the step compared, how it ended, where it was written
 
 
 class SimWorker(QObject):
@@ -89,6 +87,7 @@ class SimWorker(QObject):
         super().__init__()
         self._first = list(first)
         self._cancel = threading.Event()
+        self._job: Job | None = None  # the comparison under way
         self.session = Session(spec, world, progress=self._report, history_bytes=history_bytes)
         self.benchmark_out = Path(benchmark_out)
         self.benchmark_iterations = int(benchmark_iterations)
@@ -103,12 +102,17 @@ class SimWorker(QObject):
 
     # ----------------------------------------------------------------------------- thread side
     def cancel(self) -> None:
-        """Thread-safe: stop long jobs early and refuse new steps (used when closing)."""
+        """Thread-safe: stop long jobs early and refuse new steps (used when closing); a
+        comparison under way ends writing nothing."""
         self._cancel.set()
+        job = self._job
+        if job is not None:
+            job.cancel(discard=True)
 
     def _report(self, text: str, done: int, total: int) -> None:
-        """Session progress -> signal; where a long job notices a cancel."""
-        if self._cancel.is_set() and total:
+        """Session progress -> signal; where a long job (a compilation) notices a cancel."""
+        job = self._job
+        if total and (self._cancel.is_set() or (job is not None and job.cancelled)):
             raise Cancelled()
         self.progress.emit(text, done, total)
 
@@ -265,36 +269,39 @@ class SimWorker(QObject):
         frame = frame_of(self.session, self._seq)
         self.frameReady.emit(dataclasses.replace(frame, window_ms=self.window_cost.ms))
 
-    def _benchmark(self, job: Benchmark) -> None:
-        """Every registered solver on the last step's frozen problem (from zero impulses);
-        writes benchmark.npy/.json/.png and emits benchmarkDone; stepping waits meanwhile."""
-        reason = job.reason
+    def _benchmark(self, command: Benchmark) -> None:
+        """The comparison of the solvers on the step shown (lab.session.comparison.run), under
+        its own name in the output folder; emits benchmarkDone, or benchmarkFailed; stepping
+        waits meanwhile. Progress (the solver under way, the time, an estimate) goes out as
+        `progress`; the command's job may be cancelled from the GUI thread at any time."""
+        reason = command.reason
         source = f"marbles ({'B key' if reason == 'key' else 'on close'})"
-
-        def report(done: int, total: int, name: str) -> None:
-            if self._cancel.is_set():
-                raise Cancelled()
-            self.progress.emit(f"benchmark: {name} done", done, total)
-
+        job = command.job if command.job is not None else Job()
+        job.report = lambda p: self.progress.emit(p.text(), p.index, p.total)
+        self._job = job
+        failure = ""
         try:
-            which = ", ".join(job.solvers) or "every solver"
-            self.progress.emit(f"benchmark: {which} on the frozen problem", 0, 1)
-            table, paths, meta = self.session.benchmark(
-                job.iterations or self.benchmark_iterations, job.out or self.benchmark_out,
-                source, report, job.solvers)
+            which = ", ".join(command.solvers) or "every solver"
+            self.progress.emit(f"benchmark: {which} on the frozen problem; Esc cancels", 0, 1)
+            out = command.out or self.benchmark_out
+            outcome = comparison.run(
+                self.session, command.iterations or self.benchmark_iterations, out, source,
+                command.solvers, job, comparison.desktop_stem(out), command.latest)
         except Cancelled:
             raise
         except (OSError, ParamError, ValueError) as err:
-            self.progress.emit("", 0, 0)
-            self.benchmarkFailed.emit(reason, f"benchmark not written: {err}")
-            return
+            failure = f"benchmark not written: {err}"
         except Exception:  # a solver bug must not kill the thread; the GUI shows the message
-            self.progress.emit("", 0, 0)
-            last = traceback.format_exc().strip().splitlines()[-1]
-            self.benchmarkFailed.emit(reason, f"benchmark failed: {last}")
+            failure = f"benchmark failed: {traceback.format_exc().strip().splitlines()[-1]}"
+        finally:
+            self._job = None
+            self.progress.emit("", 0, 0)  # before the outcome: its line stays in the status
+        if failure:
+            self.benchmarkFailed.emit(reason, failure)
             return
-        self.progress.emit("", 0, 0)
-        self.benchmarkDone.emit(BenchmarkResult(reason, table, [str(p) for p in paths], meta))
+        self.benchmarkDone.emit(BenchmarkResult(reason, outcome.table, [str(p) for p in
+                                                                         outcome.paths],
+                                                outcome.meta, outcome.text))
 
 
 class SimThread:

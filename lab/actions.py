@@ -73,27 +73,25 @@ TABLE: tuple[Action, ...] = (
            cmd.CycleWarmStart()),
     Action("friction", ("F",), "friction off / on (μ = 0, or back to the scene's; 0.5 if "
            "it has none), for this scene and the next; a solver without friction switches to "
-           "pgs; the warm start follows (full with friction, else off, unless set); the "
-           "history restarts",
+           "pgs; the warm start follows it unless set; the history restarts",
            cmd.ToggleFriction()),
     Action("colour", ("C",), "colour mode: by marble / speed / contact impulse / slip speed",
            cmd.SetColourMode()),
-    Action("network", ("K",), "contact network on / off: a ribbon per contact, width and "
-           "colour by its normal impulse (force chains); click a marble for its card",
+    Action("network", ("K",), "contact network on / off: every contact a ribbon between the "
+           "marbles, width and colour by its normal impulse (force chains)",
            cmd.ToggleNetwork()),
     Action("benchmark", ("B",), "compare every solver on the frozen problem of the step "
            "shown",
            window="benchmark"),
-    Action("history_back", (",",), "history: one step back, paused (hold to scrub; the bar "
-           "below drags through the steps kept, solves the one shown)",
+    Action("history_back", (",",), "history: one step back, paused (hold to scrub, or drag "
+           "the bar below, which solves the step shown)",
            cmd.HistoryStep(-1)),
     Action("history_forward", (".",), "history: one step forward; S or Space go on from the "
            "step shown, dropping the later steps",
            cmd.HistoryStep(1)),
     Action("side_by_side", ("T",), "solvers side by side on / off: the current solver and the "
-           "one before it (else the next) from the current state, overlaid in two colours, "
-           "a residual curve each; no history then (`--side-by-side pgs,jacobi,...`: up "
-           "to 4)",
+           "one used before it (else the next), overlaid in two colours, a residual curve each;"
+           " no history then (`--side-by-side pgs,jacobi,...`: up to 4)",
            cmd.ToggleSideBySide()),
     Action("screenshot", ("P",), "save a screenshot (marbles-YYYYmmdd-HHMMSS.png)",
            window="screenshot"),
@@ -114,10 +112,12 @@ TABLE: tuple[Action, ...] = (
     Action("readouts", ("H",), "hide / show the readouts over the view (HUD, colour bar, "
            "card, warning)",
            window="readouts"),
-    Action("help", ("F1",), "show / hide this help (Esc hides it too)",
+    Action("help", ("F1",), "show / hide this help",
            window="help"),
-    Action("quit", ("Q", "Ctrl+Q"), "quit (runs the benchmark on close unless --no-benchmark or "
-           "friction)",
+    Action("cancel", ("Esc",), "hide the help; cancel a benchmark (keeps the solvers done)",
+           window="cancel"),
+    Action("quit", ("Q", "Ctrl+Q"), "quit (runs the benchmark on close unless --no-benchmark "
+           "or the scene has friction)",
            window="quit"),
 )
 

@@ -13,6 +13,7 @@ gets below a tolerance).
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ from solver.warmup import warmup, warmup_for
 from solver.world import World
 
 from ..io.files import json_bytes, write_group
+from .job import Cancelled, Job
 from .progress import Progress
 from .tables import reach as reach_curve
 
@@ -95,16 +97,25 @@ def _pad(values: np.ndarray, length: int, fill: float | None = None) -> np.ndarr
     return out
 
 
+def ran_out(result, settings) -> bool:
+    """Whether a traced solve ended at its time limit (settings.time_limit), short of its
+    iterations, neither converged nor diverged."""
+    return (settings.time_limit is not None and result.status == metrics.MAX_ITERATIONS
+            and result.iterations < settings.iterations and result.seconds is not None
+            and float(result.seconds[-1]) >= settings.time_limit)
+
+
 def _timed_runs(method, frozen: ContactProblem, start: np.ndarray, settings, repeats: int,
                 budget: float):
     """The first result and the per-run cumulative-time curves of up to `repeats` runs; repeats
-    stop once this solver has used `budget` seconds of wall time. Returns (result, curves,
-    deterministic)."""
+    stop once this solver has used `budget` seconds of wall time, or at once when the first run
+    ran out of its time limit. Returns (result, curves, deterministic)."""
     wall = time.perf_counter()
     first = method.solve(frozen, start.copy(), settings)
     curves = [first.seconds]
     deterministic = True
-    while len(curves) < repeats and time.perf_counter() - wall < budget:
+    while (len(curves) < repeats and time.perf_counter() - wall < budget
+           and not ran_out(first, settings)):
         again = method.solve(frozen, start.copy(), settings)
         if again.trace.shape != first.trace.shape or not np.array_equal(again.trace, first.trace):
             deterministic = False
@@ -177,10 +188,12 @@ def _pseudo(states: dict, result, settings) -> dict | None:
     return pseudo_solution(states, result.trace, settings["abs_tol"])
 
 
+# long: one loop over the solvers, each row's curves, counts and exits gathered into one table.
 def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | None = None,
             lam0: np.ndarray | None = None, params: dict[str, dict] | None = None,
             progress: Callable[[int, int, str], None] | None = None, repeats: int = 3,
-            budget: float = 2.0, device: str = "cpu") -> ComparisonTable:
+            budget: float = 2.0, device: str = "cpu", job: Job | None = None
+            ) -> ComparisonTable:
     """Run `solvers` (default: every registered one) on a copy of `problem` for `iterations`
     iterations each, all from the same λ0 (`lam0`, (m,) N s, or zero). params: per-solver
     parameter overrides, e.g. {"psor": {"omega": 1.3}}; they win over the tolerances switched
@@ -188,7 +201,10 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
     repeat starts. device (DEVICE): the methods that run on the GPU solve there (device_of),
     meta["devices"] says where each ran; a GPU curve's times are one launch per iteration (the
     trace reads the residual between them). progress(done, total, name) is called after each
-    solver."""
+    solver. job (lab.report.job): each solver's solve stops at job.solver_budget seconds of
+    solve time (meta["out_of_time"]: those that did, with their seconds), and job.cancel()
+    ends the comparison within an iteration: the table then holds the solvers that finished
+    (meta["cancelled"]: the one under way, how many finished of how many, those not run)."""
     device = comparison_device(device)
     frictional = problem.frictional
     names = _solver_names(solvers, frictional)
@@ -198,27 +214,37 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
         activate(frozen.block_count)  # is per calling thread)
     rows = frozen.rows
     start = _start(lam0, frozen)
-    settings = {name: registry.settings(name, iterations, True,
-                                        {**NO_STOP, **(params or {}).get(name, {})})
-                for name in names}
+    settings = {name: _followed(registry.settings(name, iterations, True,
+                                                  {**NO_STOP, **(params or {}).get(name, {})}),
+                                job) for name in names}
     iterations = settings[names[0]].iterations
     compile_seconds = 0.0
     width = iterations + 1
     rows_r, rows_s, status = [], [], []
-    done_its, runs, errors, nondeterministic = {}, {}, {}, []
+    done_its, runs, errors, nondeterministic, out_of_time = {}, {}, {}, [], {}
     states, pseudos = {}, {}  # with friction: what each answer makes the contacts do; stalls
     devices = {name: device_of(name, device, frozen) for name in names}
+    cancelled = None
+    if job is not None:
+        job.begin(len(names))
     for k, name in enumerate(names):
         method = _method_on(name, devices[name])
         own = frozen.copy()  # a solver that wrote into its problem cannot change the next one's
         try:
+            if job is not None:
+                job.solver_started(name, k)
             if devices[name] == "cpu":  # a GPU kernel compiles at its first launch, below
                 compile_seconds += warmup([name], None, frozen.block_count, (rows,))
             # One short untimed run on this very problem: any specialisation the tiny warm-up
             # problem did not trigger is compiled here, and caches are warm for the timing.
-            method.solve(own, start.copy(), registry.settings(name, 2, True, NO_STOP))
+            method.solve(own, start.copy(), _followed(registry.settings(name, 2, True, NO_STOP),
+                                                      job))
             result, curves, deterministic = _timed_runs(method, own, start, settings[name],
                                                         repeats, budget)
+        except Cancelled:
+            cancelled = {"solver": name, "finished": k, "of": len(names), "not_run": names[k:]}
+            names = names[:k]
+            break
         except Exception as err:  # a broken solver must not take the others' rows with it
             errors[name] = f"{type(err).__name__}: {err}"
             rows_r.append(np.full(width, np.nan))
@@ -238,6 +264,8 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
                     pseudos[name] = pseudo
             if not deterministic:
                 nondeterministic.append(name)
+            if ran_out(result, settings[name]):
+                out_of_time[name] = float(result.seconds[-1])
         if progress is not None:
             progress(k + 1, len(names), name)
     meta = {"contacts": frozen.m, "marbles": frozen.n, "iterations": iterations,
@@ -250,13 +278,26 @@ def compare(problem: ContactProblem, iterations: int, solvers: Iterable[str] | N
                       "residual evaluation and compilation excluded",
             "compile_seconds": compile_seconds, "devices": devices,
             "params": {name: (params or {}).get(name, {}) for name in names},
-            "solver_settings": {name: s.params for name, s in settings.items()}}
+            "solver_settings": {name: settings[name].params for name in names}}
+    # Each solver's solve-time budget (s; None: none), a key of every comparison's file.
+    meta["solver_budget_seconds"] = None if job is None else job.solver_budget
     for key, value in (("contact_states", states), ("pseudo_solutions", pseudos),
                        ("errors", errors),
-                       ("nondeterministic", nondeterministic)):
+                       ("nondeterministic", nondeterministic), ("out_of_time", out_of_time),
+                       ("cancelled", cancelled)):
         if value:  # each only when it has something to say
             meta[key] = value
-    return ComparisonTable(names, np.array(rows_r), np.array(rows_s), status, meta)
+    shape = (len(names), width)
+    return ComparisonTable(names, np.array(rows_r).reshape(shape),
+                           np.array(rows_s).reshape(shape), status, meta)
+
+
+def _followed(settings: SolveSettings, job: Job | None) -> SolveSettings:
+    """`settings` with the job's time budget and its check after every iteration (the solve's
+    observer, which raises Cancelled to abandon the solve)."""
+    if job is None:
+        return settings
+    return dataclasses.replace(settings, observer=job.check, time_limit=job.solver_budget)
 
 
 def reach(table: ComparisonTable, name: str, tol: float) -> tuple[int, float] | None:
@@ -294,20 +335,21 @@ def benchmark_title(table: ComparisonTable, meta: dict | None = None) -> str:
 
 
 def write_benchmark(out_dir: str | Path, table: ComparisonTable, meta: dict | None = None,
-                    title: str | None = None) -> list[Path]:
+                    title: str | None = None, stem: str = "benchmark") -> list[Path]:
     """Write DIR/benchmark.npy, DIR/benchmark.json and DIR/benchmark.png (the comparison figure,
     titled `title` or benchmark_title) as one unit (files.write_group): benchmark.json is the
     set's index, so a reader that finds it finds the other two from the same comparison. A
-    folder that does not exist is created. Returns the paths in BENCHMARK_FILES order."""
+    folder that does not exist is created. `stem`: the files' name before the suffix. Returns
+    the paths in BENCHMARK_FILES order (.npy, .json, .png)."""
     from .figures import comparison_figure  # matplotlib only when there is something to draw
 
     info = json_bytes(benchmark_info(table, meta))
     fig = comparison_figure(table, benchmark_title(table, meta) if title is None else title)
-    parts = [("benchmark.npy", lambda f: np.save(f, table.structured(), allow_pickle=False)),
-             ("benchmark.png", lambda f: fig.savefig(f, format="png")),
-             ("benchmark.json", lambda f: f.write(info))]
+    parts = [(f"{stem}.npy", lambda f: np.save(f, table.structured(), allow_pickle=False)),
+             (f"{stem}.png", lambda f: fig.savefig(f, format="png")),
+             (f"{stem}.json", lambda f: f.write(info))]
     write_group(out_dir, parts)
-    return [Path(out_dir) / name for name in BENCHMARK_FILES]
+    return [Path(out_dir) / f"{stem}{suffix}" for suffix in (".npy", ".json", ".png")]
 
 
 @dataclass

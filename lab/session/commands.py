@@ -3,7 +3,7 @@ mouse, a script) makes them; `Session.apply` carries them out, or refuses them w
 message that the Session keeps for display."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -135,9 +135,19 @@ class OpenState:
 
 @dataclass(frozen=True)
 class SaveState:
-    """Write the world as it is now, with the last step's impulses, as a state snapshot."""
+    """Write the world as it is now, with the last step's impulses, as a state snapshot; with
+    `frozen`, the state FreezeState kept, if one is kept."""
 
     path: str
+    frozen: bool = False
+
+
+@dataclass(frozen=True)
+class FreezeState:
+    """Keep a copy of the state as it is now (Ctrl+S, while its file's name is asked: the run
+    goes on meanwhile), for the SaveState that follows; `drop`: forget the one kept."""
+
+    drop: bool = False
 
 
 @dataclass(frozen=True)
@@ -201,12 +211,17 @@ class HistoryStep:
 @dataclass(frozen=True)
 class Benchmark:
     """Compare every solver (or `solvers`) on the current step's frozen problem and write the
-    files. reason: "key" or "close"; iterations and out default to the worker's."""
+    files under a name of their own. reason: "key" or "close"; iterations and out default to
+    the worker's; job: the lab.report.job.Job the sender follows and cancels it through (its
+    time budget per solver; None: one of the default budget); latest: the run's latest step,
+    not a step of the past the history shows."""
 
     reason: str = "key"
     iterations: int | None = None
     out: str | None = None
     solvers: tuple[str, ...] = ()
+    job: object = field(default=None, compare=False)
+    latest: bool = False
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import scenes
@@ -93,18 +94,42 @@ def open_state(session, c: cmd.OpenState) -> None:
     session.message = (f"state opened: {c.path} ({w.n} marbles, t = {w.time:.2f} s){switched}")
 
 
+@dataclass(frozen=True)
+class Frozen:
+    """A state as it was at one moment: copies of the world and the last step's impulses, its
+    scene (None when the run came from a state file that named none) and step number."""
+
+    world: object
+    impulses: tuple
+    scene: dict | None
+    steps: int
+
+
+def _state_now(session) -> Frozen:
+    s = session.spec
+    scene = {"name": s.scene, "params": dict(s.scene_params)} if session.scene_named else None
+    return Frozen(copy.deepcopy(session.world), session.sim.impulses(), scene,
+                  session.sim.steps)
+
+
+@handles(cmd.FreezeState)
+def freeze_state(session, c: cmd.FreezeState) -> None:
+    session.frozen_state = None if c.drop else _state_now(session)
+
+
 @handles(cmd.SaveState)
 def save_state(session, c: cmd.SaveState) -> None:
-    """The world now, the last step's impulses and the scene (none when the run came from a
-    state file that named none)."""
-    s = session.spec
-    scene = {"name": s.scene, "params": s.scene_params} if session.scene_named else None
+    """The world, the last step's impulses and the scene: as FreezeState kept them (`frozen`),
+    else as they are now."""
+    state = session.frozen_state if c.frozen and session.frozen_state else _state_now(session)
     try:
-        snapshot.save_state(c.path, session.world, session.sim.impulses(), scene)
+        snapshot.save_state(c.path, state.world, state.impulses, state.scene)
     except ValueError as err:
         raise _refusal(err) from None
-    w = session.world
-    session.message = f"state saved: {c.path} (step {session.sim.steps}, t = {w.time:.2f} s)"
+    if c.frozen:
+        session.frozen_state = None
+    session.message = (f"state saved: {c.path} (step {state.steps}, t = "
+                       f"{state.world.time:.2f} s)")
 
 
 FCLIB_SUFFIXES = (".hdf5", ".h5")

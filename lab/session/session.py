@@ -27,9 +27,9 @@ from solver.params import ParamError, resolve
 from solver.step import Simulation, StepReport
 from solver.world import World
 
-from ..report.compare import (ComparisonTable, ScenePlan, benchmark_meta, compare,
-                              write_benchmark)
+from ..report.compare import ComparisonTable
 from . import commands as cmd
+from . import comparison
 from .compiling import Kernels
 from .context import Context
 from . import files as session_files
@@ -83,6 +83,7 @@ class Session:
         self.origin_snapshot = None  # that file's StateSnapshot, what a reset goes back to
         self.network = False  # the display shows the contact network (lab.session.network)
         self.picked = -1  # the marble whose card the display shows
+        self.frozen_state = None  # the state Ctrl+S kept while its name is asked (files.py)
         self.log = StepLog()
         self.last_report: StepReport | None = None
         self.trace: np.ndarray | None = None  # residual per iteration of the last traced step
@@ -530,38 +531,16 @@ class Session:
 
     # -------------------------------------------------------------------------- compare
     def benchmark(self, iterations: int, out: str | Path, source: str,
-                  progress: Callable[[int, int, str], None] | None = None,
                   solvers: tuple[str, ...] = ()) -> tuple[ComparisonTable, list[Path], dict]:
         """`solvers`, or every registered solver that can solve the current step's frozen
         problem (with friction: the friction solvers), from zero impulses, `iterations` each
         (the step shown: a step of the history is frozen as it was); writes
-        out/benchmark.npy, .json and .png as one unit, described as `marbles-bench compare`
-        describes its comparison (compare.benchmark_meta, compare.write_benchmark). Returns
-        (table, paths, meta). ParamError when there is no problem yet; OutputError when the
-        files cannot be written."""
-        sim = self.sim
-        if sim.problem is None:
-            raise ParamError("no contact problem yet: run at least one step")
-        wall = time.perf_counter()
-        names = registry.friction_solvers() if sim.problem.frictional else list(registry.METHODS)
-        for name in solvers:  # one line for a solver unknown or without friction
-            registry.check_friction(registry.get(name).name, sim.problem.frictional)
-        names = list(dict.fromkeys(solvers)) or names
-        self.ensure_compiled(*names)
-        s = self.spec
-        # The run so far as a plan of `marbles-bench compare`: settled for the steps made,
-        # with the solver of the frozen step, compared from zero impulses on the CPU.
-        named = self.scene_named
-        plan = ScenePlan(s.scene if named else "state", s.scene_params if named else None,
-                         sim.steps, iterations, names, s.solve, s.options.warm_start,
-                         stabilise=s.options.stabilise, threads=s.options.threads, state=self.origin or None,
-                         source=source)
-        table = compare(sim.problem, iterations, names, progress=progress, repeats=plan.repeats,
-                        budget=plan.budget)
-        residual = math.nan if self.last_report is None else self.last_report.result.residual
-        meta = benchmark_meta(plan, sim.world, sim.steps, sim.problem, float(residual))
-        meta["wall_seconds"] = time.perf_counter() - wall
-        return table, write_benchmark(out, table, meta), meta
+        out/benchmark.npy, .json and .png as one unit (lab.session.comparison.run, which the
+        window runs with a name of its own, a time budget and a cancel). Returns (table,
+        paths, meta). ParamError when there is no problem yet; OutputError when the files
+        cannot be written."""
+        done = comparison.run(self, iterations, out, source, solvers)
+        return done.table, done.paths, done.meta
 
 
 def _cycled(names: list[str], current: str, delta: int) -> str:

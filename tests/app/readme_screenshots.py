@@ -72,7 +72,7 @@ def screenshots(app, out: Path) -> None:
     from app.window import MainWindow
 
     with tempfile.TemporaryDirectory() as scratch:
-        os.chdir(scratch)  # the comparison window names its files as `bench/benchmark.npy`
+        os.chdir(scratch)  # the comparison window names its files `bench/benchmark-<time>.npy`
         options = options_from(build_parser().parse_args(
             ["--benchmark-out", "bench", "--no-benchmark", "--speed", "0"]))
         options.show_dialogs = False

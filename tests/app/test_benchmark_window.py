@@ -24,9 +24,19 @@ ROOT = Path(__file__).resolve().parents[2]
 META_KEYS = {"scene", "step", "time", "contacts", "metric", "settings"}
 
 
+def benchmark_sets(folder: Path) -> list[Path]:
+    """The comparisons written in `folder`, each a path without its suffix (benchmark-<time>),
+    in order of their names; each set is whole (its .npy, .json and .png)."""
+    stems = sorted({p.with_suffix("") for p in folder.glob("benchmark-*.*")})
+    for stem in stems:
+        assert all(stem.with_suffix(s).exists() for s in (".npy", ".json", ".png")), stem
+    return stems
+
+
 def load_benchmark(folder: Path, iterations: int) -> tuple[np.ndarray, dict]:
-    table = np.load(folder / "benchmark.npy", allow_pickle=False)
-    meta = json.loads((folder / "benchmark.json").read_text())
+    [stem] = benchmark_sets(folder)
+    table = np.load(stem.with_suffix(".npy"), allow_pickle=False)
+    meta = json.loads(stem.with_suffix(".json").read_text())
     assert list(table["solver"]) == list(registry.METHODS)  # one row per registered solver
     assert table["residual"].shape == (len(registry.METHODS), iterations + 1)
     assert table["seconds"].shape == table["residual"].shape
@@ -88,7 +98,8 @@ def test_b_key_writes_a_valid_benchmark_and_shows_the_curves(qtbot, make_window,
     steps = window.latest.steps
     qtbot.waitUntil(lambda: window.latest.steps > steps + 3, timeout=10000)
     assert not list(tmp_path.glob(".mb-*"))  # no temporary file left behind
-    assert (tmp_path / "benchmark.png").read_bytes().startswith(b"\x89PNG")  # the same set
+    [stem] = benchmark_sets(tmp_path)
+    assert stem.with_suffix(".png").read_bytes().startswith(b"\x89PNG")  # the same set
 
 
 def test_close_writes_the_benchmark_then_joins_the_worker(qtbot, make_window, tmp_path):
@@ -138,14 +149,15 @@ def test_killed_mid_write_leaves_complete_files_or_none(tmp_path):
         folder = tmp_path / f"run{attempt}"
         folder.mkdir()
         mid_write += _kill_while_writing(folder)
-        npy = folder / "benchmark.npy"
+        found = sorted(folder.glob("benchmark-*.json")) or [folder / "benchmark-none.json"]
+        npy = found[0].with_suffix(".npy")
         if npy.exists():  # complete: loads without pickle and has every row
             table = np.load(npy, allow_pickle=False)
             assert table["residual"].shape == (len(registry.METHODS), 40001)
-        jsn = folder / "benchmark.json"
+        jsn = found[0]
         if jsn.exists():  # the set's index: the other two are there, from the same comparison
             info = json.loads(jsn.read_text())
-            assert info["iterations"] == 40000 and (folder / "benchmark.png").exists()
+            assert info["iterations"] == 40000 and jsn.with_suffix(".png").exists()
         if mid_write:
             break
     assert mid_write, "the temporary file was never seen: the kill never hit the write"

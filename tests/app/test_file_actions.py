@@ -59,7 +59,11 @@ def test_the_files_asked_for_become_session_commands(qtbot, tmp_path, monkeypatc
     monkeypatch.setattr(dialogs, "ask_save_path", answer(""))  # cancelled: nothing sent
     folder[0] = tmp_path / "elsewhere"
     part.export_problem()
-    assert sent == [cmd.SaveState("/x/state.npz"), cmd.OpenState("/x/old.npz")]
+    assert sent == [cmd.FreezeState(), cmd.SaveState("/x/state.npz", frozen=True),
+                    cmd.OpenState("/x/old.npz")]
+    sent.clear()
+    part.save_state()  # cancelled: the state kept at the key press is forgotten
+    assert sent == [cmd.FreezeState(), cmd.FreezeState(drop=True)]
     assert asked[0][0] == "Save the state" and asked[0][2] == dialogs.STATES
     assert re.fullmatch(re.escape(str(tmp_path)) + r"/marbles-state-\d{8}-\d{6}\.npz",
                         asked[0][1])

@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 
 from lab.session.run import PHYSICS_FAILED
 from tests.app.conftest import HANG_MS
+from tests.app.test_benchmark_window import benchmark_sets
 from tests.app.test_window import _press, make_window, wait_state  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -154,9 +155,10 @@ def test_q_without_friction_writes_the_benchmark_and_never_waits(qtbot, program_
     qtbot.waitUntil(lambda: window._shut_down, timeout=HANG_MS)
     assert window.exit_code == 0 and not window.benchmarks.windows
     out = tmp_path / "out"
-    assert sorted(p.name for p in out.iterdir()) == ["benchmark.json", "benchmark.npy",
-                                                     "benchmark.png"]
-    assert f"benchmark written: {out / 'benchmark.npy'}" in capfd.readouterr().out
+    [stem] = benchmark_sets(out)
+    assert sorted(out.iterdir()) == [stem.with_suffix(s) for s in (".json", ".npy", ".png")]
+    said = capfd.readouterr().out
+    assert re.search(r"benchmark of step \d+ written: " + re.escape(f"{stem}.npy"), said)
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ divergence, stop. What the Session itself does is tested in tests/lab/session/te
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -368,9 +369,9 @@ def test_the_benchmark_runs_in_the_thread_and_reports_its_files(qtbot, run, tmp_
     sim.send(Benchmark("key", iterations=5, out=str(tmp_path)))
     qtbot.waitUntil(lambda: bool(done or failed), timeout=HANG_MS)
     assert not failed and done[0].reason == "key"
-    assert sorted(p.rsplit("/", 1)[1] for p in done[0].paths) == ["benchmark.json",
-                                                                  "benchmark.npy",
-                                                                  "benchmark.png"]
+    names = [p.rsplit("/", 1)[1] for p in done[0].paths]
+    assert re.fullmatch(r"benchmark-\d{8}-\d{6}\.npy", names[0])
+    assert names == [names[0][:-4] + suffix for suffix in (".npy", ".json", ".png")]
     (tmp_path / "a-file").write_text("")
     sim.send(Benchmark("key", iterations=5, out=str(tmp_path / "a-file" / "x")))
     qtbot.waitUntil(lambda: bool(failed), timeout=HANG_MS)

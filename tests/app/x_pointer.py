@@ -66,3 +66,42 @@ class XPointer:
         if self._display:
             self._x11.XCloseDisplay(self._display)
             self._display = None
+
+
+# X keysyms (X11/keysymdef.h) of the keys the tests press; a letter's is its lower-case code.
+KEYSYMS = {"Escape": 0xFF1B, "Ctrl": 0xFFE3}
+
+
+class XKeyboard:
+    """Presses keys through the X server's keyboard (XTest): the window that has the X input
+    focus gets them, as from a real keyboard, so a key reaches only the window that is active."""
+
+    def __init__(self):
+        self._x11 = ctypes.CDLL("libX11.so.6")
+        self._xtst = ctypes.CDLL("libXtst.so.6")
+        self._x11.XOpenDisplay.restype = ctypes.c_void_p
+        self._x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
+        self._x11.XFlush.argtypes = [ctypes.c_void_p]
+        self._x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+        self._x11.XKeysymToKeycode.argtypes = [ctypes.c_void_p, ctypes.c_ulong]
+        self._xtst.XTestFakeKeyEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int,
+                                                 ctypes.c_ulong]
+        self._display = self._x11.XOpenDisplay(os.environ["DISPLAY"].encode())
+        if not self._display:
+            raise RuntimeError(f"cannot open X display {os.environ['DISPLAY']}")
+
+    def press(self, text: str) -> None:
+        """Press and release a key written as in the action table ("Escape", "Ctrl+W", "Q")."""
+        names = text.split("+")
+        syms = [KEYSYMS.get(n) or ord(n.lower()) for n in names]
+        codes = [self._x11.XKeysymToKeycode(self._display, s) for s in syms]
+        for code in codes:
+            self._xtst.XTestFakeKeyEvent(self._display, code, 1, 0)
+        for code in reversed(codes):
+            self._xtst.XTestFakeKeyEvent(self._display, code, 0, 0)
+        self._x11.XFlush(self._display)
+
+    def close(self) -> None:
+        if self._display:
+            self._x11.XCloseDisplay(self._display)
+            self._display = None

@@ -16,7 +16,8 @@ REQUIRED = {"pause", "step", "reset", "next_scene", "prev_scene", "next_solver",
             "more_iterations", "fewer_iterations", "omega_up", "omega_down", "warm_start",
             "colour", "friction", "benchmark", "screenshot", "camera", "help", "quit",
             "recover", "controls", "save_state", "open_state", "export_problem",
-            "network", "record", "readouts", "side_by_side", "history_back", "history_forward"}
+            "network", "record", "readouts", "side_by_side", "history_back", "history_forward",
+            "cancel"}
 
 
 def test_table_has_every_required_action_once():
@@ -32,6 +33,7 @@ def test_table_has_every_required_action_once():
     ("M", {"shift": True}, "prev_solver"),
     ("Up", {"shift": True}, "more_iterations"),   # Shift is ignored on non-letters
     ("F1", {}, "help"),
+    ("Esc", {}, "cancel"),
     ("F", {}, "friction"),
     ("B", {}, "benchmark"),
     (",", {}, "history_back"),

@@ -138,3 +138,23 @@ def test_a_states_step_count_is_its_time_over_dt():
     assert steps_at(sum([0.01] * 1000), 0.01) == 1000
     assert steps_at(0.0, 0.02) == 0 and steps_at(float("nan"), 0.02) == 0
     assert steps_at(1.0, 0.0) == 0
+
+
+def test_a_frozen_state_is_saved_as_it_was_however_far_the_run_went_on(tmp_path):
+    """Ctrl+S keeps the state at the key press while the name is asked: the file holds that
+    moment, with its impulses, not the one at which the name was given."""
+    s = session("column")
+    steps(s, 3)
+    s.apply(cmd.FreezeState())
+    x, keys, lam, t = s.world.x.copy(), *s.sim.impulses(), s.world.time
+    steps(s, 5)
+    s.apply(cmd.SaveState(str(tmp_path / "frozen.npz"), frozen=True))
+    assert s.message.startswith(f"state saved: {tmp_path / 'frozen.npz'} (step 3, ")
+    snap = read_state(tmp_path / "frozen.npz")
+    assert snap.world.time == t and np.array_equal(snap.world.x, x)
+    assert np.array_equal(snap.impulses[0], keys) and np.array_equal(snap.impulses[1], lam)
+    s.apply(cmd.SaveState(str(tmp_path / "now.npz"), frozen=True))  # none kept: the state now
+    assert read_state(tmp_path / "now.npz").world.time == s.world.time > t
+    s.apply(cmd.FreezeState())
+    s.apply(cmd.FreezeState(drop=True))
+    assert s.frozen_state is None
