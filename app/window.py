@@ -29,16 +29,14 @@ from lab.session.meters import timing_key
 from lab.session.run import PHYSICS_FAILED
 from lab.session.spec import RunSpec
 
-from . import STARTED as PROGRAM_STARTED
-from . import history_bar
+from . import STARTED as PROGRAM_STARTED, history_bar
 from .benchmark_runs import BenchmarkRuns
 from .controls import ControlsPanel
 from .file_actions import FileActions
 from .hud import MESSAGE_SECONDS, Hud, RateMeter, StatusLine, StepTimes, hud_text
 from .overlays import ColourBar, HelpPanel, ViewStack, overlay_label
 from .pending import PendingPause
-from .plots import MIN_WIDTH as PLOT_MIN_WIDTH
-from .plots import LivePlots
+from .plots import MIN_WIDTH as PLOT_MIN_WIDTH, LivePlots
 from .plots_copies import CopyCurves
 from .readouts import Readouts
 from .recording import Recording
@@ -76,18 +74,6 @@ class Options:
     state: str | None = None  # a state snapshot to open at the start (--state)
     side_by_side: tuple = ()  # solvers side by side from the start (--side-by-side)
     history_bytes: int = DEFAULT_BUDGET  # memory for the steps kept (--history)
-
-
-def dispatch(table, send, window_actions: dict) -> dict:
-    """Action name -> what its key runs, from the action table alone: an action with a Session
-    command sends it (`send`), a window action runs `window_actions[name]`. Every window action
-    of the table needs its method and every method its row: the two cannot drift apart."""
-    named = {a.window for a in table if a.window is not None}
-    if named != set(window_actions):
-        raise AssertionError("window actions without a method (or the reverse): "
-                             f"{sorted(named ^ set(window_actions))}")
-    return {a.name: (lambda c=a.command: send(c)) if a.command is not None
-            else window_actions[a.window] for a in table}
 
 
 def _view_class():
@@ -148,7 +134,7 @@ class MainWindow(QMainWindow):
         self._build_parts()
         self._connect()
         self.pending = PendingPause(self.sim.send, lambda: self.latest, self._refresh_hud)
-        self.handlers = dispatch(actions.TABLE, self.pending.send, self._window_actions())
+        self.handlers = actions.dispatch(actions.TABLE, self.pending.send, self._window_actions())
         self._tick_timer = QTimer(self)
         self._tick_timer.timeout.connect(self._draw)
         self._tick_timer.start(TICK_MS)

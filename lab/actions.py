@@ -208,3 +208,15 @@ def help_html(solver: str | None = None) -> str:
         body += "".join(row(f"{p.name} = {p.default_text()}{' ' + p.unit if p.unit else ''}",
                             f"{p.help}; {p.range_text()}") for p in method.all_params)
     return f"<table cellspacing='2'>{body}</table>"
+
+
+def dispatch(table, send, window_actions: dict) -> dict:
+    """Action name -> what its key runs, from the action table alone: an action with a Session
+    command sends it (`send`), a window action runs `window_actions[name]`. Every window action
+    of the table needs its method and every method its row: the two cannot drift apart."""
+    named = {a.window for a in table if a.window is not None}
+    if named != set(window_actions):
+        raise AssertionError("window actions without a method (or the reverse): "
+                             f"{sorted(named ^ set(window_actions))}")
+    return {a.name: (lambda c=a.command: send(c)) if a.command is not None
+            else window_actions[a.window] for a in table}

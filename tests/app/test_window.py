@@ -234,7 +234,7 @@ def test_a_row_added_to_the_action_table_is_a_key_of_the_window(qtbot, make_wind
 
 
 def test_dispatch_refuses_a_window_action_without_its_method():
-    from app.window import dispatch
+    from lab.actions import dispatch
 
     sent = []
     table = (actions.Action("a", ("A",), "sends", cmd.Step()),
