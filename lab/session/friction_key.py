@@ -60,7 +60,7 @@ class FrictionKey:
         and says so."""
         session = self.session
         w, scene = session.world, session.spec.scene
-        warm = session.spec.warm_start
+        warm = session.spec.options.warm_start
         self.on = not w.frictional
         if w.frictional:
             self.off[scene] = world_friction(w)
@@ -83,7 +83,7 @@ class FrictionKey:
         the friction (lab.session.friction_key.follow_friction: a frictional pile creeps
         without a full one), and the history starts again (it keeps the steps of one
         material: lab.session.history_commands)."""
-        now = self.session.spec.warm_start
+        now = self.session.spec.options.warm_start
         said = f"; warm start {warm:g} -> {now:g}" if now != warm else ""
         return said + "; the history starts again here"
 

@@ -210,8 +210,8 @@ def test_every_hotkey_changes_the_workers_state(qtbot, make_window, tmp_path):
 
     # B has its own test (test_benchmark_window.py), Q below, the files and the network
     # test_window_e2e.py, recording test_recorder.py, H test_window_overlays.py, side by side
-    # test_side_by_side.py, the history test_history_bar.py.
-    assert covered | {"benchmark", "quit", "save_state", "open_state", "export_problem",
+    # test_side_by_side.py, the history test_history_bar.py, Esc test_benchmark_runs.py.
+    assert covered | {"benchmark", "quit", "cancel", "save_state", "open_state", "export_problem",
                       "network", "record", "readouts", "side_by_side", "history_back",
                       "history_forward"} == set(actions.NAMES)
 

@@ -280,4 +280,4 @@ def test_a_full_disk_during_compare_is_one_line_and_leaves_no_temporary(tmp_path
     err = capsys.readouterr().err
     assert stop.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err
     assert str(out) in err and "No space left on device" in err
-    assert list(out.iterdir()) == []  # the folder the check made, empty: no set, no temporary
+    assert list(tmp_path.iterdir()) == []  # no folder, no set, no temporary left beside it

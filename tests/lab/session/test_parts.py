@@ -63,4 +63,4 @@ def test_a_modules_handlers_take_the_session_first():
     table[cmd.Reset](cmd.Reset())
     assert seen == [("the session", cmd.Reset())]
     assert {kind for kind, _ in declared(files, None)} == {cmd.OpenState, cmd.SaveState,
-                                                          cmd.ExportProblem}
+                                                          cmd.FreezeState, cmd.ExportProblem}

@@ -452,19 +452,19 @@ def test_the_friction_key_says_the_warm_start_follows_and_the_history_starts_aga
     """Besides μ, F changes the warm start (unless one was chosen) and empties the history:
     its message says both, and the history does start at the step F was pressed at."""
     s = session(scene="bowl", n=20, mu=0.5)
-    assert s.spec.warm_start == 1.0  # friction's default
+    assert s.spec.options.warm_start == 1.0  # friction's default
     for _ in range(4):
         s.step()
     assert s.history.kept.span(s.sim.steps).first == 0
     s.apply(cmd.ToggleFriction())
-    assert s.spec.warm_start == 0.0
+    assert s.spec.options.warm_start == 0.0
     assert "warm start 1 -> 0" in s.message and "the history starts again" in s.message
     pressed = s.sim.steps
     s.step()
     assert s.history.kept.span(s.sim.steps).first == pressed
     s.apply(cmd.SetParameter("warm_start", "0.5"))  # chosen: the key leaves it
     s.apply(cmd.ToggleFriction())
-    assert s.spec.warm_start == 0.5 and "warm start" not in s.message
+    assert s.spec.options.warm_start == 0.5 and "warm start" not in s.message
     assert "the history starts again" in s.message
 
 
