@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from .interrupt import INTERRUPTED, hold, release
+from .interrupt import INTERRUPTED, finish, hold, release
 
 if __name__ == "__main__":  # `python -m lab.cli.bench`: held like the program (lab.cli.launch)
     hold()
@@ -316,4 +316,4 @@ def _interrupted(err: BaseException | None) -> bool:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(finish(main()))

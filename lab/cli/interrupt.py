@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 
 INTERRUPTED = "marbles-bench: interrupted; no partial file written\n"
@@ -27,9 +28,33 @@ def hold() -> None:
         signal.signal(signal.SIGINT, _quit)
 
 
+# Numba, loading a cached kernel, can turn a KeyboardInterrupt into an error it swallows, or leave
+# it pending to surface after the command has said its line: seconds after Ctrl-C the process
+# ends as hold() would, whatever a library did with the KeyboardInterrupt.
+GRACE = 5.0
+
+
+def _interrupt(signum, frame) -> None:
+    timer = threading.Timer(GRACE, _quit, args=(signum, None))
+    timer.daemon = True
+    timer.start()
+    raise KeyboardInterrupt
+
+
 def release() -> None:
-    """Ctrl-C raises KeyboardInterrupt again, where hold() had taken it (else nothing changes:
+    """Ctrl-C raises KeyboardInterrupt again, where hold() had taken it, so the command cleans
+    up what it was writing; the process ends GRACE s later in any case (else nothing changes:
     a caller's own handler, or a call from another thread, is left alone)."""
     if threading.current_thread() is threading.main_thread() \
             and signal.getsignal(signal.SIGINT) is _quit:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, _interrupt)
+
+
+def finish(code: int) -> int:
+    """The program's exit code; after Ctrl-C (130, the line said, the command's clean-up done)
+    the process ends at once, before a KeyboardInterrupt that a library left pending can turn
+    the exit into a death by SIGINT."""
+    if code == EXIT:
+        sys.stderr.flush()
+        os._exit(EXIT)
+    return code

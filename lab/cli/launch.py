@@ -2,11 +2,11 @@
 130) before the front end's heavy imports start, then lab.cli.bench runs the command."""
 from __future__ import annotations
 
-from .interrupt import hold
+from .interrupt import finish, hold
 
 
 def main() -> int:
     hold()
     from .bench import main as bench_main
 
-    return bench_main()
+    return finish(bench_main())

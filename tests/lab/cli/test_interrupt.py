@@ -5,19 +5,36 @@ from __future__ import annotations
 
 import signal
 
+import pytest
+
 from lab.cli import interrupt
 
 
-def test_hold_takes_the_default_handler_and_release_gives_it_back():
+def test_hold_takes_the_default_handler_and_release_gives_a_keyboard_interrupt_back(
+        monkeypatch):
     before = signal.getsignal(signal.SIGINT)
+    armed = []
+    monkeypatch.setattr(interrupt.threading.Timer, "start", lambda timer: armed.append(timer))
     try:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         interrupt.hold()
         assert signal.getsignal(signal.SIGINT) is interrupt._quit
         interrupt.release()
-        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        handler = signal.getsignal(signal.SIGINT)
+        with pytest.raises(KeyboardInterrupt):  # the command cleans up ...
+            handler(signal.SIGINT, None)
+        # ... and, were a library to swallow it, the process ends GRACE s later all the same
+        assert len(armed) == 1 and armed[0].interval == interrupt.GRACE and armed[0].daemon
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def test_the_programs_exit_is_hard_only_after_ctrl_c(monkeypatch):
+    ended = []
+    monkeypatch.setattr(interrupt.os, "_exit", ended.append)
+    assert interrupt.finish(0) == 0 and interrupt.finish(2) == 2 and ended == []
+    interrupt.finish(130)
+    assert ended == [130]
 
 
 def test_an_ignored_or_own_handler_is_left_alone():
