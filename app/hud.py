@@ -17,8 +17,8 @@ from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QLabel, QWidget
 
 from lab.session.history_commands import shown_message
-from lab.session.meters import SLOW_SHARE, Pace, RateMeter, StepTimes  # noqa: F401 (the window's)
-from lab.session.state import PHASES, friction_text, source_text
+from lab.session.meters import Pace
+from lab.session.state import friction_text, source_text
 from solver.methods import registry
 from solver.methods.driver import COMMON_PARAMS
 from solver.metrics import DIVERGENCE

@@ -25,7 +25,7 @@ from lab.report.job import SOLVER_BUDGET
 from lab.session import commands as cmd
 from lab.session.history import DEFAULT_BUDGET
 from lab.session.frame import planned_state
-from lab.session.meters import timing_key
+from lab.session.meters import RateMeter, StepTimes, timing_key
 from lab.session.run import PHYSICS_FAILED
 from lab.session.spec import RunSpec
 
@@ -33,7 +33,7 @@ from . import STARTED as PROGRAM_STARTED, history_bar
 from .benchmark_runs import BenchmarkRuns
 from .controls import ControlsPanel
 from .file_actions import FileActions
-from .hud import MESSAGE_SECONDS, Hud, RateMeter, StatusLine, StepTimes, hud_text
+from .hud import MESSAGE_SECONDS, Hud, StatusLine, hud_text
 from .overlays import ColourBar, HelpPanel, ViewStack, overlay_label
 from .pending import PendingPause
 from .plots import MIN_WIDTH as PLOT_MIN_WIDTH, LivePlots

@@ -64,7 +64,7 @@ from ..problem import EXPLICIT, FRICTIONAL, FRICTIONLESS
 from ..options import SolveSettings
 from .driver import Hooks, Method, run
 from .newton import METHOD as NEWTON
-from .socp import _polished as polished
+from .socp import polished
 
 sp = LazyModule("scipy.sparse")
 _linalg = LazyModule("scipy.sparse.linalg")

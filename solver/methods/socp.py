@@ -277,10 +277,10 @@ def solve(problem, lam0: np.ndarray, settings: SolveSettings):
         return metrics.RELATIVE if fixed.stop_status is not None else None
 
     result = run(problem, lam, settings, sweep, hooks=Hooks(stop=stop, info=fixed.counts))
-    return _polished(problem, result, settings)
+    return polished(problem, result, settings)
 
 
-def _polished(problem, result: SolveResult, settings: SolveSettings) -> SolveResult:
+def polished(problem, result: SolveResult, settings: SolveSettings) -> SolveResult:
     """`result` followed by up to `polish` newton iterations from its answer (newton's own
     proximal term fixes λ where W leaves it undetermined), when it ended short of abs_tol and
     not diverged; the polish is kept only where it lowered the residual. The trace, the

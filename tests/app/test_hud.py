@@ -246,7 +246,7 @@ def test_a_reset_world_shows_no_nan_and_a_paused_one_makes_no_steps():
 
 
 def test_the_step_time_is_the_median_not_the_last_step():
-    from app.hud import StepTimes
+    from lab.session.meters import StepTimes
     from lab.session.state import StepLog
 
     log = StepLog()
