@@ -129,7 +129,8 @@ def hud_text(frame, fps: float, steps_per_second: float, timings: dict | None = 
     if compiled:
         median = (f" (median of {steps_timed}, {compiled} compiling left out)" if steps_timed
                   else f" ({compiled} compiling, left out)")
-    window = pace_of(frame, steps_per_second, timings).window
+    pace = pace_of(frame, steps_per_second, timings)
+    window = pace.window
     adds = f"   window adds {1e3 * window:.1f} ms/step" if math.isfinite(window) else ""
     residual = "—" if math.isnan(frame.residual) else f"{frame.residual:.3e} m/s"
     status = frame.status or "—"
@@ -153,10 +154,17 @@ def hud_text(frame, fps: float, steps_per_second: float, timings: dict | None = 
                  f"t = {frame.time:.2f} s   residual {residual}   "
                  f"{_number(steps_per_second * frame.dt, '.2f')}x real time"]
     history = history_line(s)
-    if history:
-        lines.append(history)
-    # A run too slow for the pace asked says so instead of claiming that pace.
-    lines.append(slow_text(frame, steps_per_second, timings) or run_text(s))
+    if compact:
+        # A small view says the state of the run in a few words, not its reasons; a fresh
+        # message (the answer to a key) still shows below.
+        lines.append(f"HISTORY: step {s.history.shown}" if history else
+                     f"SLOWER: {pace.factor:.2f}x of {s.speed:g}x"
+                     if pace.slow and not s.paused else run_text(s).split(" (", 1)[0])
+    else:
+        if history:
+            lines.append(history)
+        # A run too slow for the pace asked says so instead of claiming that pace.
+        lines.append(slow_text(frame, steps_per_second, timings) or run_text(s))
     span = getattr(s, "history", None)
     said = bool(history) and s.message == shown_message(span.shown, span.first, span.last)
     if s.message and show_message and not (s.alarm and s.alarm in s.message) \

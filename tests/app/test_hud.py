@@ -328,3 +328,24 @@ def test_the_hud_quotes_one_step_cost_and_the_window_share_beside_it():
     assert "a step costs 162.6 ms, real time allows 20.0 ms; the window adds 2415.6 ms" in text
     assert "window adds 2415.6 ms/step" in text
     assert "2578" not in text
+
+
+def test_a_compact_hud_keeps_to_a_few_short_lines():
+    """A small view (app.overlays.ViewStack.compact) gets three short lines: a slow run and a
+    divergence say their state in a few words, not their reasons, so the HUD does not cover
+    the view it reads out (on a loaded machine the run is slow); a fresh message, the answer
+    to a key, still follows."""
+    slow = dict(timings={"collide": 1e-3, "assemble": 1e-3, "solve": 28e-3, "integrate": 1e-3,
+                         "total": 31e-3})
+    cases = [(frame(**slow), 32.0, "SLOWER: 0.64x of 1x"),
+             (frame(diverged=True, paused=True, alarm=ALARM), 0.0, "DIVERGED: paused"),
+             (frame(paused=True, **slow), 0.0, "PAUSED"),
+             (frame(), 50.0, "running in real time")]
+    for f, rate, last in cases:
+        lines = hud_text(f, 10.0, rate, compact=True).splitlines()
+        assert len(lines) == 3 and lines[-1] == last, lines
+        assert max(map(len, lines)) < 60, lines
+    full = hud_text(frame(**slow), 10.0, 32.0).splitlines()
+    assert any(line.startswith("SLOWER THAN REAL TIME: 0.64x") for line in full)
+    said = hud_text(frame(message="omega=1.9 is at its limit"), 10.0, 50.0, compact=True)
+    assert said.splitlines()[-1] == "omega=1.9 is at its limit"
