@@ -35,7 +35,7 @@ from .controls import ControlsPanel
 from .file_actions import FileActions
 from .hud import MESSAGE_SECONDS, Hud, StatusLine, hud_text
 from .overlays import ColourBar, HelpPanel, ViewStack, overlay_label
-from .pending import PendingPause
+from .pending import Pending
 from .plots import MIN_WIDTH as PLOT_MIN_WIDTH, LivePlots
 from .plots_copies import CopyCurves
 from .readouts import Readouts
@@ -133,7 +133,8 @@ class MainWindow(QMainWindow):
         self.controls.show_state(planned_state(o.spec, o.world))  # before the first frame
         self._build_parts()
         self._connect()
-        self.pending = PendingPause(self.sim.send, lambda: self.latest, self._refresh_hud)
+        self.pending = Pending(self.sim.send, lambda: self.latest, self._refresh_hud,
+                               lambda: self.sim.sent)
         self.handlers = actions.dispatch(actions.TABLE, self.pending.send, self._window_actions())
         self._tick_timer = QTimer(self)
         self._tick_timer.timeout.connect(self._draw)
@@ -408,13 +409,13 @@ class MainWindow(QMainWindow):
     def _refresh_hud(self) -> None:
         if self.latest is None:
             return
-        fresh = time.perf_counter() - self._message_at < MESSAGE_SECONDS
+        fresh = (time.perf_counter() - self._message_at < MESSAGE_SECONDS
+                 or self.pending.acknowledgement() is not None)  # a key's answer shows too
         times = self._step_times
         timed = bool(len(times) or times.compiled)  # else the frame's own last step
         self.hud.show(hud_text(self.pending.shown(self.latest), self.fps, self.steps_per_second,
-                               times.median() if timed else None, len(times),
-                               show_message=fresh, compact=self.stack.compact,
-                               compiled=times.compiled),
+                               times.median() if timed else None, len(times), fresh,
+                               compact=self.stack.compact, compiled=times.compiled),
                       self.stack.width())
         self.stack.place_under_hud()
 

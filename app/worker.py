@@ -93,6 +93,7 @@ class SimWorker(QObject):
         self.benchmark_iterations = int(benchmark_iterations)
         self.thread_id: int | None = None  # native id of the thread, once started
         self._seq = 0
+        self._commands = 0  # commands received from the channel (Frame.commands_done)
         self._timer: QTimer | None = None
         self._armed: tuple[bool, int, int] | None = None
         self._running = False
@@ -149,6 +150,7 @@ class SimWorker(QObject):
     @Slot(object)
     def command(self, command) -> None:
         """Apply one GUI command between steps (runs in this thread via a queued call)."""
+        self._commands += 1  # in the channel's order: SimThread.sent counts the same
         if isinstance(command, Stop):
             self._stop()
             return
@@ -257,7 +259,8 @@ class SimWorker(QObject):
             if not first:
                 self.window_cost.add(end - since, stepped, float(frame.records.total.sum()))
             self._tick_end = end if flat_out else None
-            self.frameReady.emit(dataclasses.replace(frame, window_ms=self.window_cost.ms))
+            self.frameReady.emit(dataclasses.replace(frame, window_ms=self.window_cost.ms,
+                                                  commands_done=self._commands))
         else:
             self._tick_end = None
         self._arm_timer()  # a divergence may have paused it
@@ -267,7 +270,8 @@ class SimWorker(QObject):
         window costs a step (WindowCost, ms)."""
         self._seq += 1
         frame = frame_of(self.session, self._seq)
-        self.frameReady.emit(dataclasses.replace(frame, window_ms=self.window_cost.ms))
+        self.frameReady.emit(dataclasses.replace(frame, window_ms=self.window_cost.ms,
+                                                  commands_done=self._commands))
 
     def _benchmark(self, command: Benchmark) -> None:
         """The comparison of the solvers on the step shown (lab.session.comparison.run), under
@@ -318,12 +322,14 @@ class SimThread:
         self.thread.started.connect(worker.begin)
         worker.stopped.connect(self.thread.quit, Qt.ConnectionType.DirectConnection)
         self._sender = _CommandSender()
+        self.sent = 0  # commands posted: a Frame.commands_done this high has run them all
         self._sender.command.connect(worker.command, Qt.ConnectionType.QueuedConnection)
 
     def start(self) -> None:
         self.thread.start()
 
     def send(self, command) -> None:
+        self.sent += 1
         self._sender.command.emit(command)
 
     def stop(self, timeout_ms: int = 1000) -> bool:

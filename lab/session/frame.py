@@ -51,6 +51,7 @@ class Frame:
     # ms of wall time per step the display's simulation thread spends beside the steps
     # (lab.session.window_cost), NaN where none is measured.
     window_ms: float = math.nan
+    commands_done: int = 0  # commands the simulation thread had received when it made this
     # With the contact network shown: (ends (m, 2, 3), width (m,) m, colour (m, 3)) float32
     # of the last step's contacts (lab.session.network); else None.
     network: tuple | None = None
