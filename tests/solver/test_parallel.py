@@ -94,9 +94,10 @@ def test_every_solver_solves_a_problem_in_blocks_as_serially_on_its_order(mu):
             continue
         if name == "portfolio":  # members that share a wall-clock budget: how far each gets
             continue             # depends on the machine's speed; each is tested here alone
-        # newton runs no block kernels (sparse LU of W): two iterations show it solves the
-        # same W either way, where fifteen cost most of the suite's minute here.
-        iterations = 2 if name == "newton" else 15
+        # newton, ipm and socp run no block kernels in their iterations (sparse LU of W, an
+        # interior point on it, Clarabel's): one or two iterations show they solve the same W
+        # either way, where fifteen cost minutes (a socp iteration on this box: 6 s).
+        iterations = {"newton": 2, "ipm": 2, "socp": 1}.get(name, 15)
         for trace in (False, True):
             settings = registry.settings(name, iterations, trace)
             one = method.solve(serial, np.zeros(size), settings)
