@@ -35,6 +35,11 @@ def received_text(command, step_seconds: float) -> str | None:
             f"ends{took}")
 
 
+def _step_seconds(frame) -> float:
+    """What the last step of `frame` cost (s; 0 before any frame or step)."""
+    return float(frame.timings.get("total", 0.0) or 0.0) if frame is not None else 0.0
+
+
 @dataclasses.dataclass
 class _Waiting:
     ticket: int  # the channel's count once the command was sent
@@ -78,7 +83,7 @@ class Pending:
         self._refresh()
 
     def _acknowledge(self, command, latest) -> None:
-        step = float(latest.timings.get("total", 0.0) or 0.0)
+        step = _step_seconds(latest)
         text = received_text(command, step)
         if text is None:
             return
@@ -99,10 +104,8 @@ class Pending:
         w = self.waiting
         if w is None:
             return None
-        latest = self._latest()
-        step = float(latest.timings.get("total", 0.0) or 0.0) if latest is not None else 0.0
-        return w.text if step >= SLOW_STEP or time.perf_counter() - w.since >= ACK_AFTER \
-            else None
+        return w.text if (_step_seconds(self._latest()) >= SLOW_STEP
+                          or time.perf_counter() - w.since >= ACK_AFTER) else None
 
     def shown(self, frame):
         """`frame` as the HUD shows it: paused as wished while the wish is pending, and the

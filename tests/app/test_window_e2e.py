@@ -172,21 +172,29 @@ def test_the_contact_network_and_a_clicked_marbles_card(qtbot, make_window):
     wait_state(qtbot, window, lambda f: f.network is None and not f.state.network)
 
 
-def test_the_divergence_scenario_of_the_issue_from_its_command_line(qtbot, tmp_path):
-    """`marbles --solver jacobi --set beta=1` (the bowl with friction, as the window opens):
-    it diverges and pauses, the HUD says so, and Space runs one step to the next divergence
-    and pauses again instead of running on."""
-    from app.main import build_parser, options_from
+def _shown(qtbot, options):
+    """The window of the program's `options` (app.main.options_from), shown, without dialogs;
+    the test closes it."""
     from app.window import MainWindow
 
-    options = options_from(build_parser().parse_args(
-        ["--solver", "jacobi", "--set", "beta=1", "--benchmark-out", str(tmp_path),
-         "--no-benchmark"]))
     options.show_dialogs = False
     window = MainWindow(options)
     qtbot.addWidget(window)
     window.show()
     qtbot.waitExposed(window)
+    return window
+
+
+def test_the_divergence_scenario_of_the_issue_from_its_command_line(qtbot, tmp_path):
+    """`marbles --solver jacobi --set beta=1` (the bowl with friction, as the window opens):
+    it diverges and pauses, the HUD says so, and Space runs one step to the next divergence
+    and pauses again instead of running on."""
+    from app.main import build_parser, options_from
+
+    options = options_from(build_parser().parse_args(
+        ["--solver", "jacobi", "--set", "beta=1", "--benchmark-out", str(tmp_path),
+         "--no-benchmark"]))
+    window = _shown(qtbot, options)
     try:
         qtbot.waitUntil(lambda: window.latest is not None and window.latest.state.diverged,
                         timeout=HANG_MS)
@@ -211,7 +219,6 @@ def test_the_window_opens_on_a_pour(qtbot, tmp_path):
     """`marbles` with no scene: the bowl's marbles start high and fall in (the README's
     "pour, roll, rest"), where `--scene bowl` keeps the headless runs' start."""
     from app.main import build_parser, options_from
-    from app.window import MainWindow
 
     options = options_from(build_parser().parse_args(
         ["--benchmark-out", str(tmp_path), "--no-benchmark"]))
@@ -219,11 +226,7 @@ def test_the_window_opens_on_a_pour(qtbot, tmp_path):
     assert options.world.x[:, 2].min() > 0.8
     plain = options_from(build_parser().parse_args(["--scene", "bowl", "--no-benchmark"]))
     assert plain.spec.scene_params["pour"] is False
-    options.show_dialogs = False
-    window = MainWindow(options)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
+    window = _shown(qtbot, options)
     try:
         qtbot.waitUntil(lambda: window.latest is not None
                         and window.latest.x[:, 2].min() < 0.3, timeout=HANG_MS)

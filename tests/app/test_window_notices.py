@@ -67,15 +67,7 @@ def test_the_start_up_compilation_shows_the_first_state_and_counts_kernels(qtbot
                                                                            monkeypatch):
     """A cold cache: the scene's first state is drawn at once, and the notice and the bar count
     the kernels against the expected count until the marbles move."""
-    from lab.session import compiling
-
-    def slow_warmup(names, progress, threads, rows, kernels):
-        for done in range(1, 5):
-            kernels(done, 6, 0.4 * (6 - done))
-            time.sleep(0.4)
-        return 1.6
-
-    monkeypatch.setattr(compiling, "warmup", slow_warmup)
+    _slow_warmup(monkeypatch, batches=4)
     window = MainWindow(window_options(scene="column", benchmark_out=str(tmp_path),
                                        benchmark_on_close=False, show_dialogs=False))
     qtbot.addWidget(window)
@@ -95,14 +87,15 @@ def test_the_start_up_compilation_shows_the_first_state_and_counts_kernels(qtbot
     qtbot.waitUntil(window.sim.thread.isFinished, timeout=HANG_MS)
 
 
-def _slow_warmup(monkeypatch):
+def _slow_warmup(monkeypatch, batches: int = 3):
+    """A cold cache: the warm-up compiles `batches` of about 6 kernels, 0.4 s each."""
     from lab.session import compiling
 
     def slow_warmup(names, progress, threads, rows, kernels):
-        for done in range(1, 4):
+        for done in range(1, batches + 1):
             kernels(done, 6, 0.4 * (6 - done))
             time.sleep(0.4)
-        return 1.2
+        return 0.4 * batches
 
     monkeypatch.setattr(compiling, "warmup", slow_warmup)
 

@@ -11,8 +11,9 @@ import os
 LEFT, WHEEL_UP, WHEEL_DOWN = 1, 4, 5
 
 
-class XPointer:
-    """Moves the X server's pointer and turns its wheel (DISPLAY's server, Xvfb's in tests)."""
+class _XDisplay:
+    """A connection to the X server of DISPLAY (Xvfb's in tests) with libX11 and XTest loaded;
+    `close()` ends it."""
 
     def __init__(self):
         self._x11 = ctypes.CDLL("libX11.so.6")
@@ -21,13 +22,25 @@ class XPointer:
         self._x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
         self._x11.XFlush.argtypes = [ctypes.c_void_p]
         self._x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+        self._display = self._x11.XOpenDisplay(os.environ["DISPLAY"].encode())
+        if not self._display:
+            raise RuntimeError(f"cannot open X display {os.environ['DISPLAY']}")
+
+    def close(self) -> None:
+        if self._display:
+            self._x11.XCloseDisplay(self._display)
+            self._display = None
+
+
+class XPointer(_XDisplay):
+    """Moves the X server's pointer and turns its wheel (DISPLAY's server, Xvfb's in tests)."""
+
+    def __init__(self):
+        super().__init__()
         self._xtst.XTestFakeMotionEvent.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
                                                     ctypes.c_int, ctypes.c_ulong]
         self._xtst.XTestFakeButtonEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int,
                                                     ctypes.c_ulong]
-        self._display = self._x11.XOpenDisplay(os.environ["DISPLAY"].encode())
-        if not self._display:
-            raise RuntimeError(f"cannot open X display {os.environ['DISPLAY']}")
 
     def wheel(self, widget, notches: int) -> None:
         """Move the pointer to the middle of `widget` and turn the wheel `notches` notches
@@ -62,33 +75,20 @@ class XPointer:
         self._xtst.XTestFakeButtonEvent(self._display, LEFT, 0, 10)
         self._x11.XFlush(self._display)
 
-    def close(self) -> None:
-        if self._display:
-            self._x11.XCloseDisplay(self._display)
-            self._display = None
-
 
 # X keysyms (X11/keysymdef.h) of the keys the tests press; a letter's is its lower-case code.
 KEYSYMS = {"Escape": 0xFF1B, "Ctrl": 0xFFE3}
 
 
-class XKeyboard:
+class XKeyboard(_XDisplay):
     """Presses keys through the X server's keyboard (XTest): the window that has the X input
     focus gets them, as from a real keyboard, so a key reaches only the window that is active."""
 
     def __init__(self):
-        self._x11 = ctypes.CDLL("libX11.so.6")
-        self._xtst = ctypes.CDLL("libXtst.so.6")
-        self._x11.XOpenDisplay.restype = ctypes.c_void_p
-        self._x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
-        self._x11.XFlush.argtypes = [ctypes.c_void_p]
-        self._x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+        super().__init__()
         self._x11.XKeysymToKeycode.argtypes = [ctypes.c_void_p, ctypes.c_ulong]
         self._xtst.XTestFakeKeyEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int,
                                                  ctypes.c_ulong]
-        self._display = self._x11.XOpenDisplay(os.environ["DISPLAY"].encode())
-        if not self._display:
-            raise RuntimeError(f"cannot open X display {os.environ['DISPLAY']}")
 
     def press(self, text: str) -> None:
         """Press and release a key written as in the action table ("Escape", "Ctrl+W", "Q")."""
@@ -100,8 +100,3 @@ class XKeyboard:
         for code in reversed(codes):
             self._xtst.XTestFakeKeyEvent(self._display, code, 0, 0)
         self._x11.XFlush(self._display)
-
-    def close(self) -> None:
-        if self._display:
-            self._x11.XCloseDisplay(self._display)
-            self._display = None

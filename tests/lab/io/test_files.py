@@ -105,7 +105,8 @@ def test_an_interrupted_compare_leaves_no_file(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_full_disk_is_one_line_and_leaves_no_temporary(tmp_path, run_main, monkeypatch):
+def _fill_the_disk(monkeypatch) -> None:
+    """Every temporary file (files.TEMP_PATTERN) hits a full disk when it is synced."""
     real_fsync = os.fsync
 
     def full(fd):
@@ -114,6 +115,10 @@ def test_a_full_disk_is_one_line_and_leaves_no_temporary(tmp_path, run_main, mon
         return real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", full)
+
+
+def test_a_full_disk_is_one_line_and_leaves_no_temporary(tmp_path, run_main, monkeypatch):
+    _fill_the_disk(monkeypatch)
     report = tmp_path / "r.json"
     code, out, err = run_main("run", "--scene", "column", "--steps", "2", "--quiet", "--json",
                               str(report))
@@ -127,14 +132,7 @@ def test_a_compare_that_fills_the_disk_leaves_no_folder(tmp_path, run_main, monk
     """The comparison runs, then its first file hits a full disk: one line, exit code 2, and
     neither the output folder (nor a folder above it that the compare created) nor the
     temporary folder it was being built in remains."""
-    real_fsync = os.fsync
-
-    def full(fd):
-        if files.TEMP_PATTERN.match(Path(os.readlink(f"/proc/self/fd/{fd}")).name):
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real_fsync(fd)
-
-    monkeypatch.setattr(os, "fsync", full)
+    _fill_the_disk(monkeypatch)
     code, stdout, err = run_main("compare", "--scene", "column", "--settle", "2", "--iterations",
                                  "3", "--repeats", "1", "--solvers", "pgs,jacobi", "--quiet",
                                  "--out", str(tmp_path / out))
