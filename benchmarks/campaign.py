@@ -27,7 +27,7 @@ SOLVERS = "pgs,psor,prox-gs,apgd,nsgs"
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.campaign",
-                                     description=__doc__.splitlines()[0])
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="scratch folder (emptied first)")
     parser.add_argument("--seeds", type=int, default=25, help="heap seeds (default 25: 200 "
                         "problems with the default sizes and steps)")

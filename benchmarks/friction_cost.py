@@ -23,7 +23,7 @@ SETTLE, ROUNDS, STEPS, MU = 300, 5, 100, 0.5
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.friction_cost",
-                                     description=__doc__.splitlines()[0])
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("scene", nargs="?", default="bowl", help="scene (default bowl)")
     parser.add_argument("n", nargs="?", type=int, help="its marble count (default the scene's)")
     parser.add_argument("--settle", type=int, default=SETTLE, help="steps before timing")

@@ -68,7 +68,7 @@ def reach(problem, name: str, budget: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.friction_solvers",
-                                     description=__doc__.splitlines()[0])
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--budget", type=int, default=20000)
     parser.add_argument("--json", metavar="FILE")

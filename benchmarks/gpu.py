@@ -387,7 +387,7 @@ def markdown(rows: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.gpu",
-                                     description=__doc__.splitlines()[0])
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10000,100000,1000000",
                         help="marbles of the timed boxes, comma-separated (default %(default)s)")
     parser.add_argument("--friction", default="both", choices=("both", "off", "on"),

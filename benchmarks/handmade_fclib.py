@@ -147,7 +147,7 @@ def reach(problem, name: str, cap: int, params: dict | None = None):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.handmade_fclib",
-                                     description=__doc__.splitlines()[0])
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--stacks", default=",".join(STACKS),
                         help="stacks built by hand, comma-separated (default: all)")
     parser.add_argument("--exports", default="pyramid,disk,heap",

@@ -77,7 +77,7 @@ def problems_report(labels: list[str], budget: float, overrides: dict) -> list[s
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.interior_point",
-                                     description=__doc__.splitlines()[0])
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=350, help="marbles in the bowl (default 350)")
     parser.add_argument("--step", type=int, default=500, help="the step frozen (default 500)")
     parser.add_argument("--iterations", type=int, default=300,

@@ -25,7 +25,7 @@ def rss_mib() -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.memory",
-                                     description=__doc__.splitlines()[0])
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=10_000_000)
     parser.add_argument("--scene", default="mass-ratio")
     parser.add_argument("--solver", default="pgs")

@@ -43,7 +43,7 @@ def timed(name: str, problem, iterations: int):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.newton",
-                                     description=__doc__.splitlines()[0])
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--iterations", type=int, default=400,
                         help="newton's iterations at most (default %(default)s)")
     parser.add_argument("--sweeps", type=int, default=5000,

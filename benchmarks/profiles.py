@@ -20,7 +20,7 @@ from solver.methods import registry
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.profiles",
-                                     description=__doc__.splitlines()[0])
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--budget", type=float, default=profiles.BUDGET.default,
                         help="solve seconds per solver per problem (default %(default)s)")
     parser.add_argument("--solvers", default=",".join(registry.friction_solvers()),

@@ -126,7 +126,7 @@ def convergence(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.scaling",
-                                     description=__doc__.splitlines()[0])
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sizes", default="10000,100000",
                         help="box sizes, comma-separated (add 1000000 for the million)")

@@ -84,7 +84,7 @@ def one_run(state: Path, threads: int, steps: int, env: dict[str, str], busy: bo
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.shared_cores",
-                                     description=__doc__.splitlines()[0])
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="runs per variant")
     parser.add_argument("--steps", type=int, default=100, help="timed steps per run")
     parser.add_argument("--variants", default=DEFAULT_VARIANTS,

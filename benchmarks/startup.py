@@ -109,7 +109,7 @@ def counts(again: bool = False) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.startup",
-                                     description=__doc__.splitlines()[0])
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--tree", action="append", default=[], metavar="NAME:PATH",
                         help="also time another checkout (e.g. a git worktree of an earlier "

@@ -51,7 +51,7 @@ def one_run(tree: Path, scene: str, steps: int, assignments: list[str],
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.step",
-                                     description=__doc__.splitlines()[0])
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tree", action="append", default=[], metavar="NAME:PATH")
     parser.add_argument("--scene", default="bowl")

@@ -40,7 +40,7 @@ def compare(n: int, settle: int = SETTLE, rounds: int = ROUNDS,
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.threshold",
-                                     description=__doc__.splitlines()[0])
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("sizes", nargs="*", type=int, default=[350, 1000, 2000, 4000, 8000],
                         metavar="N", help="pile sizes (default 350 1000 2000 4000 8000)")
     parser.add_argument("--settle", type=int, default=SETTLE, help="steps before timing")

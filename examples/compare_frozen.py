@@ -11,7 +11,7 @@ from solver.methods import registry
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--settle", type=int, default=300, help="steps before freezing")
     parser.add_argument("--iterations", type=int, default=500)
     parser.add_argument("--solvers", default="pgs,psor,pcg,ppcg,mprgp")

@@ -15,7 +15,7 @@ from solver.step import Simulation
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--dir", default=".")
     args = parser.parse_args(argv)

@@ -12,7 +12,7 @@ from solver.step import Simulation, max_penetration
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scene", default="bowl")
     parser.add_argument("--solver", default="pgs")
     parser.add_argument("--steps", type=int, default=500)
