@@ -84,21 +84,28 @@ class CoreShare:
     the desktop program, 2 threads stepping a pile of 20 000 beside the renderer on 2 cores
     took 2.3 s a step where 1 thread took 0.27 s (docs/desktop-performance.md)."""
 
-    def __init__(self, cores: int = CORES, period: float = 0.25,
+    def __init__(self, cores: int = CORES, period: float = 0.25, first_period: float = 0.04,
                  sample: Callable[[], tuple[float, float] | None] = _cpu_seconds,
                  clock: Callable[[], float] = time.monotonic):
         self.cores = cores
         self.period = period
+        # The counters are read once here, so that a run's first parallel step (after its
+        # warm-up, at least this long after) already knows the load instead of stepping a
+        # whole period on every core beside a busy process.
+        self.first_period = first_period
         self._sample = sample
         self._clock = clock
         self._last: tuple[float, tuple[float, float]] | None = None
+        self._readings = 0
         self.free = cores  # cores left to this process, by the last reading
         self.reserved = 0
+        self._read(clock())
 
     def threads(self, blocks: int) -> int:
         """Threads to run `blocks` blocks with: as many as the free cores, at least 1."""
         now = self._clock()
-        if self._last is None or now - self._last[0] >= self.period:
+        wait = self.period if self._readings > 1 else self.first_period
+        if self._last is None or now - self._last[0] >= wait:
             self._read(now)
         return max(1, min(int(blocks), self.free - self.reserved))
 
@@ -114,6 +121,7 @@ class CoreShare:
             # Half a core taken counts as a core lost: the barrier waits on the slowest thread.
             self.free = max(1, min(self.cores, int(self.cores - others + 0.5)))
         self._last = (now, counters)
+        self._readings += 1
 
 
 # Off (every block a thread of its own, as long as the pool has one) with MARBLES_SHARE_CORES=0,

@@ -137,6 +137,20 @@ def test_core_share_leaves_a_core_to_a_busy_process():
     assert share.threads(1) == 1
 
 
+def test_core_share_reads_the_load_from_its_making_to_the_first_step():
+    """A busy neighbour is seen at the first step after a short warm-up, not a period later."""
+    m = _Counters()
+    share = CoreShare(cores=2, period=0.25, first_period=0.04, sample=lambda: (m.busy, m.own),
+                      clock=lambda: m.now)
+    assert share.threads(2) == 2  # no time since the first reading
+    m.run(0.05, others=1.0, own=1.0)  # the warm-up, a busy process beside it
+    assert share.threads(2) == 1
+    m.run(0.05, others=0.0, own=2.0)  # from the second reading on, a reading holds a period
+    assert share.threads(2) == 1
+    m.run(0.25, others=0.0, own=2.0)
+    assert share.threads(2) == 2
+
+
 def test_cores_reserved_for_a_window_are_left_to_it_and_a_niced_run_counts_niced_load(
         monkeypatch):
     share = CoreShare(cores=4, sample=lambda: None, clock=lambda: 10.0)
