@@ -3,6 +3,7 @@ warm Numba cache, and the kernel counts behind the window's compile progress.
 
     python -m benchmarks.startup --rounds 3 [--tree before:../marbles-6a8a538]
     python -m benchmarks.startup --counts        # rewrite solver/kernel_counts.json
+    python -m benchmarks.startup --where pgs:6   # where a cold plan's compile time goes
 
 Cold: NUMBA_CACHE_DIR set to a new empty folder (what a wheel user, or anyone whose Python or
 Numba changed, meets first); warm: the same folder again. `run`: the wall time of
@@ -12,7 +13,9 @@ one frame with steps, so its wall time is the time to moving marbles (plus closi
 prints its start-up marks (shown, first state drawn, moving), read where the tree has them.
 Medians over the rounds; the trees alternate within each round. `--counts` compiles each plan
 (a solver, its rows per contact, serial, and `pgs` in blocks) in a fresh process on an empty
-cache and counts the kernels Numba compiles (solver/compile_count.py).
+cache and counts the kernels Numba compiles (solver/compile_count.py). `--where METHOD:ROWS`
+compiles one serial plan on an empty cache and lists the kernels that took longest, each with
+its own time (without the kernels it compiled inside it) and with them.
 """
 from __future__ import annotations
 
@@ -53,6 +56,50 @@ def _timed(cmd: list[str], cwd: Path, cache: Path) -> tuple[float, str]:
     if out.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} (in {cwd}): exit {out.returncode}\n{out.stderr}")
     return seconds, out.stdout + out.stderr
+
+WHERE_CHILD = r"""
+import collections, json, sys, time
+from numba.core import event
+from solver.warmup import warmup
+stack, own, whole = [], collections.Counter(), collections.Counter()
+class Times(event.Listener):
+    def on_start(self, ev):
+        stack.append([time.perf_counter(), 0.0])
+    def on_end(self, ev):
+        start, inner = stack.pop()
+        seconds = time.perf_counter() - start
+        func = getattr(ev.data.get("dispatcher"), "py_func", None)
+        name = f"{func.__module__}.{func.__qualname__}" if func else "?"
+        own[name] += seconds - inner
+        whole[name] += seconds
+        if stack:
+            stack[-1][1] += seconds
+event.register("numba:compile", Times())
+start = time.perf_counter()
+warmup([sys.argv[1]], None, 1, (int(sys.argv[2]),))
+print(json.dumps({"seconds": time.perf_counter() - start,
+                  "own": own, "whole": whole}))
+"""
+
+
+def where(plan: str, top: int = 15) -> None:
+    """The `top` kernels of a cold serial plan ('pgs:6') by their own compile seconds."""
+    method, _, rows = plan.partition(":")
+    with tempfile.TemporaryDirectory() as cache:
+        out = subprocess.run([sys.executable, "-c", WHERE_CHILD, method, rows or "1"], cwd=ROOT,
+                             env={**os.environ, "NUMBA_CACHE_DIR": cache}, capture_output=True,
+                             text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"--where {plan}: " + out.stderr.strip().splitlines()[-1].split(": ", 1)[-1])
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    print(f"{method}, {rows or 1} rows a contact, serial: {found['seconds']:.1f} s compiling "
+          f"(cold cache)")
+    print("| kernel | own s | with the kernels it compiled, s |")
+    print("|---|---|---|")
+    for name, seconds in sorted(found["own"].items(), key=lambda kv: -kv[1])[:top]:
+        print(f"| {name} | {seconds:.2f} | {found['whole'][name]:.2f} |")
+    print(f"| the other {len(found['own']) - top} | "
+          f"{sum(sorted(found['own'].values())[:-top]):.2f} | |")
 
 
 def timings(trees: dict[str, Path], rounds: int) -> None:
@@ -118,7 +165,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="measure the kernel counts into solver/kernel_counts.json (the "
                              "plans not there yet)")
     parser.add_argument("--again", action="store_true", help="with --counts: every plan anew")
+    parser.add_argument("--where", metavar="METHOD:ROWS",
+                        help="where a cold serial plan's compile time goes (e.g. pgs:6, the "
+                             "window's first plan)")
     args = parser.parse_args(argv)
+    if args.where:
+        where(args.where)
+        return 0
     if args.counts:
         counts(args.again)
         return 0
