@@ -4,6 +4,7 @@ warm Numba cache, and the kernel counts behind the window's compile progress.
     python -m benchmarks.startup --rounds 3 [--tree before:../marbles-6a8a538]
     python -m benchmarks.startup --counts        # rewrite solver/kernel_counts.json
     python -m benchmarks.startup --where pgs:6   # where a cold plan's compile time goes
+    python -m benchmarks.startup --signatures    # kernels compiled more than once
 
 Cold: NUMBA_CACHE_DIR set to a new empty folder (what a wheel user, or anyone whose Python or
 Numba changed, meets first); warm: the same folder again. `run`: the wall time of
@@ -15,7 +16,10 @@ Medians over the rounds; the trees alternate within each round. `--counts` compi
 (a solver, its rows per contact, serial, and `pgs` in blocks) in a fresh process on an empty
 cache and counts the kernels Numba compiles (solver/compile_count.py). `--where METHOD:ROWS`
 compiles one serial plan on an empty cache and lists the kernels that took longest, each with
-its own time (without the kernels it compiled inside it) and with them.
+its own time (without the kernels it compiled inside it) and with them. `--signatures` compiles
+every plan in one process on an empty cache and lists the project's kernels compiled for more
+than one signature or for a literal argument (a literal 0 or False at a call compiles a kernel
+again: 1-3 s each on a cold cache).
 """
 from __future__ import annotations
 
@@ -80,6 +84,38 @@ warmup([sys.argv[1]], None, 1, (int(sys.argv[2]),))
 print(json.dumps({"seconds": time.perf_counter() - start,
                   "own": own, "whole": whole}))
 """
+
+SIGNATURES_CHILD = r"""
+import importlib, pkgutil
+from numba.core.registry import CPUDispatcher
+from solver.warmup import warmup
+import lab, scenes, solver
+warmup(None, None, 2, (1, 3, 6))
+seen = set()
+for package in (solver, lab, scenes):
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        if ".cuda" in info.name:
+            continue
+        for name, obj in vars(importlib.import_module(info.name)).items():
+            if isinstance(obj, CPUDispatcher) and id(obj) not in seen:
+                seen.add(id(obj))
+                sigs = [str(s) for s in obj.signatures]
+                if len(sigs) > 1 or any("Literal" in s for s in sigs):
+                    print(f"{info.name}.{name}: {len(sigs)} signatures")
+                    print("".join(f"    {s}\n" for s in sigs), end="")
+print(f"{len(seen)} kernels read")
+"""
+
+
+def signatures() -> None:
+    """The project's kernels compiled more than once (or for a literal) by every plan."""
+    with tempfile.TemporaryDirectory() as cache:
+        out = subprocess.run([sys.executable, "-c", SIGNATURES_CHILD], cwd=ROOT,
+                             env={**os.environ, "NUMBA_CACHE_DIR": cache}, capture_output=True,
+                             text=True)
+    if out.returncode != 0:
+        raise SystemExit("--signatures: " + out.stderr.strip().splitlines()[-1])
+    print(out.stdout, end="")
 
 
 def where(plan: str, top: int = 15) -> None:
@@ -168,7 +204,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--where", metavar="METHOD:ROWS",
                         help="where a cold serial plan's compile time goes (e.g. pgs:6, the "
                              "window's first plan)")
+    parser.add_argument("--signatures", action="store_true",
+                        help="the kernels compiled more than once by all plans (a few minutes)")
     args = parser.parse_args(argv)
+    if args.signatures:
+        signatures()
+        return 0
     if args.where:
         where(args.where)
         return 0

@@ -116,23 +116,24 @@ def frictional_residual(A, rhs, laws, lam, scratch, partition, held):
     rows = A[9]
     m = A[0].shape[0]
     parts = shares(ranges)
+    # np.bool_ flags: a literal True or False would compile _errors_range once for each.
     if is_zero(lam):
         if parts == 1:
-            return _errors_range(lam, rhs, rhs, laws, rows, False, np.int64(0), m), held
+            return _errors_range(lam, rhs, rhs, laws, rows, np.bool_(False), np.int64(0), m), held
         partial = np.zeros(parts)
         for t in prange(parts):
             first, last = share(ranges, t)
-            partial[t] = _errors_range(lam, rhs, rhs, laws, rows, False, first, last)
+            partial[t] = _errors_range(lam, rhs, rhs, laws, rows, np.bool_(False), first, last)
         return largest(partial), held
     if not held:
         frictional_velocity_change(A, lam, dV, partition)
     frictional_contact_velocities(A, dV, e, ranges)
     if parts == 1:
-        return _errors_range(lam, e, rhs, laws, rows, True, np.int64(0), m), True
+        return _errors_range(lam, e, rhs, laws, rows, np.bool_(True), np.int64(0), m), True
     partial = np.zeros(parts)
     for t in prange(parts):
         first, last = share(ranges, t)
-        partial[t] = _errors_range(lam, e, rhs, laws, rows, True, first, last)
+        partial[t] = _errors_range(lam, e, rhs, laws, rows, np.bool_(True), first, last)
     return largest(partial), True
 
 

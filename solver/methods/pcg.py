@@ -273,7 +273,7 @@ def pcg_iterations(A, system, iterates, scratch, state, counts, count, options):
                 alpha = 0.0  # unbounded along p (or p = 0): stay
         # The projected step; the clipped contacts are listed for the safeguard. With it, also
         # how far rounding can move the computed change of f over this step (below).
-        n_clipped = 0
+        n_clipped = np.int64(0)  # not a literal 0: the helpers it goes to compile once
         flips = 0
         noise = 0.0
         for c in range(m):

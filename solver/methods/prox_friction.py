@@ -173,7 +173,9 @@ def prox_gs_geometry(A, P, base, laws, rules, iterate, progress, count):
         _copy(lam, lam_old)
         if adapt:
             _copy2(V, V_old)
-        frictional_range(ends, P, (CONE, False, rows), V, lam, np.int64(0), ends[0].shape[0])
+        # The rule typed as pgs's (int64, bool, int64), not as literals: one compiled sweep.
+        frictional_range(ends, P, (np.int64(CONE), np.bool_(False), rows), V, lam, np.int64(0),
+                         ends[0].shape[0])
         counts[PRODUCTS] += 1
         rho = _step(lam, lam_old)
         df = 0.0
