@@ -38,20 +38,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 MARKS = re.compile(r"(window shown|first state drawn|moving) at ([\d.]+) s")
 
-COUNT_CHILD = r"""
-import sys
-from numba.core import event
-from solver.warmup import warmup
-n = [0]
-class Count(event.Listener):
-    def on_start(self, ev): pass
-    def on_end(self, ev): n[0] += 1
-event.register("numba:compile", Count())
-warmup([sys.argv[1]], None, int(sys.argv[3]), (int(sys.argv[2]),))
-print(n[0])
-"""
-
-
 def _timed(cmd: list[str], cwd: Path, cache: Path) -> tuple[float, str]:
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
     start = time.perf_counter()
@@ -61,11 +47,14 @@ def _timed(cmd: list[str], cwd: Path, cache: Path) -> tuple[float, str]:
         raise SystemExit(f"{' '.join(cmd)} (in {cwd}): exit {out.returncode}\n{out.stderr}")
     return seconds, out.stdout + out.stderr
 
-WHERE_CHILD = r"""
+
+# One plan compiled in a fresh process: the kernels Numba compiles (the count a cold cache
+# needs) and each one's seconds, its own (without the kernels compiled inside it) and whole.
+PLAN_CHILD = r"""
 import collections, json, sys, time
 from numba.core import event
 from solver.warmup import warmup
-stack, own, whole = [], collections.Counter(), collections.Counter()
+stack, own, whole, count = [], collections.Counter(), collections.Counter(), [0]
 class Times(event.Listener):
     def on_start(self, ev):
         stack.append([time.perf_counter(), 0.0])
@@ -76,14 +65,28 @@ class Times(event.Listener):
         name = f"{func.__module__}.{func.__qualname__}" if func else "?"
         own[name] += seconds - inner
         whole[name] += seconds
+        count[0] += 1
         if stack:
             stack[-1][1] += seconds
 event.register("numba:compile", Times())
 start = time.perf_counter()
-warmup([sys.argv[1]], None, 1, (int(sys.argv[2]),))
-print(json.dumps({"seconds": time.perf_counter() - start,
+warmup([sys.argv[1]], None, int(sys.argv[3]), (int(sys.argv[2]),))
+print(json.dumps({"seconds": time.perf_counter() - start, "kernels": count[0],
                   "own": own, "whole": whole}))
 """
+
+
+def compile_plan(method: str, rows: int, blocks: int) -> dict:
+    """PLAN_CHILD's findings for one plan, on an empty cache; a failure ends the run in one
+    line."""
+    with tempfile.TemporaryDirectory() as cache:
+        out = subprocess.run([sys.executable, "-c", PLAN_CHILD, method, str(rows), str(blocks)],
+                             cwd=ROOT, env={**os.environ, "NUMBA_CACHE_DIR": cache},
+                             capture_output=True, text=True)
+    if out.returncode != 0:
+        last = out.stderr.strip().splitlines()[-1]
+        raise SystemExit(f"{method}, {rows} rows: " + last.split(": ", 1)[-1])
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 SIGNATURES_CHILD = r"""
 import importlib, pkgutil
@@ -121,21 +124,16 @@ def signatures() -> None:
 def where(plan: str, top: int = 15) -> None:
     """The `top` kernels of a cold serial plan ('pgs:6') by their own compile seconds."""
     method, _, rows = plan.partition(":")
-    with tempfile.TemporaryDirectory() as cache:
-        out = subprocess.run([sys.executable, "-c", WHERE_CHILD, method, rows or "1"], cwd=ROOT,
-                             env={**os.environ, "NUMBA_CACHE_DIR": cache}, capture_output=True,
-                             text=True)
-    if out.returncode != 0:
-        raise SystemExit(f"--where {plan}: " + out.stderr.strip().splitlines()[-1].split(": ", 1)[-1])
-    found = json.loads(out.stdout.strip().splitlines()[-1])
+    found = compile_plan(method, int(rows or 1), 1)
     print(f"{method}, {rows or 1} rows a contact, serial: {found['seconds']:.1f} s compiling "
-          f"(cold cache)")
+          f"{found['kernels']} kernels (cold cache)")
     print("| kernel | own s | with the kernels it compiled, s |")
     print("|---|---|---|")
-    for name, seconds in sorted(found["own"].items(), key=lambda kv: -kv[1])[:top]:
+    ranked = sorted(found["own"].items(), key=lambda kv: -kv[1])
+    for name, seconds in ranked[:top]:
         print(f"| {name} | {seconds:.2f} | {found['whole'][name]:.2f} |")
-    print(f"| the other {len(found['own']) - top} | "
-          f"{sum(sorted(found['own'].values())[:-top]):.2f} | |")
+    if len(ranked) > top:
+        print(f"| the other {len(ranked) - top} | {sum(v for _, v in ranked[top:]):.2f} | |")
 
 
 def timings(trees: dict[str, Path], rounds: int) -> None:
@@ -168,6 +166,7 @@ def timings(trees: dict[str, Path], rounds: int) -> None:
 def counts(again: bool = False) -> None:
     """Each plan's kernel count into solver/kernel_counts.json, written after each plan (a long
     job: about 20-60 s a plan); plans already there are kept unless `again`."""
+    from solver import compile_count
     from solver.methods import registry
     path = ROOT / "solver" / "kernel_counts.json"
     found = {} if again or not path.exists() else json.loads(path.read_text())
@@ -177,14 +176,10 @@ def counts(again: bool = False) -> None:
               for rows in ((1, 3, 6) if registry.get(name).friction else (1,))]
     plans = list(dict.fromkeys(plans))
     for k, (name, rows, blocks) in enumerate(plans):
-        key = f"{name} {rows} {'serial' if blocks <= 1 else 'blocks'}"
+        key = compile_count.plan_key(name, rows, blocks)
         if key in found:
             continue
-        with tempfile.TemporaryDirectory() as cache:
-            out = subprocess.run([sys.executable, "-c", COUNT_CHILD, name, str(rows), str(blocks)],
-                                 cwd=ROOT, env={**os.environ, "NUMBA_CACHE_DIR": cache},
-                                 capture_output=True, text=True, check=True)
-        found[key] = int(out.stdout.split()[-1])
+        found[key] = compile_plan(name, rows, blocks)["kernels"]
         path.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
         print(f"{k + 1}/{len(plans)} {key}: {found[key]} kernels", file=sys.stderr)
     print(f"wrote {path}")

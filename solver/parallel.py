@@ -89,23 +89,21 @@ class CoreShare:
                  clock: Callable[[], float] = time.monotonic):
         self.cores = cores
         self.period = period
-        # The counters are read once here, so that a run's first parallel step (after its
-        # warm-up, at least this long after) already knows the load instead of stepping a
-        # whole period on every core beside a busy process.
-        self.first_period = first_period
         self._sample = sample
         self._clock = clock
         self._last: tuple[float, tuple[float, float]] | None = None
-        self._readings = 0
+        self._wait = first_period  # until the first reading over an interval, then period
         self.free = cores  # cores left to this process, by the last reading
         self.reserved = 0
+        # Read once now, so that a run's first parallel step (after its warm-up, at least
+        # first_period later) already knows the load instead of stepping a whole period on
+        # every core beside a busy process.
         self._read(clock())
 
     def threads(self, blocks: int) -> int:
         """Threads to run `blocks` blocks with: as many as the free cores, at least 1."""
         now = self._clock()
-        wait = self.period if self._readings > 1 else self.first_period
-        if self._last is None or now - self._last[0] >= wait:
+        if self._last is None or now - self._last[0] >= self._wait:
             self._read(now)
         return max(1, min(int(blocks), self.free - self.reserved))
 
@@ -120,8 +118,8 @@ class CoreShare:
             others = max(0.0, busy - own) / wall if wall > 0 else 0.0
             # Half a core taken counts as a core lost: the barrier waits on the slowest thread.
             self.free = max(1, min(self.cores, int(self.cores - others + 0.5)))
+            self._wait = self.period
         self._last = (now, counters)
-        self._readings += 1
 
 
 # Off (every block a thread of its own, as long as the pool has one) with MARBLES_SHARE_CORES=0,
