@@ -101,16 +101,27 @@ def test_frames_are_immutable_copies_of_the_world(qtbot, run):
 
 def test_frames_carry_the_orientations_and_the_friction(qtbot, run):
     """A marble rolling down the incline turns: the frame holds its orientation (what the
-    view turns the swirl by) and the friction the HUD shows."""
+    view turns the swirl by) and the friction the HUD shows. One step turns the orientation by
+    |ω| h about ω, whatever the count of steps made before the pause (a full turn would bring
+    it back to the identity, so "away from the identity" is no check)."""
     sim, got = run(scene="incline", speed=0.0)
-    f = wait_for(qtbot, got, lambda f: f.steps > 20)
+    wait_for(qtbot, got, lambda f: f.steps > 20)
     sim.send(cmd.Pause(True))
-    f = wait_for(qtbot, got, lambda f: f.state.paused)
+    before = wait_for(qtbot, got, lambda f: f.state.paused)
     world = sim.worker.session.world
-    assert f.orientation.shape == (1, 4) and not f.orientation.flags.writeable
-    np.testing.assert_allclose(f.orientation, world.orientation.astype(np.float32))
-    assert abs(f.orientation[0, 0]) < 0.999  # turned away from the identity
-    assert f.state.friction == (0.3, 0.3, 0.0, 0.0)
+    assert before.orientation.shape == (1, 4) and not before.orientation.flags.writeable
+    np.testing.assert_allclose(before.orientation, world.orientation.astype(np.float32))
+    sim.send(cmd.Step())
+    after = wait_for(qtbot, got, lambda f: f.steps == before.steps + 1)
+    np.testing.assert_allclose(after.orientation, world.orientation.astype(np.float32))
+    omega, h = world.omega[0], after.dt
+    assert np.linalg.norm(omega) * h > 1e-3  # rolling, so the check below has teeth
+    half = 0.5 * h * np.linalg.norm(omega)
+    dw, dv = np.cos(half), np.sin(half) * omega / np.linalg.norm(omega)
+    w0, v0 = float(before.orientation[0, 0]), before.orientation[0, 1:].astype(float)
+    expected = np.r_[dw * w0 - dv @ v0, dw * v0 + w0 * dv + np.cross(dv, v0)]  # exp(hω/2) ⊗ q
+    np.testing.assert_allclose(after.orientation[0], expected, atol=1e-5)
+    assert after.state.friction == (0.3, 0.3, 0.0, 0.0)
 
 
 def test_commands_apply_between_steps_and_answer_with_a_frame(qtbot, run):
