@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -74,10 +75,21 @@ def test_every_third_party_import_is_a_runtime_dependency():
     assert not missing, f"imported but not in [project] dependencies: {sorted(missing)}"
 
 
+# What a build neither needs nor should see: what .gitignore keeps out of a clone, and git's own.
+NOT_SOURCE = shutil.ignore_patterns(".git", "__pycache__", "*.egg-info", ".pytest_cache",
+                                    ".benchmarks", ".hypothesis", ".scaling-states", "build",
+                                    "dist", "out", "*.nbi", "*.nbc", "*.whl", "*.tar.gz")
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
+    """The sdist and the wheel, built from a copy of the tree: setuptools writes its release tree
+    and egg-info into the folder it builds, and each pytest-xdist worker that runs a test of this
+    module builds once, so two builds in the checkout itself removed each other's files."""
+    source = tmp_path_factory.mktemp("source") / "marbles"
+    shutil.copytree(ROOT, source, ignore=NOT_SOURCE)
     out = tmp_path_factory.mktemp("dist")
-    _run([sys.executable, "-m", "build", "--outdir", out, ROOT], ROOT)
+    _run([sys.executable, "-m", "build", "--outdir", out, source], source)
     return out
 
 
