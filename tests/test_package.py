@@ -100,6 +100,11 @@ def test_the_wheel_holds_every_package_and_the_shaders(built):
     names = zipfile.ZipFile(wheel).namelist()
     packaged = {str(Path(n).parent).replace("/", ".") for n in names if n.endswith("__init__.py")}
     assert _source_packages() <= packaged, sorted(_source_packages() - packaged)
+    # The licence travels as an SPDX expression and its file (setuptools deprecates the table).
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in names
+                                                if n.endswith(".dist-info/METADATA"))).decode()
+    assert "License-Expression: MIT" in metadata.splitlines()
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     shaders = {Path(n).name for n in names if n.startswith("shaders/")}
     assert {p.name for p in (ROOT / "shaders").iterdir() if p.suffix in (".vert", ".frag")} \
         <= shaders
