@@ -76,17 +76,23 @@ print(json.dumps({"seconds": time.perf_counter() - start, "kernels": count[0],
 """
 
 
+def _on_a_cold_cache(code: str, *args: str) -> subprocess.CompletedProcess:
+    """`code` run by a fresh Python in the checkout with an empty Numba cache of its own."""
+    with tempfile.TemporaryDirectory() as cache:
+        return subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT,
+                              env={**os.environ, "NUMBA_CACHE_DIR": cache}, capture_output=True,
+                              text=True)
+
+
 def compile_plan(method: str, rows: int, blocks: int) -> dict:
     """PLAN_CHILD's findings for one plan, on an empty cache; a failure ends the run in one
     line."""
-    with tempfile.TemporaryDirectory() as cache:
-        out = subprocess.run([sys.executable, "-c", PLAN_CHILD, method, str(rows), str(blocks)],
-                             cwd=ROOT, env={**os.environ, "NUMBA_CACHE_DIR": cache},
-                             capture_output=True, text=True)
+    out = _on_a_cold_cache(PLAN_CHILD, method, str(rows), str(blocks))
     if out.returncode != 0:
         last = out.stderr.strip().splitlines()[-1]
         raise SystemExit(f"{method}, {rows} rows: " + last.split(": ", 1)[-1])
     return json.loads(out.stdout.strip().splitlines()[-1])
+
 
 SIGNATURES_CHILD = r"""
 import importlib, pkgutil
@@ -112,10 +118,7 @@ print(f"{len(seen)} kernels read")
 
 def signatures() -> None:
     """The project's kernels compiled more than once (or for a literal) by every plan."""
-    with tempfile.TemporaryDirectory() as cache:
-        out = subprocess.run([sys.executable, "-c", SIGNATURES_CHILD], cwd=ROOT,
-                             env={**os.environ, "NUMBA_CACHE_DIR": cache}, capture_output=True,
-                             text=True)
+    out = _on_a_cold_cache(SIGNATURES_CHILD)
     if out.returncode != 0:
         raise SystemExit("--signatures: " + out.stderr.strip().splitlines()[-1])
     print(out.stdout, end="")
