@@ -38,7 +38,23 @@ def _interrupt(signum, frame) -> None:
     timer = threading.Timer(GRACE, _quit, args=(signum, None))
     timer.daemon = True
     timer.start()
+    if sys.unraisablehook is not _unraisable:
+        _unraisable.previous = sys.unraisablehook
+        sys.unraisablehook = _unraisable
     raise KeyboardInterrupt
+
+
+def _unraisable(unraisable) -> None:
+    """After Ctrl-C, a KeyboardInterrupt raised inside a C callback (llvmlite's object cache,
+    while Numba compiles) cannot propagate: Python would print it as a traceback and go on.
+    It is dropped instead, since the timer ends the process with the program's one line; any
+    other unraisable exception is reported as before."""
+    if issubclass(unraisable.exc_type, KeyboardInterrupt):
+        return
+    _unraisable.previous(unraisable)
+
+
+_unraisable.previous = sys.__unraisablehook__
 
 
 def release() -> None:

@@ -3,7 +3,9 @@ it back only where hold() took it; what Ctrl-C does while held is tested on the 
 tests/lab/cli/test_launch.py."""
 from __future__ import annotations
 
+import ctypes
 import signal
+import sys
 
 import pytest
 
@@ -52,3 +54,32 @@ def test_an_ignored_or_own_handler_is_left_alone():
             assert signal.getsignal(signal.SIGINT) is handler
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def test_after_ctrl_c_an_interrupt_a_c_callback_swallowed_prints_nothing(monkeypatch):
+    """Ctrl-C landing in a C callback (llvmlite's object cache while Numba compiles) cannot
+    propagate; it is not printed as a traceback beside the program's one line, while any other
+    exception a callback swallows still reaches the hook."""
+    before = signal.getsignal(signal.SIGINT)
+    monkeypatch.setattr(interrupt.threading.Timer, "start", lambda timer: None)
+    reported = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: reported.append(u.exc_type))
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        interrupt.hold()
+        interrupt.release()
+        with pytest.raises(KeyboardInterrupt):
+            signal.getsignal(signal.SIGINT)(signal.SIGINT, None)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    callback = ctypes.CFUNCTYPE(ctypes.c_int)
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    def failed():
+        raise ValueError("a library's own error")
+
+    callback(interrupted)()
+    callback(failed)()
+    assert reported == [ValueError]
